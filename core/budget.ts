@@ -1,0 +1,47 @@
+/**
+ * Counting against the budget. Packers decide where to cut with cheap estimates and confirm
+ * with one exact count of the joined chunk text (token counts are not additive under BPE).
+ *
+ * For a cheap tokenizer (approx) the estimate of a unit is its exact count; the tokenizer is
+ * subadditive, so a sum of unit counts never under-states the joined count. For an expensive
+ * tokenizer (BPE) the estimate is bytes × a tokens-per-byte ratio learnt from the exact counts
+ * made so far in this document, so each chunk is tokenized about once.
+ */
+import type { Tokenizer } from './types.js'
+
+/** Starting ratio before any exact count: 1 token per 2 bytes, denser than prose or code. */
+const INITIAL_TOKENS_PER_BYTE = 0.5
+/** Weight of the newest exact count in the learnt ratio. */
+const RATIO_WEIGHT = 0.3
+/** Aim a little under the budget so that few estimates have to be repaired. */
+const ESTIMATE_MARGIN = 1.04
+
+export class Meter {
+  readonly tokenizer: Tokenizer
+  readonly budget: number
+  private ratio = INITIAL_TOKENS_PER_BYTE
+  /** Exact counts made, for diagnostics and tests. */
+  exactCounts = 0
+
+  constructor (tokenizer: Tokenizer, budget: number) {
+    this.tokenizer = tokenizer
+    this.budget = budget
+  }
+
+  /** A cheap estimate of the tokens in `text`, meant to be summed over consecutive units. */
+  estimate (text: string): number {
+    if (this.tokenizer.cheap === true) return this.tokenizer.count(text)
+    return Buffer.byteLength(text, 'utf8') * this.ratio * ESTIMATE_MARGIN
+  }
+
+  /** The exact count; also teaches the estimator this document's density. */
+  count (text: string): number {
+    const n = this.tokenizer.count(text)
+    this.exactCounts++
+    if (this.tokenizer.cheap !== true && text.length >= 64) {
+      const observed = n / Buffer.byteLength(text, 'utf8')
+      this.ratio = this.ratio * (1 - RATIO_WEIGHT) + observed * RATIO_WEIGHT
+    }
+    return n
+  }
+}

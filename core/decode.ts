@@ -1,0 +1,153 @@
+/**
+ * Streaming decode of input bytes: one TextDecoder in stream mode, fatal on invalid input, so
+ * a character split across two pieces is joined and bad bytes are an error, never U+FFFD.
+ * A BOM selects UTF-8 or UTF-16 and is stripped; byte offsets still count it.
+ */
+import { TextDecoder } from 'node:util'
+import { DocsplitError } from './errors.js'
+
+/** WHATWG encodings where every character is one byte, so byte offsets are string offsets. */
+const SINGLE_BYTE = new Set([
+  'ibm866', 'iso-8859-2', 'iso-8859-3', 'iso-8859-4', 'iso-8859-5', 'iso-8859-6', 'iso-8859-7', 'iso-8859-8',
+  'iso-8859-8-i', 'iso-8859-10', 'iso-8859-13', 'iso-8859-14', 'iso-8859-15', 'iso-8859-16', 'koi8-r', 'koi8-u',
+  'macintosh', 'windows-874', 'windows-1250', 'windows-1251', 'windows-1252', 'windows-1253', 'windows-1254',
+  'windows-1255', 'windows-1256', 'windows-1257', 'windows-1258', 'x-mac-cyrillic',
+])
+
+export interface EncodingInfo {
+  /** WHATWG name: `utf-8`, `utf-16le`, `windows-1252`, ... */
+  name: string
+  /** Bytes of `text` in this encoding, for byte offsets. */
+  byteLength: (text: string) => number
+}
+
+const utf8Length = (text: string): number => Buffer.byteLength(text, 'utf8')
+
+export const UTF8: EncodingInfo = { name: 'utf-8', byteLength: utf8Length }
+
+/** Checks an encoding label and says how to count its bytes. */
+export function encodingInfo (label: string): EncodingInfo {
+  let name: string
+  try {
+    name = new TextDecoder(label).encoding
+  } catch {
+    throw new DocsplitError('DOCSPLIT_UNSUPPORTED_ENCODING', `encoding "${label.slice(0, 64)}" is not a known WHATWG encoding label; use utf-8, utf-16le, utf-16be, latin1, windows-1252, ...`)
+  }
+  if (name === 'utf-8') return UTF8
+  if (name === 'utf-16le' || name === 'utf-16be') return { name, byteLength: (t) => t.length * 2 }
+  if (SINGLE_BYTE.has(name)) return { name, byteLength: (t) => t.length }
+  throw new DocsplitError('DOCSPLIT_UNSUPPORTED_ENCODING', `encoding "${name}" is a multi-byte legacy encoding; docsplit accepts UTF-8, UTF-16 and single-byte encodings (latin1, windows-1252, iso-8859-*, ...)`)
+}
+
+/** Offset of the first byte that does not start or continue a valid UTF-8 sequence, or -1. */
+export function firstInvalidUtf8 (bytes: Uint8Array, final: boolean): number {
+  let i = 0
+  while (i < bytes.length) {
+    const b = bytes[i]!
+    if (b < 0x80) { i++; continue }
+    let need: number
+    let min: number
+    if (b >= 0xc2 && b <= 0xdf) { need = 1; min = 0x80 } else if (b >= 0xe0 && b <= 0xef) { need = 2; min = 0x800 } else if (b >= 0xf0 && b <= 0xf4) { need = 3; min = 0x10000 } else return i
+    let cp = b & (0x3f >> need)
+    for (let k = 1; k <= need; k++) {
+      // A sequence cut by the end of the input is invalid only when no more input follows.
+      if (i + k >= bytes.length) return final ? i : -1
+      const c = bytes[i + k]!
+      if ((c & 0xc0) !== 0x80) return i
+      cp = (cp << 6) | (c & 0x3f)
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i
+    i += need + 1
+  }
+  return -1
+}
+
+/**
+ * Decodes pieces of bytes in order. `bomBytes` is known after the first piece of at least
+ * 3 bytes (or at the end).
+ */
+export class StreamDecoder {
+  encoding: EncodingInfo
+  bomBytes = 0
+  private decoder: TextDecoder | undefined
+  private head: Uint8Array | undefined = new Uint8Array(0)
+  /** Bytes received, and bytes already turned into text (UTF-8 only), for error offsets. */
+  private received = 0
+  private decodedBytes = 0
+  private tail = new Uint8Array(0)
+
+  constructor (label: string) {
+    this.encoding = encodingInfo(label)
+  }
+
+  private start (bytes: Uint8Array): Uint8Array {
+    if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) {
+      this.encoding = UTF8
+      this.bomBytes = 3
+    } else if (bytes[0] === 0xff && bytes[1] === 0xfe) {
+      this.encoding = encodingInfo('utf-16le')
+      this.bomBytes = 2
+    } else if (bytes[0] === 0xfe && bytes[1] === 0xff) {
+      this.encoding = encodingInfo('utf-16be')
+      this.bomBytes = 2
+    }
+    this.decoder = new TextDecoder(this.encoding.name, { fatal: true, ignoreBOM: true })
+    this.received = this.bomBytes
+    this.decodedBytes = this.bomBytes
+    return bytes.subarray(this.bomBytes)
+  }
+
+  decode (piece: Uint8Array): string {
+    if (this.head !== undefined) {
+      // Wait for 3 bytes so a BOM split across pieces is still seen.
+      const joined = new Uint8Array(this.head.length + piece.length)
+      joined.set(this.head)
+      joined.set(piece, this.head.length)
+      if (joined.length < 3) {
+        this.head = joined
+        return ''
+      }
+      this.head = undefined
+      piece = this.start(joined)
+    }
+    return this.run(piece, false)
+  }
+
+  end (): string {
+    if (this.head !== undefined) {
+      const rest = this.head
+      this.head = undefined
+      return this.run(this.start(rest), true)
+    }
+    return this.run(new Uint8Array(0), true)
+  }
+
+  private run (bytes: Uint8Array, final: boolean): string {
+    let text: string
+    try {
+      text = this.decoder!.decode(bytes, { stream: !final })
+    } catch {
+      throw this.invalid(bytes, final)
+    }
+    this.received += bytes.length
+    if (this.encoding === UTF8) {
+      this.decodedBytes += utf8Length(text)
+      // Keep the undecoded end of this piece: an error in the next piece may start inside it.
+      const pending = this.received - this.decodedBytes
+      this.tail = pending > 0 ? bytes.slice(bytes.length - pending) : new Uint8Array(0)
+    }
+    return text
+  }
+
+  private invalid (bytes: Uint8Array, final: boolean): DocsplitError {
+    if (this.encoding !== UTF8) {
+      return new DocsplitError('DOCSPLIT_PARSE_ERROR', `the input is not valid ${this.encoding.name} (near byte ${this.received})`)
+    }
+    const joined = new Uint8Array(this.tail.length + bytes.length)
+    joined.set(this.tail)
+    joined.set(bytes, this.tail.length)
+    const at = firstInvalidUtf8(joined, final)
+    const offset = this.decodedBytes + Math.max(0, at)
+    return new DocsplitError('DOCSPLIT_INVALID_UTF8', `the input is not valid UTF-8 at byte ${offset}; pass the right encoding (for example encoding: "latin1")`)
+  }
+}

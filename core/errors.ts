@@ -1,0 +1,152 @@
+/**
+ * One table of stable error codes. Each code maps to one HTTP status, one CLI exit code and a
+ * problem title. Codes are never reused or renamed: clients match on them.
+ * Messages say what was wrong and how to fix it; they never hold document text or server paths.
+ */
+
+export interface ErrorSpec {
+  /** HTTP status of the problem+json response. */
+  status: number
+  /** `docsplit` exit code: 2 usage, 3 input, 4 missing optional dependency, 1 internal. */
+  exit: number
+  /** Short, fixed title (RFC 9457 `title`). */
+  title: string
+  /** What it means and how to solve it (README and OpenAPI tables). */
+  description: string
+}
+
+export const errorTable = {
+  DOCSPLIT_INVALID_OPTION: {
+    status: 400, exit: 2, title: 'Invalid option',
+    description: 'An option has the wrong type or is out of range. The message names the option and the accepted values or range.',
+  },
+  DOCSPLIT_INVALID_BUDGET: {
+    status: 400, exit: 2, title: 'Invalid budget',
+    description: '`max_tokens` is not an integer from 8 to 1,000,000, or `overlap_tokens` is more than half of it.',
+  },
+  DOCSPLIT_UNKNOWN_OPTION: {
+    status: 400, exit: 2, title: 'Unknown option',
+    description: 'An option name is not known to the engine or to any loaded plugin. The message lists the accepted names.',
+  },
+  DOCSPLIT_UNSUPPORTED_FORMAT: {
+    status: 400, exit: 2, title: 'Unsupported format',
+    description: 'The `input_format` is not registered, or `auto` could not tell the format. The message lists the formats.',
+  },
+  DOCSPLIT_UNKNOWN_SPLITTER: {
+    status: 400, exit: 2, title: 'Unknown splitter',
+    description: 'The `splitter` is not registered. The message lists the splitters.',
+  },
+  DOCSPLIT_UNKNOWN_TOKENIZER: {
+    status: 400, exit: 2, title: 'Unknown tokenizer',
+    description: 'The `tokenizer` is neither a registered tokenizer nor a known model name. The message lists them.',
+  },
+  DOCSPLIT_UNSUPPORTED_ENCODING: {
+    status: 400, exit: 2, title: 'Unsupported encoding',
+    description: 'The `encoding` is not UTF-8, UTF-16 or a single-byte WHATWG encoding (latin1, windows-1252, ...).',
+  },
+  DOCSPLIT_FORMAT_NEEDS_FILE: {
+    status: 400, exit: 2, title: 'Format needs a file upload',
+    description: 'A binary format (such as xlsx) was sent as text. Send it to the file endpoint or give the CLI a file.',
+  },
+  DOCSPLIT_INVALID_REQUEST: {
+    status: 400, exit: 2, title: 'Invalid request',
+    description: 'The request body or form does not match the documented schema.',
+  },
+  DOCSPLIT_INVALID_UTF8: {
+    status: 422, exit: 3, title: 'Invalid UTF-8',
+    description: 'The input is not valid UTF-8. The message gives the byte offset; pass `encoding` if the input uses another encoding.',
+  },
+  DOCSPLIT_PARSE_ERROR: {
+    status: 422, exit: 3, title: 'Document not parseable',
+    description: 'The document is not valid in its declared format. The message gives the line and column where known.',
+  },
+  DOCSPLIT_LIMIT_EXCEEDED: {
+    status: 422, exit: 3, title: 'Document exceeds a safety limit',
+    description: 'The document exceeds a limit that protects the service (nesting depth, inflated size, sheet or row count, alias expansion).',
+  },
+  DOCSPLIT_VERIFY_FAILED: {
+    status: 500, exit: 3, title: 'Verification failed',
+    description: '`--verify` found a chunk that breaks an invariant (lossless, budget). Please report it with the input that caused it.',
+  },
+  DOCSPLIT_TOKENIZER_UNAVAILABLE: {
+    status: 422, exit: 4, title: 'Tokenizer unavailable',
+    description: 'The tokenizer needs an optional dependency that is not installed. The message names the package to install.',
+  },
+  DOCSPLIT_EXTRA_UNAVAILABLE: {
+    status: 422, exit: 4, title: 'Optional feature unavailable',
+    description: 'The feature needs an optional extra (`web`, `spreadsheets`, `code-parsing`) that is not installed. The message names it.',
+  },
+  DOCSPLIT_PLUGIN_LOAD_FAILED: {
+    status: 500, exit: 2, title: 'Plugin failed to load',
+    description: 'A plugin module could not be found, threw on import, registered a name that is taken, or is not a valid plugin.',
+  },
+  DOCSPLIT_PLUGIN_API_MISMATCH: {
+    status: 500, exit: 2, title: 'Plugin built for another API version',
+    description: 'A plugin declares a `docsplit` API range that this engine does not satisfy.',
+  },
+  DOCSPLIT_REGISTRY_FROZEN: {
+    status: 500, exit: 1, title: 'Registry frozen',
+    description: 'A plugin was registered after the first split. Load plugins before splitting (`--plugin`, `DOCSPLIT_PLUGINS`, or `register` at start).',
+  },
+  DOCSPLIT_PLUGIN_CONTRACT: {
+    status: 500, exit: 1, title: 'Plugin broke its contract',
+    description: 'A plugin emitted events or chunks that do not tile the text, or a chunk over budget. This is a bug in the plugin.',
+  },
+  DOCSPLIT_UNSUPPORTED_MEDIA_TYPE: {
+    status: 415, exit: 2, title: 'Unsupported media type',
+    description: 'The request has the wrong `content-type` (the text endpoint takes `application/json`, the file endpoint `multipart/form-data`).',
+  },
+  DOCSPLIT_INPUT_TOO_LARGE: {
+    status: 413, exit: 3, title: 'Input too large',
+    description: 'The request body or uploaded file is larger than `DOCSPLIT_WEB_MAX_BODY_BYTES`, or a multipart limit was passed.',
+  },
+  DOCSPLIT_NOT_FOUND: {
+    status: 404, exit: 2, title: 'Not found',
+    description: 'No route matches the method and path.',
+  },
+  DOCSPLIT_RATE_LIMITED: {
+    status: 429, exit: 1, title: 'Too many requests',
+    description: 'The client sent more split requests than the window allows. Wait for `Retry-After` seconds.',
+  },
+  DOCSPLIT_TIMEOUT: {
+    status: 503, exit: 1, title: 'Split timed out',
+    description: 'The split ran past `DOCSPLIT_WEB_SPLIT_TIMEOUT_SECONDS` and was stopped. Send a smaller document or a larger budget.',
+  },
+  DOCSPLIT_OVERLOADED: {
+    status: 503, exit: 1, title: 'Service busy',
+    description: 'The split queue is full (`DOCSPLIT_WEB_MAX_QUEUED_SPLITS`) or the service is shutting down. Retry after `Retry-After` seconds.',
+  },
+  DOCSPLIT_INTERNAL: {
+    status: 500, exit: 1, title: 'Internal error',
+    description: 'An unexpected failure. No detail is returned; the request can be retried.',
+  },
+} as const satisfies Record<string, ErrorSpec>
+
+export type ErrorCode = keyof typeof errorTable
+
+/** The one error class of docsplit. `code` is stable; `message` is safe to show to a client. */
+export class DocsplitError extends Error {
+  readonly code: ErrorCode
+  readonly status: number
+  readonly exitCode: number
+  readonly title: string
+
+  constructor (code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'DocsplitError'
+    this.code = code
+    const spec: ErrorSpec = errorTable[code]
+    this.status = spec.status
+    this.exitCode = spec.exit
+    this.title = spec.title
+  }
+}
+
+export function isDocsplitError (value: unknown): value is DocsplitError {
+  return value instanceof DocsplitError
+}
+
+/** Lists accepted values in a message, short enough to read. */
+export function listValues (values: readonly string[]): string {
+  return values.map((v) => `"${v}"`).join(', ')
+}

@@ -1,0 +1,131 @@
+/**
+ * One table of split options, shared by the library, the CLI (`--max-tokens` is `max_tokens`)
+ * and the HTTP service (JSON keys and form fields). Plugins add their own options; they are
+ * validated by core before any plugin code sees them.
+ */
+import { Type, type TObject, type TSchema } from 'typebox'
+import { Value } from 'typebox/value'
+import { DocsplitError, listValues } from './errors.js'
+import { formatNames, listPackers, listParsers, listTokenizers, tokenizerAliases } from './registry.js'
+import type { ResolvedOptions } from './types.js'
+
+export const MIN_TOKENS = 8
+export const MAX_TOKENS = 1_000_000
+
+/** The engine's own options. Enums of names are filled from the registry by `optionsSchema()`. */
+export const baseOptions = {
+  input_format: Type.String({ default: 'auto', description: 'Format of the input, or `auto` to choose by file name, then by content.' }),
+  max_tokens: Type.Integer({ minimum: MIN_TOKENS, maximum: MAX_TOKENS, default: 512, description: 'Budget: no chunk (except a `protected` record) has more tokens.' }),
+  splitter: Type.String({ description: 'How chunks are packed. Default: the format\'s own (`sibling` for documents, `record` for records).' }),
+  tokenizer: Type.String({ default: 'approx', description: 'Counts tokens: `approx` (no dependency, never under-counts in practice), an encoding such as `o200k_base`, or a model name such as `gpt-4o`.' }),
+  overlap_tokens: Type.Integer({ minimum: 0, maximum: MAX_TOKENS / 2, default: 0, description: 'Each chunk repeats up to this many tokens from the end of the previous one (at most half of `max_tokens`).' }),
+  encoding: Type.String({ default: 'utf-8', description: 'Encoding of the input bytes: `utf-8`, `utf-16le`, `utf-16be` or a single-byte WHATWG label (`latin1`, `windows-1252`, ...). A BOM overrides it.' }),
+  filename: Type.String({ maxLength: 1024, description: 'Name of the input file, used by `auto` to choose the format by extension.' }),
+} as const
+
+type BaseName = keyof typeof baseOptions
+
+/** Every option a plugin declares, with the plugin that declares it. */
+function pluginOptions (): Map<string, TSchema> {
+  const out = new Map<string, TSchema>()
+  for (const p of [...listParsers(), ...listPackers()]) {
+    for (const [name, schema] of Object.entries(p.options?.properties ?? {})) {
+      if (!out.has(name)) out.set(name, schema as TSchema)
+    }
+  }
+  return out
+}
+
+/** The full options schema, with the registry's names as enums (for OpenAPI and `formats`). */
+export function optionsSchema (): TObject {
+  const tokenizerNames = [...listTokenizers().map((t) => t.name), ...tokenizerAliases()]
+  const properties: Record<string, TSchema> = {
+    ...baseOptions,
+    input_format: Type.String({ ...baseOptions.input_format, enum: ['auto', ...formatNames()] }),
+    splitter: Type.String({ ...baseOptions.splitter, enum: listPackers().map((p) => p.name) }),
+    tokenizer: Type.String({ ...baseOptions.tokenizer, enum: tokenizerNames }),
+  }
+  for (const [name, schema] of pluginOptions()) properties[name] = schema
+  return Type.Object(Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, Type.Optional(v)])), { additionalProperties: false })
+}
+
+/** "an integer from 8 to 1000000", "one of "a", "b"": what a schema accepts, in words. */
+export function describeSchema (schema: TSchema): string {
+  const s = schema as Record<string, unknown>
+  if (Array.isArray(s.enum)) return `one of ${listValues(s.enum.map(String))}`
+  const range = (unit: string): string => {
+    const min = s.minimum as number | undefined
+    const max = s.maximum as number | undefined
+    if (min !== undefined && max !== undefined) return `${unit} from ${min} to ${max}`
+    if (min !== undefined) return `${unit} of at least ${min}`
+    if (max !== undefined) return `${unit} of at most ${max}`
+    return unit
+  }
+  switch (s.type) {
+    case 'integer': return range('an integer')
+    case 'number': return range('a number')
+    case 'boolean': return 'true or false'
+    case 'array': return 'a list of values'
+    case 'string': return s.maxLength !== undefined ? `a string of at most ${String(s.maxLength)} characters` : 'a string'
+    default:
+      if (Array.isArray(s.anyOf)) return (s.anyOf as TSchema[]).map(describeSchema).join(' or ')
+      return 'a valid value'
+  }
+}
+
+/** Accepts numbers and booleans given as strings (CLI flags, form fields), per the schema's type. */
+function coerce (schema: TSchema, value: unknown): unknown {
+  if (typeof value !== 'string') return value
+  const type = (schema as { type?: string }).type
+  if ((type === 'integer' || type === 'number') && /^-?\d+(\.\d+)?$/.test(value.trim())) return Number(value)
+  if (type === 'boolean' && (value === 'true' || value === 'false')) return value === 'true'
+  if (type === 'array') return value.split(',').map((v) => v.trim()).filter((v) => v !== '')
+  return value
+}
+
+function shown (value: unknown): string {
+  return typeof value === 'number' || typeof value === 'boolean' ? ` (got ${String(value)})` : ''
+}
+
+/**
+ * Validates options and applies defaults. Names (format, splitter, tokenizer) are checked by
+ * the pipeline against the registry; `input_format` may stay `auto` until the input is seen.
+ */
+export function resolveOptions (raw: Record<string, unknown> = {}): ResolvedOptions {
+  const plugin = pluginOptions()
+  const out: Record<string, unknown> = {}
+  for (const [name, given] of Object.entries(raw)) {
+    if (given === undefined || given === null) continue
+    const schema = (baseOptions as Record<string, TSchema>)[name] ?? plugin.get(name)
+    if (schema === undefined) {
+      throw new DocsplitError('DOCSPLIT_UNKNOWN_OPTION',
+        `unknown option "${name.slice(0, 64)}"; accepted: ${listValues([...Object.keys(baseOptions), ...plugin.keys()])}`)
+    }
+    const value = coerce(schema, given)
+    if (!Value.Check(schema, value)) {
+      const code = name === 'max_tokens' || name === 'overlap_tokens' ? 'DOCSPLIT_INVALID_BUDGET' : 'DOCSPLIT_INVALID_OPTION'
+      throw new DocsplitError(code, `${name} must be ${describeSchema(schema)}${shown(value)}`)
+    }
+    out[name] = value
+  }
+  for (const [name, schema] of Object.entries(baseOptions) as Array<[BaseName, TSchema]>) {
+    const d = (schema as { default?: unknown }).default
+    if (out[name] === undefined && d !== undefined) out[name] = d
+  }
+  const resolved = out as ResolvedOptions
+  if (resolved.overlap_tokens * 2 > resolved.max_tokens) {
+    throw new DocsplitError('DOCSPLIT_INVALID_BUDGET',
+      `overlap_tokens must be at most half of max_tokens (${Math.floor(resolved.max_tokens / 2)} for max_tokens ${resolved.max_tokens})${shown(resolved.overlap_tokens)}`)
+  }
+  return resolved
+}
+
+/** Fills the defaults of the chosen plugins' own options, so metadata shows every effective value. */
+export function applyPluginDefaults (options: ResolvedOptions, schemas: Array<TObject | undefined>): void {
+  for (const schema of schemas) {
+    for (const [name, prop] of Object.entries(schema?.properties ?? {})) {
+      const d = (prop as { default?: unknown }).default
+      if (options[name] === undefined && d !== undefined) options[name] = d
+    }
+  }
+}

@@ -1,0 +1,392 @@
+/**
+ * bytes → decode → parser → events → packer → drafts → chunks, one piece at a time:
+ *
+ *   input pieces ─▶ StreamDecoder ─▶ parser.write ─▶ emit(event) ─▶ packer.push ─▶ emit(draft)
+ *                                                                     └▶ overlap, offsets, id ─▶ chunk
+ *
+ * After each input piece the chunks made so far are yielded, so memory stays bounded by what
+ * the parser and packer hold (one record or block for streaming formats), not the document.
+ */
+import { createHash } from 'node:crypto'
+import { Meter } from './budget.js'
+import { StreamDecoder, UTF8, type EncodingInfo } from './decode.js'
+import type { DocEvent } from './events.js'
+import { DocsplitError, isDocsplitError, type ErrorCode } from './errors.js'
+import { applyPluginDefaults, resolveOptions } from './options.js'
+import { withOverlap } from './overlap.js'
+import { PositionTracker } from './positions.js'
+import { freeze, packerByName, parserForFilename, parserForFormat, listParsers, tokenizerByName, formatNames } from './registry.js'
+import { SCHEMA_VERSION, type Chunk, type Metadata, type SplitResponse, type SplitSummary } from './schema.js'
+import { segmenters } from './segment.js'
+import type { ChunkDraft, PackerHandler, ParserHandler, ParserPlugin, ResolvedOptions, Tokenizer, TokenizerPlugin } from './types.js'
+import { VERSION } from './version.js'
+
+export type InputPiece = Uint8Array | string
+export type SplitInput = string | Uint8Array | ArrayBuffer | Iterable<InputPiece> | AsyncIterable<InputPiece>
+
+/** Split options by their shared snake_case names (see options.ts), plus plugin options. */
+export interface SplitOptions {
+  input_format?: string
+  max_tokens?: number
+  splitter?: string
+  tokenizer?: string
+  overlap_tokens?: number
+  encoding?: string
+  filename?: string
+  [name: string]: unknown
+}
+
+export interface SplitStart {
+  schema_version: typeof SCHEMA_VERSION
+  input_format: string
+  metadata: Metadata
+}
+
+/** Chunks as they are made; `start` resolves before the first, `summary` after the last. */
+export interface ChunkStream extends AsyncIterable<Chunk> {
+  readonly start: Promise<SplitStart>
+  readonly summary: Promise<SplitSummary>
+}
+
+/** Pieces handed to parsers: large enough to be fast, small enough to yield chunks often. */
+const PIECE = 1 << 20
+/** Characters of input `auto` looks at to choose a format by content. */
+const SAMPLE = 1 << 16
+
+async function * inputPieces (input: SplitInput): AsyncGenerator<InputPiece> {
+  if (typeof input === 'string') {
+    for (let i = 0; i < input.length; i += PIECE) yield input.slice(i, i + PIECE)
+    return
+  }
+  if (input instanceof ArrayBuffer) input = new Uint8Array(input)
+  if (input instanceof Uint8Array) {
+    for (let i = 0; i < input.length; i += PIECE) yield input.subarray(i, i + PIECE)
+    return
+  }
+  if (input !== null && typeof input === 'object' && (Symbol.asyncIterator in input || Symbol.iterator in input)) {
+    for await (const piece of input as AsyncIterable<InputPiece>) {
+      if (typeof piece === 'string' || piece instanceof Uint8Array) yield piece
+      else throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'an input stream must yield strings or bytes (Uint8Array, Buffer)')
+    }
+    return
+  }
+  throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'input must be a string, bytes (Uint8Array, Buffer), or an iterable of them')
+}
+
+const loadedTokenizers = new Map<TokenizerPlugin, Promise<Tokenizer>>()
+
+function loadTokenizer (plugin: TokenizerPlugin): Promise<Tokenizer> {
+  let loading = loadedTokenizers.get(plugin)
+  if (loading === undefined) {
+    loading = Promise.resolve().then(() => plugin.load())
+    loadedTokenizers.set(plugin, loading)
+    // A failed load (package missing) is retried on the next request, after an install.
+    loading.catch(() => loadedTokenizers.delete(plugin))
+  }
+  return loading
+}
+
+function sampleText (pieces: InputPiece[], encoding: string): string {
+  if (pieces.length === 0) return ''
+  if (typeof pieces[0] === 'string') return (pieces as string[]).join('').slice(0, SAMPLE)
+  const bytes = Buffer.concat(pieces as Uint8Array[]).subarray(0, SAMPLE)
+  const label = bytes[0] === 0xff && bytes[1] === 0xfe ? 'utf-16le' : bytes[0] === 0xfe && bytes[1] === 0xff ? 'utf-16be' : encoding
+  try {
+    return new TextDecoder(label).decode(bytes)
+  } catch {
+    return new TextDecoder().decode(bytes)
+  }
+}
+
+/** `auto`: by file extension, then by content (the best `detect` score), else plain text. */
+function chooseParser (options: ResolvedOptions, sample: () => string): { parser: ParserPlugin, format: string } {
+  const requested = options.input_format.toLowerCase()
+  if (requested !== 'auto') return { parser: parserForFormat(requested), format: requested }
+  if (typeof options.filename === 'string') {
+    const parser = parserForFilename(options.filename)
+    if (parser !== undefined) {
+      const lower = options.filename.toLowerCase()
+      const ext = parser.extensions.filter((e) => lower.endsWith(e.toLowerCase())).sort((a, b) => b.length - a.length)[0] ?? ''
+      const format = parser.extensionFormats?.[ext] ?? parser.formats.find((f) => `.${f}` === ext.toLowerCase()) ?? parser.formats[0]!
+      return { parser, format }
+    }
+  }
+  const text = sample()
+  let best: ParserPlugin | undefined
+  let bestScore = 0.5
+  for (const parser of listParsers()) {
+    const score = parser.detect?.(text) ?? 0
+    if (score > bestScore) { best = parser; bestScore = score }
+  }
+  if (best !== undefined) return { parser: best, format: best.formats[0]! }
+  if (formatNames().includes('text')) return { parser: parserForFormat('text'), format: 'text' }
+  throw new DocsplitError('DOCSPLIT_UNSUPPORTED_FORMAT', 'input_format "auto" could not tell the format; pass input_format')
+}
+
+function chunkId (loc: { char_start: number, char_end: number }, text: string): string {
+  return createHash('sha256').update(`${loc.char_start}:${loc.char_end}\n`).update(text).digest('hex').slice(0, 32)
+}
+
+/** Wraps a failure inside a plugin so that nothing but a DocsplitError leaves the engine. */
+function pluginFailure (error: unknown, what: string): DocsplitError {
+  if (isDocsplitError(error)) return error
+  if (error instanceof RangeError && /call stack/i.test(error.message)) {
+    return new DocsplitError('DOCSPLIT_LIMIT_EXCEEDED', `the document is nested too deeply for the ${what}`, { cause: error })
+  }
+  return new DocsplitError('DOCSPLIT_INTERNAL', `the ${what} failed unexpectedly`, { cause: error })
+}
+
+async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: SplitStart) => void): AsyncGenerator<Chunk, SplitSummary> {
+  freeze()
+  const options = resolveOptions(raw)
+  const source = inputPieces(input)[Symbol.asyncIterator]()
+  const buffered: InputPiece[] = []
+  let exhausted = false
+  const sample = (): string => sampleText(buffered, options.encoding)
+  if (options.input_format === 'auto' && options.filename === undefined) {
+    let size = 0
+    while (size < SAMPLE) {
+      const next = await source.next()
+      if (next.done === true) { exhausted = true; break }
+      buffered.push(next.value)
+      size += next.value.length
+    }
+  }
+  const { parser, format } = chooseParser(options, sample)
+  options.input_format = format
+  const packerPlugin = packerByName(options.splitter ?? parser.defaultSplitter)
+  options.splitter = packerPlugin.name
+  const tokenizer = await loadTokenizer(tokenizerByName(options.tokenizer))
+  applyPluginDefaults(options, [parser.options, packerPlugin.options])
+
+  const maxTokens = options.max_tokens
+  const overlapTokens = options.overlap_tokens
+  const meter = new Meter(tokenizer, maxTokens - overlapTokens)
+  const metadata: Metadata = {
+    splitter: packerPlugin.name,
+    tokenizer: tokenizer.name,
+    max_tokens: maxTokens,
+    overlap_tokens: overlapTokens,
+    engine_version: VERSION,
+    options: { ...options },
+  }
+
+  // Document information gathered from events.
+  const info: Record<string, unknown> = {}
+  let title: string | null = null
+  let frontMatter: unknown = null
+  const definitions = new Map<string, { label: string, url: string, title: string | null, chunks: Set<number> }>()
+  const refsByLabel = new Map<string, Set<number>>()
+
+  // Chunk assembly.
+  const ready: Chunk[] = []
+  let decoder: StreamDecoder | undefined
+  let encoding: EncodingInfo = UTF8
+  let tracker: PositionTracker | undefined
+  let previous: ChunkDraft | undefined
+  let tokenTotal = 0
+  let receivedBytes = 0
+  let bytesInput = false
+  let decodedLength = 0
+  let eventEnd = 0
+
+  let chunkCount = 0
+  const contract = (message: string): never => {
+    throw new DocsplitError('DOCSPLIT_PLUGIN_CONTRACT', message)
+  }
+
+  const packer: PackerHandler = packerPlugin.create({
+    options,
+    tokenizer,
+    budget: meter.budget,
+    meter,
+    segmenters,
+    emit (draft) {
+      tracker ??= new PositionTracker(encoding.byteLength, decoder?.bomBytes ?? 0)
+      if (draft.start !== tracker.end || draft.end !== draft.start + draft.text.length || draft.text.length === 0) {
+        contract(`splitter "${packerPlugin.name}" emitted a chunk at ${draft.start} that does not continue the previous one (at ${tracker.end})`)
+      }
+      let start = draft.start
+      let text = draft.text
+      let tokenCount = draft.tokenCount
+      if (overlapTokens > 0 && previous !== undefined && draft.protected !== true && previous.protected !== true) {
+        const o = withOverlap(previous, draft, overlapTokens, maxTokens, meter, segmenters)
+        if (o !== undefined) ({ start, text, tokenCount } = o)
+      }
+      if (tokenCount > maxTokens && draft.protected !== true) {
+        contract(`splitter "${packerPlugin.name}" emitted a chunk of ${tokenCount} tokens over the budget of ${maxTokens}`)
+      }
+      const loc = tracker.locate(start, text) ?? contract(`splitter "${packerPlugin.name}" emitted overlapping chunks`)
+      const index = chunkCount
+      const chunk: Chunk = {
+        id: chunkId(loc, text),
+        index,
+        text,
+        token_count: tokenCount,
+        ...loc,
+        path: draft.path,
+        kinds: draft.kinds,
+        boundary: draft.boundary,
+        protected: draft.protected === true,
+      }
+      if (draft.recordStart !== undefined) chunk.record_start = draft.recordStart
+      if (draft.recordCount !== undefined) chunk.record_count = draft.recordCount
+      if (draft.context !== undefined) chunk.context = draft.context
+      if (draft.fields !== undefined) Object.assign(chunk, draft.fields)
+      for (const label of draft.refs ?? []) {
+        let set = refsByLabel.get(label)
+        if (set === undefined) refsByLabel.set(label, set = new Set())
+        set.add(index)
+      }
+      chunkCount++
+      tokenTotal += tokenCount
+      previous = draft
+      ready.push(chunk)
+    },
+  })
+
+  const parserCtx = {
+    options,
+    emit (event: DocEvent) {
+      switch (event.type) {
+        case 'block':
+        case 'record':
+          if (event.start !== eventEnd || event.end !== event.start + event.text.length) {
+            contract(`parser "${parser.name}" emitted ${event.type} at ${event.start}..${event.end}; expected it to start at ${eventEnd} and match its text`)
+          }
+          eventEnd = event.end
+          break
+        case 'definition':
+          if (!definitions.has(event.label)) definitions.set(event.label, { label: event.label, url: event.url, title: event.title ?? null, chunks: new Set() })
+          break
+        case 'info':
+          if (event.scope === 'metadata') (metadata as unknown as Record<string, unknown>)[event.key] = event.value
+          else if (event.key === 'title' && typeof event.value === 'string') title ??= event.value
+          else if (event.key === 'front_matter') frontMatter = event.value
+          else info[event.key] = event.value
+          break
+      }
+      packer.push(event)
+    },
+    fail (code: ErrorCode, message: string): never {
+      throw new DocsplitError(code, message)
+    },
+  }
+  let handler: ParserHandler<InputPiece>
+  try {
+    handler = await parser.create(parserCtx) as ParserHandler<InputPiece>
+  } catch (error) {
+    throw pluginFailure(error, `${parser.name} parser`)
+  }
+  onStart({ schema_version: SCHEMA_VERSION, input_format: format, metadata })
+
+  const feed = (piece: InputPiece): void => {
+    if (typeof piece === 'string') {
+      if (parser.reads === 'bytes') {
+        throw new DocsplitError('DOCSPLIT_FORMAT_NEEDS_FILE', `input_format "${format}" is binary: send it as a file (POST /docsplit/api/split/file, or docsplit split FILE)`)
+      }
+      decodedLength += piece.length
+      handler.write(piece)
+      return
+    }
+    bytesInput = true
+    receivedBytes += piece.length
+    if (parser.reads === 'bytes') { handler.write(piece); return }
+    decoder ??= new StreamDecoder(options.encoding)
+    const text = decoder.decode(piece)
+    encoding = decoder.encoding
+    decodedLength += text.length
+    if (text.length > 0) handler.write(text)
+  }
+  const guarded = (step: () => void): void => {
+    try {
+      step()
+    } catch (error) {
+      throw pluginFailure(error, `${parser.name} parser`)
+    }
+  }
+
+  for (const piece of buffered) {
+    guarded(() => feed(piece))
+    yield * ready.splice(0)
+  }
+  buffered.length = 0
+  while (!exhausted) {
+    const next = await source.next()
+    if (next.done === true) break
+    guarded(() => feed(next.value))
+    yield * ready.splice(0)
+  }
+  guarded(() => {
+    if (decoder !== undefined) {
+      const rest = decoder.end()
+      encoding = decoder.encoding
+      decodedLength += rest.length
+      if (rest.length > 0) handler.write(rest)
+    }
+    handler.end()
+    packer.end()
+  })
+  yield * ready.splice(0)
+
+  const covered = tracker?.end ?? 0
+  if (covered !== eventEnd) contract(`splitter "${packerPlugin.name}" covered ${covered} of ${eventEnd} characters`)
+  if (parser.reads === 'text' && eventEnd !== decodedLength) contract(`parser "${parser.name}" covered ${eventEnd} of ${decodedLength} characters`)
+
+  const totals = tracker?.totals() ?? { chars: 0, bytes: decoder?.bomBytes ?? 0, lines: 0 }
+  for (const [label, uses] of refsByLabel) {
+    const def = definitions.get(label)
+    if (def !== undefined) for (const i of uses) def.chunks.add(i)
+  }
+  return {
+    schema_version: SCHEMA_VERSION,
+    document: {
+      input_format: format,
+      char_count: totals.chars,
+      byte_count: bytesInput ? receivedBytes : totals.bytes,
+      line_count: totals.lines,
+      token_count: tokenTotal,
+      title,
+      front_matter: frontMatter,
+      encoding: parser.reads === 'bytes' ? 'binary' : encoding.name,
+      info,
+    },
+    metadata,
+    reference_definitions: [...definitions.values()].map((d) => ({ ...d, chunks: [...d.chunks].sort((a, b) => a - b) })),
+    chunk_count: chunkCount,
+  }
+}
+
+/** Splits and yields chunks as they are made (constant memory on streaming formats). */
+export function splitStream (input: SplitInput, options: SplitOptions = {}): ChunkStream {
+  let resolveStart!: (s: SplitStart) => void
+  let rejectStart!: (e: unknown) => void
+  let resolveSummary!: (s: SplitSummary) => void
+  let rejectSummary!: (e: unknown) => void
+  const start = new Promise<SplitStart>((resolve, reject) => { resolveStart = resolve; rejectStart = reject })
+  const summary = new Promise<SplitSummary>((resolve, reject) => { resolveSummary = resolve; rejectSummary = reject })
+  // Callers that only iterate must not see unhandled rejections from the side promises.
+  start.catch(() => {})
+  summary.catch(() => {})
+  async function * chunks (): AsyncGenerator<Chunk> {
+    try {
+      const result = yield * run(input, options, resolveStart)
+      resolveSummary(result)
+    } catch (error) {
+      const e = isDocsplitError(error) ? error : pluginFailure(error, 'engine')
+      rejectStart(e)
+      rejectSummary(e)
+      throw e
+    }
+  }
+  return { start, summary, [Symbol.asyncIterator]: chunks }
+}
+
+/** Splits a whole input and returns the `docsplit.chunk.v1` response. */
+export async function split (input: SplitInput, options: SplitOptions = {}): Promise<SplitResponse> {
+  const stream = splitStream(input, options)
+  const chunks: Chunk[] = []
+  for await (const chunk of stream) chunks.push(chunk)
+  const summary = await stream.summary
+  return { ...summary, chunks }
+}

@@ -1,0 +1,84 @@
+/**
+ * Turns chunk spans (string offsets) into code point, byte and line offsets. Chunks come in
+ * order and tile the text, so the tracker only counts the text added since the previous chunk
+ * (and, with overlap, the repeated tail once more): O(n) over the whole document.
+ */
+
+export interface Located {
+  char_start: number
+  char_end: number
+  byte_start: number
+  byte_end: number
+  line_start: number
+  line_end: number
+}
+
+function codePoints (text: string): number {
+  let pairs = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const d = text.charCodeAt(i + 1)
+      if (d >= 0xdc00 && d <= 0xdfff) { pairs++; i++ }
+    }
+  }
+  return text.length - pairs
+}
+
+function newlines (text: string): number {
+  let n = 0
+  let i = text.indexOf('\n')
+  while (i !== -1) { n++; i = text.indexOf('\n', i + 1) }
+  return n
+}
+
+export class PositionTracker {
+  /** Position reached: string offset, and the code points, bytes and newlines before it. */
+  private offset = 0
+  private chars = 0
+  private bytes: number
+  private lines = 0
+  private lastCharIsNewline = false
+
+  constructor (private readonly byteLength: (text: string) => number, bomBytes: number) {
+    this.bytes = bomBytes
+  }
+
+  /** Where the tracked text ends (string offset). */
+  get end (): number {
+    return this.offset
+  }
+
+  /**
+   * Locates a chunk `[start, start + text.length)`. `start` may be before the end of the
+   * previous chunk (overlap) but never after it (that would drop text).
+   */
+  locate (start: number, text: string): Located | undefined {
+    if (start > this.offset || start + text.length < this.offset) return undefined
+    const repeated = text.slice(0, this.offset - start)
+    const added = text.slice(this.offset - start)
+    const charStart = this.chars - codePoints(repeated)
+    const byteStart = this.bytes - this.byteLength(repeated)
+    const linesBefore = this.lines - newlines(repeated)
+    this.offset += added.length
+    this.chars += codePoints(added)
+    this.bytes += this.byteLength(added)
+    this.lines += newlines(added)
+    if (added.length > 0) this.lastCharIsNewline = added.charCodeAt(added.length - 1) === 10
+    const endsWithNewline = text.charCodeAt(text.length - 1) === 10
+    return {
+      char_start: charStart,
+      char_end: this.chars,
+      byte_start: byteStart,
+      byte_end: this.bytes,
+      line_start: linesBefore + 1,
+      line_end: Math.max(linesBefore + 1, this.lines + 1 - (endsWithNewline ? 1 : 0)),
+    }
+  }
+
+  /** Totals for the whole document once every chunk is located. */
+  totals (): { chars: number, bytes: number, lines: number } {
+    const lines = this.offset === 0 ? 0 : this.lines + (this.lastCharIsNewline ? 0 : 1)
+    return { chars: this.chars, bytes: this.bytes, lines }
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * The plugin registry: maps by name, format and extension. Built-ins and third-party plugins
+ * come through the same door (`register`). The registry freezes at the first split, so what a
+ * running service offers never changes under it.
+ */
+import semver from 'semver'
+import { DocsplitError, listValues } from './errors.js'
+import type { PackerPlugin, ParserPlugin, Plugin, TokenizerPlugin } from './types.js'
+
+/** The plugin API version this engine implements. Plugins declare a range (`docsplit: '^1'`). */
+export const PLUGIN_API_VERSION = '1.0.0'
+
+const parsers = new Map<string, ParserPlugin>()
+const parsersByFormat = new Map<string, ParserPlugin>()
+const parsersByExtension = new Map<string, ParserPlugin>()
+const packers = new Map<string, PackerPlugin>()
+const tokenizers = new Map<string, TokenizerPlugin>()
+const tokenizersByAlias = new Map<string, TokenizerPlugin>()
+let frozen = false
+
+/** Identity with type checking: the one way to write a plugin. */
+export function definePlugin<P extends Plugin> (plugin: P): P {
+  return plugin
+}
+
+function fail (message: string): never {
+  throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', message)
+}
+
+function checkShape (plugin: Plugin): void {
+  if (plugin === null || typeof plugin !== 'object') fail('a plugin must be an object made with definePlugin({ kind, name, ... })')
+  if (typeof plugin.name !== 'string' || !/^[a-z0-9][a-z0-9_.-]*$/i.test(plugin.name)) fail('a plugin needs a `name` of letters, digits, `-`, `_` or `.`')
+  if (!['parser', 'packer', 'tokenizer'].includes(plugin.kind)) fail(`plugin "${plugin.name}": \`kind\` must be "parser", "packer" or "tokenizer"`)
+  if (typeof plugin.docsplit !== 'string' || semver.validRange(plugin.docsplit) === null) {
+    fail(`plugin "${plugin.name}": \`docsplit\` must be the API range it was built for, such as "^1"`)
+  }
+  if (!semver.satisfies(PLUGIN_API_VERSION, plugin.docsplit)) {
+    throw new DocsplitError('DOCSPLIT_PLUGIN_API_MISMATCH',
+      `plugin "${plugin.name}" was built for docsplit plugin API ${plugin.docsplit}; this engine implements ${PLUGIN_API_VERSION}`)
+  }
+  if (plugin.kind === 'parser') {
+    if (!Array.isArray(plugin.formats) || plugin.formats.length === 0) fail(`parser "${plugin.name}" needs at least one entry in \`formats\``)
+    if (!Array.isArray(plugin.extensions)) fail(`parser "${plugin.name}" needs \`extensions\` (may be empty)`)
+    if (plugin.reads !== 'text' && plugin.reads !== 'bytes') fail(`parser "${plugin.name}": \`reads\` must be "text" or "bytes"`)
+    if (typeof plugin.create !== 'function') fail(`parser "${plugin.name}" needs a create(ctx) function`)
+  } else if (plugin.kind === 'packer') {
+    if (typeof plugin.create !== 'function') fail(`packer "${plugin.name}" needs a create(ctx) function`)
+  } else if (typeof plugin.load !== 'function') {
+    fail(`tokenizer "${plugin.name}" needs a load() function`)
+  }
+}
+
+function taken (what: string, name: string): never {
+  fail(`${what} "${name}" is already registered; give the plugin another name`)
+}
+
+/** Adds plugins. Checks every entry before adding any, so a bad list changes nothing. */
+export function register (...entries: Array<Plugin | Plugin[]>): void {
+  if (frozen) {
+    throw new DocsplitError('DOCSPLIT_REGISTRY_FROZEN',
+      'plugins cannot be registered after the first split; register them at start (--plugin, DOCSPLIT_PLUGINS)')
+  }
+  const list = entries.flat()
+  for (const plugin of list) checkShape(plugin)
+  const seen = new Set<string>()
+  for (const p of list) {
+    const keys = p.kind === 'parser'
+      ? [`parser:${p.name}`, ...p.formats.map((f) => `format:${f.toLowerCase()}`), ...p.extensions.map((e) => `ext:${e.toLowerCase()}`)]
+      : p.kind === 'packer' ? [`packer:${p.name}`] : [`tokenizer:${p.name}`, ...(p.aliases ?? []).map((a) => `tokenizer:${a}`)]
+    for (const key of keys) {
+      const [what, name] = key.split(/:(.*)/s) as [string, string]
+      const exists = what === 'parser' ? parsers.has(name)
+        : what === 'format' ? parsersByFormat.has(name)
+          : what === 'ext' ? parsersByExtension.has(name)
+            : what === 'packer' ? packers.has(name)
+              : tokenizers.has(name) || tokenizersByAlias.has(name)
+      if (exists || seen.has(key)) taken(what === 'ext' ? 'extension' : what, name)
+      seen.add(key)
+    }
+  }
+  for (const p of list) {
+    if (p.kind === 'parser') {
+      parsers.set(p.name, p)
+      for (const f of p.formats) parsersByFormat.set(f.toLowerCase(), p)
+      for (const e of p.extensions) parsersByExtension.set(e.toLowerCase(), p)
+    } else if (p.kind === 'packer') {
+      packers.set(p.name, p)
+    } else {
+      tokenizers.set(p.name, p)
+      for (const a of p.aliases ?? []) tokenizersByAlias.set(a, p)
+    }
+  }
+}
+
+/** Called by the pipeline at the first split. */
+export function freeze (): void {
+  frozen = true
+}
+
+export function isFrozen (): boolean {
+  return frozen
+}
+
+/** Every format name, canonical first per parser. */
+export function formatNames (): string[] {
+  return [...parsersByFormat.keys()]
+}
+
+export function listParsers (): ParserPlugin[] {
+  return [...parsers.values()]
+}
+
+export function listPackers (): PackerPlugin[] {
+  return [...packers.values()]
+}
+
+export function listTokenizers (): TokenizerPlugin[] {
+  return [...tokenizers.values()]
+}
+
+export function parserForFormat (format: string): ParserPlugin {
+  const p = parsersByFormat.get(format.toLowerCase())
+  if (p === undefined) {
+    throw new DocsplitError('DOCSPLIT_UNSUPPORTED_FORMAT',
+      `input_format "${format}" is not supported; accepted: "auto", ${listValues(formatNames())}`)
+  }
+  return p
+}
+
+/** The parser for a file name's extension (longest match, so `.tar.gz` beats `.gz`). */
+export function parserForFilename (filename: string): ParserPlugin | undefined {
+  const lower = filename.toLowerCase()
+  let best: ParserPlugin | undefined
+  let bestLength = 0
+  for (const [ext, p] of parsersByExtension) {
+    if (ext.length > bestLength && lower.endsWith(ext)) {
+      best = p
+      bestLength = ext.length
+    }
+  }
+  return best
+}
+
+export function packerByName (name: string): PackerPlugin {
+  const p = packers.get(name)
+  if (p === undefined) {
+    throw new DocsplitError('DOCSPLIT_UNKNOWN_SPLITTER', `splitter "${name}" is not known; accepted: ${listValues([...packers.keys()])}`)
+  }
+  return p
+}
+
+export function tokenizerByName (name: string): TokenizerPlugin {
+  const p = tokenizers.get(name) ?? tokenizersByAlias.get(name)
+  if (p === undefined) {
+    throw new DocsplitError('DOCSPLIT_UNKNOWN_TOKENIZER',
+      `tokenizer "${name}" is not known; accepted: ${listValues([...tokenizers.keys()])} or a model name (${listValues([...tokenizersByAlias.keys()])})`)
+  }
+  return p
+}
+
+export function tokenizerAliases (): string[] {
+  return [...tokenizersByAlias.keys()]
+}

@@ -1,0 +1,88 @@
+/**
+ * The output schema `docsplit.chunk.v1`, defined once. The same objects validate responses in
+ * tests, type the library, describe the HTTP API in OpenAPI and generate the README table.
+ */
+import { Type, type Static } from 'typebox'
+
+export const SCHEMA_VERSION = 'docsplit.chunk.v1'
+
+const Offset = (description: string): ReturnType<typeof Type.Integer> => Type.Integer({ minimum: 0, description })
+
+export const Boundary = Type.Union([
+  Type.Literal('section'), Type.Literal('block'), Type.Literal('line'), Type.Literal('sentence'),
+  Type.Literal('word'), Type.Literal('grapheme'), Type.Literal('record'), Type.Literal('end'),
+], { description: 'Why the chunk ended: at a section or block boundary, inside a block at a line, sentence, word or grapheme (the block alone was over budget), after a record, or at the end of the document.' })
+
+export const Chunk = Type.Object({
+  id: Type.String({ description: 'Stable id: a hash of the chunk\'s text and character offsets.' }),
+  index: Type.Integer({ minimum: 0, description: 'Position of the chunk in the document, from 0.' }),
+  text: Type.String({ description: 'The chunk, exactly as it is in the source (for text formats: source[char_start:char_end]).' }),
+  token_count: Type.Integer({ minimum: 0, description: 'The tokenizer\'s exact count of `text`.' }),
+  char_start: Offset('First character, in Unicode code points from 0 (as a Python slice).'),
+  char_end: Offset('End (exclusive), in Unicode code points.'),
+  byte_start: Offset('First byte in the input as received (BOM and source encoding included).'),
+  byte_end: Offset('End byte (exclusive) in the input as received.'),
+  line_start: Type.Integer({ minimum: 1, description: 'Line of the first character, from 1.' }),
+  line_end: Type.Integer({ minimum: 1, description: 'Line of the last character.' }),
+  path: Type.Array(Type.String(), { description: 'Enclosing structure: heading path, class and function, XML element path, sheet name, JSON path.' }),
+  kinds: Type.Array(Type.String(), { description: 'Kinds of the blocks or records inside, in order of first appearance.' }),
+  boundary: Boundary,
+  protected: Type.Boolean({ description: 'True only for a single record over budget under `record`: emitted whole, never cut.' }),
+  record_start: Type.Optional(Type.Integer({ minimum: 0, description: 'Index (from 0) of the first record in the chunk.' })),
+  record_count: Type.Optional(Type.Integer({ minimum: 0, description: 'Number of records in the chunk.' })),
+  context: Type.Optional(Type.String({ description: 'What the records need to be read alone, such as the CSV header row. Not part of `text` or `token_count`.' })),
+}, { $id: 'Chunk', additionalProperties: true, description: 'One chunk (docsplit.chunk.v1). Plugins may add fields (xlsx adds `sheet`, `row_start`, `row_end`).' })
+
+export const ReferenceDefinition = Type.Object({
+  label: Type.String(),
+  url: Type.String(),
+  title: Type.Union([Type.String(), Type.Null()]),
+  chunks: Type.Array(Type.Integer({ minimum: 0 }), { description: 'Indexes of the chunks that use the label.' }),
+})
+
+export const DocumentInfo = Type.Object({
+  input_format: Type.String(),
+  char_count: Type.Integer({ minimum: 0 }),
+  byte_count: Type.Integer({ minimum: 0 }),
+  line_count: Type.Integer({ minimum: 0 }),
+  token_count: Type.Integer({ minimum: 0, description: 'Sum of the chunks\' token counts (overlap counted in each chunk).' }),
+  title: Type.Union([Type.String(), Type.Null()]),
+  front_matter: Type.Union([Type.Unknown(), Type.Null()], { description: 'Parsed YAML front matter of a markdown document, or null.' }),
+  encoding: Type.String(),
+  info: Type.Record(Type.String(), Type.Unknown(), { description: 'Other document information a parser reported (columns, sheets, language, ...).' }),
+})
+
+export const Metadata = Type.Object({
+  splitter: Type.String(),
+  tokenizer: Type.String(),
+  max_tokens: Type.Integer(),
+  overlap_tokens: Type.Integer(),
+  engine_version: Type.String(),
+  options: Type.Record(Type.String(), Type.Unknown(), { description: 'Every option with its effective value.' }),
+})
+
+export const SplitResponse = Type.Object({
+  schema_version: Type.Literal(SCHEMA_VERSION),
+  document: DocumentInfo,
+  metadata: Metadata,
+  reference_definitions: Type.Array(ReferenceDefinition),
+  chunk_count: Type.Integer({ minimum: 0 }),
+  chunks: Type.Array(Chunk),
+}, { $id: 'SplitResponse' })
+
+/** RFC 9457 problem details, with docsplit's stable `code`. */
+export const Problem = Type.Object({
+  type: Type.String(),
+  title: Type.String(),
+  status: Type.Integer(),
+  detail: Type.String(),
+  code: Type.String(),
+}, { $id: 'Problem' })
+
+export type Chunk = Static<typeof Chunk>
+export type DocumentInfo = Static<typeof DocumentInfo>
+export type Metadata = Static<typeof Metadata>
+export type ReferenceDefinition = Static<typeof ReferenceDefinition>
+export type SplitResponse = Static<typeof SplitResponse>
+export type SplitSummary = Omit<SplitResponse, 'chunks'>
+export type Problem = Static<typeof Problem>

@@ -1,0 +1,154 @@
+/**
+ * The three plugin contracts (Parser, Tokenizer, Packer) and the context core hands a plugin.
+ * Built-in plugins use exactly these types; there is no private door.
+ */
+import type { TObject } from 'typebox'
+import type { DocEvent } from './events.js'
+import type { ErrorCode } from './errors.js'
+import type { Segmenters } from './segment.js'
+import type { Meter } from './budget.js'
+
+/** Every option after validation and defaults, by its snake_case name. */
+export interface ResolvedOptions {
+  input_format: string
+  max_tokens: number
+  splitter: string
+  tokenizer: string
+  overlap_tokens: number
+  encoding: string
+  /** Options declared by plugins (`log_start`, `delimiter`, ...). */
+  [name: string]: unknown
+}
+
+/** A loaded tokenizer. `count` is exact: the number of tokens the encoder would produce. */
+export interface Tokenizer {
+  readonly name: string
+  count (text: string): number
+  /**
+   * True when counting is so cheap (hundreds of MB/s) that packers may count every unit, and
+   * when counts are subadditive: count(a + b) <= count(a) + count(b).
+   */
+  readonly cheap?: boolean
+}
+
+interface PluginBase {
+  /** Unique within its kind. */
+  name: string
+  /** The docsplit plugin API range the plugin was built for, such as `^1`. */
+  docsplit: string
+  /** One sentence for `docsplit formats` and the OpenAPI description. */
+  description?: string
+  /** Optional extra (`web`, `spreadsheets`, `code-parsing`) or package the plugin needs. */
+  extra?: string
+}
+
+export interface ParserContext {
+  readonly options: ResolvedOptions
+  /** Hands one event to the packer. Events must tile the text (see events.ts). */
+  emit (event: DocEvent): void
+  /** Throws a DocsplitError; the message must not contain document text. */
+  fail (code: ErrorCode, message: string): never
+}
+
+export interface ParserHandler<Input = string> {
+  /** A piece of the input, in order. Pieces may split anywhere (mid-line, mid-character pair). */
+  write (piece: Input): void
+  /** No more input: emit what is left and close open containers. */
+  end (): void
+}
+
+export interface ParserPlugin {
+  kind: 'parser'
+  name: string
+  docsplit: string
+  description?: string
+  extra?: string
+  /** Format names this parser accepts (`markdown`, `md`). The first is the canonical name. */
+  formats: string[]
+  /** File extensions with the dot (`.md`), for `auto`. */
+  extensions: string[]
+  /**
+   * Which of `formats` an extension means, when a parser takes several (`.ts` → `typescript`).
+   * By default an extension names the format of the same name (`.tsv` → `tsv`), else the first.
+   */
+  extensionFormats?: Record<string, string>
+  /** `text` parsers get decoded strings; `bytes` parsers get raw Uint8Array pieces. */
+  reads: 'text' | 'bytes'
+  /** The splitter used when the request names none. */
+  defaultSplitter: string
+  /** Extra options, as a TypeBox object of optional properties (snake_case names). */
+  options?: TObject
+  /**
+   * Content sniffing for `auto`: a score from 0 (not this format) to 1 (certainly this format)
+   * for the first decoded characters of the input. Called only when the extension did not decide.
+   */
+  detect? (sample: string): number
+  create (ctx: ParserContext): ParserHandler<string> | ParserHandler<Uint8Array> | Promise<ParserHandler<string> | ParserHandler<Uint8Array>>
+}
+
+/** What a packer emits: a span of the document; core adds ids, offsets and the index. */
+export interface ChunkDraft {
+  /** Offsets in the decoded text (UTF-16 units), as in events. */
+  start: number
+  end: number
+  text: string
+  /** Exact count of `text` by the context's tokenizer. */
+  tokenCount: number
+  path: string[]
+  kinds: string[]
+  boundary: Boundary
+  protected?: boolean
+  recordStart?: number
+  recordCount?: number
+  context?: string
+  /** Offsets inside the draft where an overlap tail may start (record starts); default: word starts. */
+  overlapStarts?: number[]
+  refs?: string[]
+  /** Extra chunk fields from records (see RecordEvent.fields). */
+  fields?: Record<string, string | number>
+}
+
+export type Boundary = 'section' | 'block' | 'line' | 'sentence' | 'word' | 'grapheme' | 'record' | 'end'
+
+export interface PackerContext {
+  readonly options: ResolvedOptions
+  readonly tokenizer: Tokenizer
+  /** The budget a packer packs to: max_tokens less the tokens reserved for overlap. */
+  readonly budget: number
+  /** Estimates and exact counts against the budget (see budget.ts). */
+  readonly meter: Meter
+  readonly segmenters: Segmenters
+  emit (chunk: ChunkDraft): void
+}
+
+export interface PackerHandler {
+  push (event: DocEvent): void
+  end (): void
+}
+
+export interface PackerPlugin {
+  kind: 'packer'
+  name: string
+  docsplit: string
+  description?: string
+  extra?: string
+  options?: TObject
+  create (ctx: PackerContext): PackerHandler
+}
+
+export interface TokenizerPlugin {
+  kind: 'tokenizer'
+  name: string
+  docsplit: string
+  description?: string
+  /** The npm package the tokenizer loads lazily, named in DOCSPLIT_TOKENIZER_UNAVAILABLE. */
+  extra?: string
+  /** Other names that select it: model names such as `gpt-4o`. */
+  aliases?: string[]
+  /** Loads the tokenizer on first use. A missing package is DOCSPLIT_TOKENIZER_UNAVAILABLE. */
+  load (): Tokenizer | Promise<Tokenizer>
+  /** Whether `load` can succeed here, without loading (for `docsplit formats`). */
+  available? (): boolean | Promise<boolean>
+}
+
+export type Plugin = ParserPlugin | PackerPlugin | TokenizerPlugin

@@ -1,0 +1,157 @@
+/**
+ * The record packer: consecutive whole records up to the budget, never a cut inside one.
+ * A record over budget on its own becomes a chunk alone, marked `protected`. Records with a
+ * different context (CSV header, sheet) or container path never share a chunk. Text between
+ * records that a parser emits as blocks (a JSON `[`, an XML prolog) travels with the records
+ * around it.
+ */
+import type { DocEvent } from '../../../core/events.js'
+import type { Boundary, ChunkDraft, PackerContext, PackerHandler } from '../../../core/types.js'
+
+interface Unit {
+  start: number
+  text: string
+  est: number
+  kind: string
+  path: string[]
+  /** Index of the record in the document, or -1 for a block between records. */
+  record: number
+  label: string | undefined
+  context: string | undefined
+  fields: Record<string, string | number> | undefined
+}
+
+function samePath (a: string[], b: string[]): boolean {
+  return a === b || (a.length === b.length && a.every((x, i) => x === b[i]))
+}
+
+function chunkFields (units: Unit[]): Record<string, string | number> | undefined {
+  const records = units.filter((u) => u.fields !== undefined)
+  if (records.length === 0) return undefined
+  const fields = { ...records[0]!.fields }
+  for (const [name, value] of Object.entries(records[records.length - 1]!.fields!)) {
+    if (name.endsWith('_end')) fields[name] = value
+  }
+  return fields
+}
+
+export function createRecordPacker (ctx: PackerContext): PackerHandler {
+  const { meter } = ctx
+  const budget = ctx.budget
+  let path: string[] = []
+  let records = 0
+  let current: Unit[] = []
+  let currentEstimate = 0
+  /** The last draft is held back so the final one can say `end`. */
+  let held: ChunkDraft | undefined
+
+  const release = (draft: ChunkDraft): void => {
+    if (held !== undefined) ctx.emit(held)
+    held = draft
+  }
+
+  const draftOf = (units: Unit[], text: string, tokenCount: number, isProtected: boolean): ChunkDraft => {
+    const recordUnits = units.filter((u) => u.record >= 0)
+    const first = units[0]!
+    const kinds: string[] = []
+    for (const u of units) if (!kinds.includes(u.kind)) kinds.push(u.kind)
+    const single = recordUnits.length === 1 ? recordUnits[0]!.label : undefined
+    const draft: ChunkDraft = {
+      start: first.start,
+      end: first.start + text.length,
+      text,
+      tokenCount,
+      path: single !== undefined ? [...first.path, single] : first.path,
+      kinds,
+      boundary: 'record' as Boundary,
+      overlapStarts: recordUnits.slice(recordUnits[0] === first ? 1 : 0).map((u) => u.start - first.start),
+    }
+    if (isProtected) draft.protected = true
+    if (recordUnits.length > 0) {
+      draft.recordStart = recordUnits[0]!.record
+      draft.recordCount = recordUnits.length
+      const context = recordUnits[0]!.context
+      if (context !== undefined) draft.context = context
+    }
+    const fields = chunkFields(units)
+    if (fields !== undefined) draft.fields = fields
+    return draft
+  }
+
+  /** Emits `current`, dropping trailing records until the exact count fits; returns what was dropped. */
+  const flush = (): Unit[] => {
+    if (current.length === 0) return []
+    const carry: Unit[] = []
+    let units = current
+    let text = units.map((u) => u.text).join('')
+    let n = meter.count(text)
+    while (n > budget && units.length > 1) {
+      carry.unshift(units[units.length - 1]!)
+      units = units.slice(0, -1)
+      text = text.slice(0, text.length - carry[0]!.text.length)
+      n = meter.count(text)
+    }
+    release(draftOf(units, text, n, n > budget))
+    current = []
+    currentEstimate = 0
+    return carry
+  }
+
+  const sameGroup = (u: Unit): boolean => {
+    if (u.record < 0) return true
+    const last = current.findLast((c) => c.record >= 0)
+    return last === undefined || (last.context === u.context && samePath(last.path, u.path))
+  }
+
+  const add = (incoming: Unit): void => {
+    const pending = [incoming]
+    while (pending.length > 0) {
+      const u = pending.shift()!
+      if (current.length > 0 && (!sameGroup(u) || currentEstimate + u.est > budget)) pending.unshift(...flush(), u)
+      else {
+        current.push(u)
+        currentEstimate += u.est
+        // Over budget on its own: it goes alone (protected if the exact count agrees).
+        if (current.length === 1 && u.est > budget) pending.unshift(...flush())
+      }
+    }
+  }
+
+  const unit = (start: number, text: string, kind: string, record: number, label?: string, context?: string, fields?: Record<string, string | number>): void => {
+    if (text.length === 0) return
+    add({ start, text, est: meter.estimate(text), kind, path, record, label, context, fields })
+  }
+
+  return {
+    push (event: DocEvent) {
+      switch (event.type) {
+        case 'enter':
+          path = [...path, event.label]
+          break
+        case 'exit':
+          path = path.slice(0, -1)
+          break
+        case 'block':
+          unit(event.start, event.text, event.kind, -1)
+          break
+        case 'record':
+          unit(event.start, event.text, event.kind ?? 'record', records++, event.label, event.context, event.fields)
+          break
+      }
+    },
+    end () {
+      let carry = flush()
+      while (carry.length > 0) {
+        const rest = carry
+        carry = []
+        for (const u of rest) add(u)
+        carry = flush()
+      }
+      if (held !== undefined) {
+        held.boundary = 'end'
+        ctx.emit(held)
+        held = undefined
+      }
+    },
+  }
+}

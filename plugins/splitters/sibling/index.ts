@@ -1,0 +1,10 @@
+import { definePlugin } from '../../../core/registry.js'
+import { createSiblingPacker } from './pack.js'
+
+export default definePlugin({
+  kind: 'packer',
+  name: 'sibling',
+  docsplit: '^1',
+  description: 'Packs consecutive siblings of the document tree; opens a node only when it alone is over budget, and cuts a leaf at the finest level needed (line or sentence, word, grapheme).',
+  create: createSiblingPacker,
+})

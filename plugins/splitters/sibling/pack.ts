@@ -1,0 +1,292 @@
+/**
+ * The sibling packer. Leaf units (blocks, records) arrive in order; every gap between two
+ * units has a strength:
+ *
+ *   end of document  >  between siblings of a shallow container  >  ... of a deeper one
+ *     >  line  >  sentence  >  word  >  grapheme  >  code point  >  after an `attachNext` unit
+ *
+ * A chunk grows while its units fit the budget; it then ends at the strongest gap inside the
+ * fitting extent (the furthest one among equals). A unit over budget on its own is cut at the
+ * next finer level, one window at a time, so a 5 MB line costs O(window) per chunk, not
+ * O(line). Estimates choose the extent; one exact count of the joined text confirms it.
+ */
+import type { CutStyle, DocEvent, RefUse } from '../../../core/events.js'
+import { cutLevels, type CutLevel } from '../../../core/segment.js'
+import type { Boundary, ChunkDraft, PackerContext, PackerHandler } from '../../../core/types.js'
+
+const END = Number.POSITIVE_INFINITY
+/** Gap between siblings whose parent is at depth d: STRUCTURE - d. */
+const STRUCTURE = 1000
+const LEVEL_STRENGTH: Record<CutLevel, number> = { line: 40, sentence: 30, word: 20, grapheme: 10, codepoint: 5 }
+const LEVEL_BOUNDARY: Record<CutLevel, Boundary> = { line: 'line', sentence: 'sentence', word: 'word', grapheme: 'grapheme', codepoint: 'grapheme' }
+/** After a heading or decorator: used only when nothing else fits. */
+const ATTACHED = 1
+
+interface Unit {
+  start: number
+  text: string
+  kind: string
+  cut: CutStyle
+  /** Index in cutLevels[cut] of the level that made this unit; -1 for a whole block. */
+  level: number
+  /** A remainder of a block being cut: its inside has not been segmented at `level + 1` yet. */
+  pending: boolean
+  path: string[]
+  /** Strength of the gap after this unit, and the reason a chunk ending there gives. */
+  after: number
+  reason: Boundary
+  attachNext: boolean
+  refs: RefUse[] | undefined
+  /** Cached estimate, -1 until computed. */
+  est: number
+}
+
+function commonPath (units: Unit[], j: number): string[] {
+  let path = units[0]!.path
+  for (let i = 1; i < j && path.length > 0; i++) {
+    const other = units[i]!.path
+    if (other === path) continue
+    let n = 0
+    while (n < path.length && n < other.length && path[n] === other[n]) n++
+    if (n < path.length) path = path.slice(0, n)
+  }
+  return path
+}
+
+export function createSiblingPacker (ctx: PackerContext): PackerHandler {
+  const { meter, segmenters } = ctx
+  const budget = ctx.budget
+  /** Characters segmented at a time when cutting a unit: comfortably more than one chunk. */
+  const window = Math.max(2048, budget * 12)
+  const queue: Unit[] = []
+  let queuedEstimate = 0
+
+  // Structure seen since the last unit.
+  let path: string[] = []
+  let depth = 0
+  let minDepthSinceUnit = 0
+  let structureChanged = false
+  let exitedSinceUnit = false
+
+  const estimate = (u: Unit): number => {
+    if (u.est < 0) u.est = meter.estimate(u.text)
+    return u.est
+  }
+
+  const add = (u: Unit): void => {
+    queue.push(u)
+    queuedEstimate += estimate(u)
+  }
+
+  const emit = (j: number, tokenCount: number, text: string, boundary: Boundary): void => {
+    const units = queue.slice(0, j)
+    const kinds: string[] = []
+    const refs = new Set<string>()
+    for (const u of units) {
+      if (!kinds.includes(u.kind)) kinds.push(u.kind)
+      for (const r of u.refs ?? []) refs.add(r.label)
+    }
+    const first = units[0]!
+    const draft: ChunkDraft = {
+      start: first.start,
+      end: first.start + text.length,
+      text,
+      tokenCount,
+      path: commonPath(units, j),
+      kinds,
+      boundary,
+    }
+    if (refs.size > 0) draft.refs = [...refs]
+    for (const u of units) queuedEstimate -= estimate(u)
+    queue.splice(0, j)
+    if (queue.length === 0) queuedEstimate = 0
+    ctx.emit(draft)
+  }
+
+  /** Replaces queue[i] by its pieces at the next finer level. False when it cannot be cut. */
+  const cut = (i: number): boolean => {
+    const u = queue[i]!
+    const levels = cutLevels[u.cut]
+    const region = u.text.length > window ? u.text.slice(0, window) : u.text
+    let level = u.level + 1
+    let cuts: number[] = []
+    for (; level < levels.length; level++) {
+      cuts = segmenters.cuts(region, levels[level]!)
+      if (cuts.length > 0) break
+    }
+    if (cuts.length === 0) return false
+    const name = levels[level]!
+    const pieces: Unit[] = []
+    let from = 0
+    for (const to of [...cuts, u.text.length]) {
+      const last = to === u.text.length
+      const piece: Unit = {
+        ...u,
+        start: u.start + from,
+        text: u.text.slice(from, to),
+        level: last && region !== u.text ? u.level : level,
+        pending: last && region !== u.text,
+        after: last ? u.after : LEVEL_STRENGTH[name],
+        reason: last ? u.reason : LEVEL_BOUNDARY[name],
+        attachNext: last ? u.attachNext : false,
+        refs: u.refs?.filter((r) => r.offset >= u.start + from && r.offset < u.start + to),
+        est: -1,
+      }
+      pieces.push(piece)
+      from = to
+    }
+    queuedEstimate -= estimate(u)
+    queue.splice(i, 1, ...pieces)
+    for (const p of pieces) queuedEstimate += estimate(p)
+    return true
+  }
+
+  const joined = (j: number): string => {
+    let text = ''
+    for (let i = 0; i < j; i++) text += queue[i]!.text
+    return text
+  }
+
+  /**
+   * Summed counts of small pieces (words, graphemes) overstate their joined count; with a cheap
+   * tokenizer, grow the extent by exact counts (galloping, then binary search).
+   */
+  const extend = (k: number): number => {
+    let fits = k
+    let fails = queue.length + 1
+    for (let step = 1; k + step <= queue.length; step *= 2) {
+      if (meter.count(joined(k + step)) <= budget) fits = k + step
+      else { fails = k + step; break }
+    }
+    if (fails > queue.length && fits < queue.length) {
+      if (meter.count(joined(queue.length)) <= budget) return queue.length
+      fails = queue.length
+    }
+    while (fails - fits > 1) {
+      const mid = (fits + fails) >> 1
+      if (meter.count(joined(mid)) <= budget) fits = mid
+      else fails = mid
+    }
+    return fits
+  }
+
+  /** Emits the best chunk among the gaps after units 1..k; false when even unit 0 is over budget. */
+  const emitBest = (k: number, final: boolean): boolean => {
+    const candidates: number[] = []
+    for (let j = 1; j <= k; j++) candidates.push(j)
+    const strength = (j: number): number => (final && j === queue.length ? END : queue[j - 1]!.after)
+    candidates.sort((a, b) => strength(b) - strength(a) || b - a)
+    // Candidates of one strength form a tier, longest first; fitting is monotone in length,
+    // so test the longest, then the shortest, then binary-search between.
+    let t = 0
+    while (t < candidates.length) {
+      const s = strength(candidates[t]!)
+      let e = t
+      while (e + 1 < candidates.length && strength(candidates[e + 1]!) === s) e++
+      const tier = candidates.slice(t, e + 1)
+      const fits = (j: number): [boolean, number, string] => {
+        const text = joined(j)
+        const n = meter.count(text)
+        return [n <= budget, n, text]
+      }
+      let best: [number, number, string] | undefined
+      const [longestFits, n0, text0] = fits(tier[0]!)
+      if (longestFits) best = [tier[0]!, n0, text0]
+      else if (tier.length > 1) {
+        const [shortestFits, n1, text1] = fits(tier[tier.length - 1]!)
+        if (shortestFits) {
+          best = [tier[tier.length - 1]!, n1, text1]
+          let lo = 0 // tier[lo] does not fit
+          let hi = tier.length - 1 // tier[hi] fits
+          while (hi - lo > 1) {
+            const mid = (lo + hi) >> 1
+            const [ok, n, text] = fits(tier[mid]!)
+            if (ok) { hi = mid; best = [tier[mid]!, n, text] } else lo = mid
+          }
+        }
+      }
+      if (best !== undefined) {
+        const [j, n, text] = best
+        emit(j, n, text, s === END ? 'end' : queue[j - 1]!.reason)
+        return true
+      }
+      t = e + 1
+    }
+    return false
+  }
+
+  const pump = (final: boolean): void => {
+    while (queue.length > 0) {
+      if (!final && queuedEstimate <= budget) return
+      let sum = 0
+      let k = 0
+      while (k < queue.length && sum + estimate(queue[k]!) <= budget) sum += estimate(queue[k++]!)
+      if (meter.tokenizer.cheap === true && k > 0 && k < queue.length) {
+        k = extend(k)
+        if (k === queue.length && !final) return
+      }
+      if (k < queue.length) {
+        const next = queue[k]!
+        // Inside a block being cut, see its real cut points before choosing.
+        if (next.pending && cut(k)) continue
+        // Only gaps after headings fit: cut what follows so the heading travels with it.
+        let strongest = 0
+        for (let j = 0; j < k; j++) strongest = Math.max(strongest, queue[j]!.after)
+        if (k > 0 && strongest <= ATTACHED && cut(k)) continue
+      }
+      if (k > 0 && emitBest(k, final)) continue
+      if (!cut(0)) {
+        // A single code point over budget: nothing finer exists. Core reports the breach.
+        const text = queue[0]!.text
+        emit(1, meter.count(text), text, final && queue.length === 1 ? 'end' : queue[0]!.reason)
+      }
+    }
+  }
+
+  const unitFrom = (start: number, text: string, kind: string, cut: CutStyle, attachNext: boolean, reason: Boundary, refs?: RefUse[]): void => {
+    if (text.length === 0) return
+    const prev = queue[queue.length - 1]
+    if (prev !== undefined) {
+      if (prev.attachNext && !exitedSinceUnit) {
+        prev.after = ATTACHED
+        prev.reason = 'block'
+      } else {
+        prev.after = STRUCTURE - minDepthSinceUnit
+        prev.reason = structureChanged ? 'section' : prev.reason
+      }
+    }
+    add({ start, text, kind, cut, level: -1, pending: false, path, after: END, reason, attachNext, refs, est: -1 })
+    minDepthSinceUnit = depth
+    structureChanged = false
+    exitedSinceUnit = false
+    pump(false)
+  }
+
+  return {
+    push (event: DocEvent) {
+      switch (event.type) {
+        case 'enter':
+          path = [...path, event.label]
+          depth++
+          structureChanged = true
+          break
+        case 'exit':
+          path = path.slice(0, -1)
+          depth--
+          minDepthSinceUnit = Math.min(minDepthSinceUnit, depth)
+          structureChanged = true
+          exitedSinceUnit = true
+          break
+        case 'block':
+          unitFrom(event.start, event.text, event.kind, event.cut ?? 'prose', event.attachNext === true, 'block', event.refs)
+          break
+        case 'record':
+          unitFrom(event.start, event.text, event.kind ?? 'record', 'lines', false, 'record')
+          break
+      }
+    },
+    end () {
+      pump(true)
+    },
+  }
+}
