@@ -40,6 +40,8 @@ interface PluginBase {
   description?: string
   /** Optional extra (`web`, `spreadsheets`, `code-parsing`) or package the plugin needs. */
   extra?: string
+  /** Whether the plugin can work here (its extra is installed), without running it. */
+  available? (): boolean | Promise<boolean>
 }
 
 export interface ParserContext {
@@ -57,12 +59,8 @@ export interface ParserHandler<Input = string> {
   end (): void
 }
 
-export interface ParserPlugin {
+export interface ParserPlugin extends PluginBase {
   kind: 'parser'
-  name: string
-  docsplit: string
-  description?: string
-  extra?: string
   /** Format names this parser accepts (`markdown`, `md`). The first is the canonical name. */
   formats: string[]
   /** File extensions with the dot (`.md`), for `auto`. */
@@ -126,29 +124,18 @@ export interface PackerHandler {
   end (): void
 }
 
-export interface PackerPlugin {
+export interface PackerPlugin extends PluginBase {
   kind: 'packer'
-  name: string
-  docsplit: string
-  description?: string
-  extra?: string
   options?: TObject
   create (ctx: PackerContext): PackerHandler
 }
 
-export interface TokenizerPlugin {
+export interface TokenizerPlugin extends PluginBase {
   kind: 'tokenizer'
-  name: string
-  docsplit: string
-  description?: string
-  /** The npm package the tokenizer loads lazily, named in DOCSPLIT_TOKENIZER_UNAVAILABLE. */
-  extra?: string
   /** Other names that select it: model names such as `gpt-4o`. */
   aliases?: string[]
   /** Loads the tokenizer on first use. A missing package is DOCSPLIT_TOKENIZER_UNAVAILABLE. */
   load (): Tokenizer | Promise<Tokenizer>
-  /** Whether `load` can succeed here, without loading (for `docsplit formats`). */
-  available? (): boolean | Promise<boolean>
 }
 
 export type Plugin = ParserPlugin | PackerPlugin | TokenizerPlugin

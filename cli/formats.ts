@@ -1,0 +1,60 @@
+/** `docsplit formats`: what this installation can split, with defaults and availability. */
+import { listPackers, listParsers, listTokenizers } from '../core/registry.js'
+import { baseOptions } from '../core/options.js'
+import type { Plugin } from '../core/types.js'
+
+async function available (plugin: Plugin): Promise<boolean> {
+  try {
+    return plugin.available === undefined ? true : await plugin.available()
+  } catch {
+    return false
+  }
+}
+
+export async function describeFormats (): Promise<Record<string, unknown>> {
+  return {
+    formats: await Promise.all(listParsers().map(async (p) => ({
+      name: p.name,
+      formats: p.formats,
+      extensions: p.extensions,
+      reads: p.reads,
+      default_splitter: p.defaultSplitter,
+      extra: p.extra ?? null,
+      available: await available(p),
+      options: Object.keys(p.options?.properties ?? {}),
+    }))),
+    splitters: await Promise.all(listPackers().map(async (p) => ({ name: p.name, description: p.description ?? '', available: await available(p) }))),
+    tokenizers: await Promise.all(listTokenizers().map(async (t) => ({
+      name: t.name,
+      aliases: t.aliases ?? [],
+      extra: t.extra ?? null,
+      available: await available(t),
+      default: t.name === (baseOptions.tokenizer as { default?: unknown }).default,
+    }))),
+  }
+}
+
+export async function printFormats (json: boolean): Promise<number> {
+  const info = await describeFormats() as {
+    formats: Array<{ formats: string[], extensions: string[], default_splitter: string, extra: string | null, available: boolean }>
+    splitters: Array<{ name: string, description: string }>
+    tokenizers: Array<{ name: string, aliases: string[], extra: string | null, available: boolean, default: boolean }>
+  }
+  if (json) {
+    process.stdout.write(JSON.stringify(info, null, 2) + '\n')
+    return 0
+  }
+  const state = (ok: boolean, extra: string | null): string => ok ? 'available' : `needs ${extra ?? 'an optional package'}`
+  const lines = ['Formats (input_format):']
+  for (const f of info.formats) {
+    lines.push(`  ${f.formats.join(', ')}  [${f.extensions.join(' ')}]  splitter: ${f.default_splitter}  ${state(f.available, f.extra)}`)
+  }
+  lines.push('', 'Splitters (splitter):')
+  for (const s of info.splitters) lines.push(`  ${s.name}  ${s.description}`)
+  lines.push('', 'Tokenizers (tokenizer):')
+  for (const t of info.tokenizers) {
+    lines.push(`  ${t.name}${t.default ? ' (default)' : ''}  ${state(t.available, t.extra)}${t.aliases.length > 0 ? `  models: ${t.aliases.join(', ')}` : ''}`)
+  }
+  process.stdout.write(lines.join('\n') + '\n')
+  return 0
+}

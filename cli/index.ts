@@ -1,0 +1,125 @@
+#!/usr/bin/env node
+/**
+ * The `docsplit` command: a thin front over the engine. Every split option is a flag named
+ * after the option (`max_tokens` is `--max-tokens`), including options of loaded plugins.
+ * Exit codes: 0 ok, 1 internal, 2 usage, 3 input error (or --verify failed), 4 missing extra.
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util'
+import '../plugins/index.js'
+import { DocsplitError, isDocsplitError } from '../core/errors.js'
+import { loadPlugins } from '../core/load.js'
+import { describeSchema, optionsSchema } from '../core/options.js'
+import { VERSION } from '../core/version.js'
+import { printFormats } from './formats.js'
+import { runSplit } from './split.js'
+
+const kebab = (name: string): string => name.replaceAll('_', '-')
+const snake = (name: string): string => name.replaceAll('-', '_')
+
+function help (): string {
+  const schema = optionsSchema()
+  const rows = Object.entries(schema.properties).map(([name, s]) => {
+    const d = (s as { default?: unknown }).default
+    const description = String((s as { description?: string }).description ?? '')
+    return `  --${kebab(name)} VALUE\n      ${description}\n      Accepts ${describeSchema(s)}${d !== undefined ? `; default ${JSON.stringify(d)}` : ''}.`
+  })
+  return `docsplit ${VERSION}: split documents into chunks under a token budget
+
+Usage:
+  docsplit split FILE|- [options]   print the docsplit.chunk.v1 response as JSON
+  docsplit formats [--json]         list formats, splitters and tokenizers
+  docsplit serve                    start the HTTP service (needs the web extra)
+
+Split options:
+${rows.join('\n')}
+
+Output and checks:
+  --jsonl              print one chunk per line as chunks are made (constant memory)
+  --pretty             indent the JSON response
+  --verify             re-check the output (lossless, budget by recount); exit 3 on a violation
+  --plugin MODULE      load a plugin module (package name or path); repeatable, any command
+
+Exit codes: 0 ok, 2 usage error, 3 input error, 4 missing optional dependency, 1 internal error.
+`
+}
+
+/** `--plugin` values, wherever they appear, so plugin options are known before full parsing. */
+function pluginModules (argv: string[]): string[] {
+  const out: string[] = []
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!
+    if (arg === '--plugin' && i + 1 < argv.length) out.push(argv[++i]!)
+    else if (arg.startsWith('--plugin=')) out.push(arg.slice('--plugin='.length))
+  }
+  return out
+}
+
+async function main (argv: string[]): Promise<number> {
+  await loadPlugins(pluginModules(argv))
+  const schema = optionsSchema()
+  const flags: NonNullable<ParseArgsConfig['options']> = {
+    help: { type: 'boolean', short: 'h' },
+    version: { type: 'boolean', short: 'v' },
+    jsonl: { type: 'boolean' },
+    json: { type: 'boolean' },
+    pretty: { type: 'boolean' },
+    verify: { type: 'boolean' },
+    plugin: { type: 'string', multiple: true },
+  }
+  for (const [name, s] of Object.entries(schema.properties)) {
+    flags[kebab(name)] = { type: (s as { type?: string }).type === 'boolean' ? 'boolean' : 'string' }
+  }
+  let parsed
+  try {
+    parsed = parseArgs({ args: argv, options: flags, allowPositionals: true, strict: true })
+  } catch (error) {
+    throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `${error instanceof Error ? error.message : String(error)}; see docsplit --help`)
+  }
+  const { values, positionals } = parsed
+  if (values.version === true) {
+    process.stdout.write(`${VERSION}\n`)
+    return 0
+  }
+  const [command, ...rest] = positionals
+  if (values.help === true || command === undefined || command === 'help') {
+    process.stdout.write(help())
+    return command === undefined && values.help !== true ? 2 : 0
+  }
+  switch (command) {
+    case 'split': {
+      if (rest.length !== 1) throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'docsplit split takes one FILE (or - for standard input); see docsplit --help')
+      const options: Record<string, unknown> = {}
+      for (const name of Object.keys(schema.properties)) {
+        const value = values[kebab(name)]
+        if (value !== undefined) options[snake(name)] = value
+      }
+      return await runSplit({ file: rest[0]!, options, jsonl: values.jsonl === true, verify: values.verify === true, pretty: values.pretty === true })
+    }
+    case 'formats':
+      return await printFormats(values.json === true)
+    case 'serve': {
+      // Loaded only here: the server and its `web` extra are optional.
+      const server = '../server/start.js'
+      const { startServer } = await import(server) as { startServer: () => Promise<void> }
+      await startServer()
+      return 0
+    }
+    default:
+      throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `unknown command "${command}"; commands: split, formats, serve (see docsplit --help)`)
+  }
+}
+
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  // A closed pipe (`docsplit split big.log --jsonl | head`) is a normal way to stop.
+  if (error.code === 'EPIPE') process.exit(0)
+  throw error
+})
+
+main(process.argv.slice(2)).then((code) => {
+  process.exitCode = code
+}, (error: unknown) => {
+  const e = isDocsplitError(error) ? error : new DocsplitError('DOCSPLIT_INTERNAL', 'unexpected failure', { cause: error })
+  process.stderr.write(`docsplit: ${e.code}: ${e.message}\n`)
+  if (!isDocsplitError(error) && process.env.DOCSPLIT_DEBUG !== undefined) console.error(error)
+  process.exitCode = e.exitCode
+})

@@ -1,0 +1,48 @@
+/**
+ * A one-line progress display on stderr (bytes, MB/s, ETA), shown only when stderr is a
+ * terminal and the input is large, redrawn at most a few times a second.
+ */
+const REDRAW_MS = 200
+
+export class Progress {
+  private done = 0
+  private readonly began = Date.now()
+  private drawn = 0
+
+  constructor (private readonly total: number | undefined, private readonly out: NodeJS.WriteStream = process.stderr) {}
+
+  static wanted (size: number | undefined, stream: NodeJS.WriteStream = process.stderr): boolean {
+    return stream.isTTY === true && (size === undefined || size >= 8 * 1024 * 1024)
+  }
+
+  advance (bytes: number): void {
+    this.done += bytes
+    const now = Date.now()
+    if (now - this.drawn < REDRAW_MS) return
+    this.drawn = now
+    this.draw(now)
+  }
+
+  private draw (now: number): void {
+    const seconds = Math.max(0.001, (now - this.began) / 1000)
+    const rate = this.done / seconds
+    const mb = (n: number): string => (n / 1e6).toFixed(1)
+    let line = `docsplit: ${mb(this.done)} MB`
+    if (this.total !== undefined && this.total > 0) {
+      const share = Math.min(1, this.done / this.total)
+      const width = 24
+      const filled = Math.round(share * width)
+      const eta = rate > 0 ? Math.max(0, (this.total - this.done) / rate) : 0
+      line = `docsplit [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(share * 100).toFixed(0)}% ${mb(this.done)}/${mb(this.total)} MB`
+      line += `  ${mb(rate)} MB/s  ETA ${eta.toFixed(0)}s`
+    } else {
+      line += `  ${mb(rate)} MB/s`
+    }
+    this.out.write(`\r${line}\u001b[K`)
+  }
+
+  finish (): void {
+    this.draw(Date.now())
+    this.out.write('\n')
+  }
+}

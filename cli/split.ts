@@ -1,0 +1,96 @@
+/** `docsplit split FILE|-`: the response JSON, or one chunk per line with `--jsonl`. */
+import { createReadStream, statSync } from 'node:fs'
+import { basename } from 'node:path'
+import { StreamDecoder } from '../core/decode.js'
+import { DocsplitError } from '../core/errors.js'
+import { splitStream, type SplitOptions } from '../core/pipeline.js'
+import { tokenizerByName } from '../core/registry.js'
+import type { Chunk } from '../core/schema.js'
+import { Verifier } from '../core/verify.js'
+import { Output } from './output.js'
+import { Progress } from './progress.js'
+
+export interface SplitCommand {
+  file: string
+  options: SplitOptions
+  jsonl: boolean
+  verify: boolean
+  pretty: boolean
+}
+
+function openInput (file: string): { stream: AsyncIterable<Buffer>, size: number | undefined } {
+  if (file === '-') return { stream: process.stdin, size: undefined }
+  let size: number
+  try {
+    const stat = statSync(file)
+    if (!stat.isFile()) throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `"${file}" is not a file`)
+    size = stat.size
+  } catch (error) {
+    if (error instanceof DocsplitError) throw error
+    const code = (error as { code?: string }).code
+    throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', code === 'ENOENT' ? `no such file: "${file}"` : `cannot read "${file}" (${code ?? 'error'})`)
+  }
+  return { stream: createReadStream(file, { highWaterMark: 1 << 20 }), size }
+}
+
+/** Passes bytes through while feeding the progress line and the verifier's view of the source. */
+async function * tee (source: AsyncIterable<Buffer>, progress: Progress | undefined, decoder: StreamDecoder | undefined, verifier: () => Verifier | undefined): AsyncGenerator<Buffer> {
+  for await (const piece of source) {
+    progress?.advance(piece.length)
+    if (decoder !== undefined) {
+      try {
+        verifier()?.addSource(decoder.decode(piece))
+      } catch {
+        // The engine reports undecodable input itself.
+      }
+    }
+    yield piece
+  }
+  if (decoder !== undefined) {
+    try {
+      verifier()?.addSource(decoder.end())
+    } catch {}
+  }
+}
+
+export async function runSplit (command: SplitCommand): Promise<number> {
+  const { stream, size } = openInput(command.file)
+  const options: SplitOptions = { ...command.options }
+  if (command.file !== '-' && options.filename === undefined) options.filename = basename(command.file)
+  const progress = Progress.wanted(size) ? new Progress(size) : undefined
+  let verifier: Verifier | undefined
+  const decoder = command.verify ? new StreamDecoder(typeof options.encoding === 'string' ? options.encoding : 'utf-8') : undefined
+  const chunks = splitStream(tee(stream, progress, decoder, () => verifier), options)
+  const output = new Output()
+  const collected: Chunk[] = []
+  let started = false
+  for await (const chunk of chunks) {
+    if (!started) {
+      started = true
+      if (command.verify) {
+        const { metadata } = await chunks.start
+        verifier = new Verifier(await tokenizerByName(metadata.tokenizer).load(), metadata.max_tokens)
+      }
+    }
+    verifier?.check(chunk)
+    if (command.jsonl) await output.write(JSON.stringify(chunk) + '\n')
+    else collected.push(chunk)
+  }
+  const summary = await chunks.summary
+  progress?.finish()
+  if (!command.jsonl) {
+    const response = { ...summary, chunks: collected }
+    await output.write((command.pretty ? JSON.stringify(response, null, 2) : JSON.stringify(response)) + '\n')
+  }
+  await output.flush()
+  if (command.verify) {
+    verifier ??= new Verifier(await tokenizerByName(summary.metadata.tokenizer).load(), summary.metadata.max_tokens)
+    const violations = verifier.finish(summary.document.encoding !== 'binary')
+    if (violations.length > 0) {
+      for (const v of violations) process.stderr.write(`docsplit: verify: chunk ${v.chunk}: ${v.rule}: ${v.detail}\n`)
+      throw new DocsplitError('DOCSPLIT_VERIFY_FAILED', `${violations.length} invariant violation(s) found`)
+    }
+    process.stderr.write(`docsplit: verified ${summary.chunk_count} chunks: lossless, every chunk within ${summary.metadata.max_tokens} tokens by recount\n`)
+  }
+  return 0
+}

@@ -1,0 +1,52 @@
+/**
+ * Re-checks a split's output against the invariants, as chunks stream by: chunks tile the
+ * source (each starts where the previous ended, or earlier by overlap), the tiles joined equal
+ * the source text, and every chunk not `protected` is within the budget by a fresh count.
+ * Memory is constant: the source and the tiles are compared by running hashes.
+ */
+import { createHash, type Hash } from 'node:crypto'
+import type { Chunk } from './schema.js'
+import type { Tokenizer } from './types.js'
+
+export interface Violation {
+  chunk: number
+  rule: 'lossless' | 'budget' | 'token_count' | 'order'
+  detail: string
+}
+
+export class Verifier {
+  readonly violations: Violation[] = []
+  private readonly source: Hash = createHash('sha256')
+  private readonly tiles: Hash = createHash('sha256')
+  private end = 0
+
+  constructor (private readonly tokenizer: Tokenizer, private readonly maxTokens: number) {}
+
+  /** Decoded source text, in order (skip for binary formats). */
+  addSource (text: string): void {
+    this.source.update(text)
+  }
+
+  check (chunk: Chunk): void {
+    const add = (rule: Violation['rule'], detail: string): void => {
+      if (this.violations.length < 100) this.violations.push({ chunk: chunk.index, rule, detail })
+    }
+    if (chunk.char_start > this.end || chunk.char_end < this.end) add('order', `chunk covers ${chunk.char_start}..${chunk.char_end}; the previous one ended at ${this.end}`)
+    // The part not repeated from the previous chunk, in code points.
+    const repeated = this.end - chunk.char_start
+    const fresh = repeated > 0 ? Array.from(chunk.text).slice(repeated).join('') : chunk.text
+    this.tiles.update(fresh)
+    this.end = Math.max(this.end, chunk.char_end)
+    const count = this.tokenizer.count(chunk.text)
+    if (count !== chunk.token_count) add('token_count', `token_count ${chunk.token_count}, recounted ${count}`)
+    if (!chunk.protected && count > this.maxTokens) add('budget', `${count} tokens over the budget of ${this.maxTokens}`)
+  }
+
+  /** Call once the last chunk and source text are in. `lossless` false for binary formats. */
+  finish (lossless = true): Violation[] {
+    if (lossless && this.source.digest('hex') !== this.tiles.digest('hex')) {
+      this.violations.push({ chunk: -1, rule: 'lossless', detail: 'the chunks joined differ from the source text' })
+    }
+    return this.violations
+  }
+}
