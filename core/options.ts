@@ -53,6 +53,8 @@ export function optionsSchema (): TObject {
 export function describeSchema (schema: TSchema): string {
   const s = schema as Record<string, unknown>
   if (Array.isArray(s.enum)) return `one of ${listValues(s.enum.map(String))}`
+  const consts = Array.isArray(s.anyOf) ? (s.anyOf as Array<{ const?: unknown }>).map((o) => o.const) : []
+  if (consts.length > 0 && consts.every((c) => c !== undefined)) return `one of ${listValues(consts.map(String))}`
   const range = (unit: string): string => {
     const min = s.minimum as number | undefined
     const max = s.maximum as number | undefined

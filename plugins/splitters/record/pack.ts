@@ -25,6 +25,10 @@ function samePath (a: string[], b: string[]): boolean {
   return a === b || (a.length === b.length && a.every((x, i) => x === b[i]))
 }
 
+function isPrefix (prefix: string[], path: string[]): boolean {
+  return prefix.length <= path.length && prefix.every((x, i) => x === path[i])
+}
+
 function chunkFields (units: Unit[]): Record<string, string | number> | undefined {
   const records = units.filter((u) => u.fields !== undefined)
   if (records.length === 0) return undefined
@@ -70,7 +74,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
     if (recordUnits.length > 0) {
       draft.recordStart = recordUnits[0]!.record
       draft.recordCount = recordUnits.length
-      const context = recordUnits[0]!.context
+      const context = recordUnits.find((u) => u.context !== undefined)?.context
       if (context !== undefined) draft.context = context
     }
     const fields = chunkFields(units)
@@ -97,10 +101,17 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
     return carry
   }
 
+  /**
+   * Whether `u` may join the current chunk. Records join records of the same container and
+   * context (a header row without context joins its rows). A block joins unless it opens another
+   * container (it then travels with the records after it); a closing block stays behind.
+   */
   const sameGroup = (u: Unit): boolean => {
-    if (u.record < 0) return true
     const last = current.findLast((c) => c.record >= 0)
-    return last === undefined || (last.context === u.context && samePath(last.path, u.path))
+    if (last === undefined) return true
+    if (u.record < 0) return isPrefix(u.path, last.path)
+    const compatible = last.context === undefined || u.context === undefined || last.context === u.context
+    return compatible && samePath(last.path, u.path)
   }
 
   const add = (incoming: Unit): void => {

@@ -1,0 +1,44 @@
+/**
+ * The README's options, chunk-field and error tables, rendered from the one definition of
+ * each (core/options.ts, core/schema.ts, core/errors.ts). `node --import tsx
+ * scripts/readme-tables.ts --write` rewrites them in place; a test fails when they drift.
+ */
+import { readFileSync, writeFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import '../plugins/index.js'
+import { errorTable } from '../core/errors.js'
+import { describeSchema, optionsSchema } from '../core/options.js'
+import { Chunk } from '../core/schema.js'
+
+const readme = fileURLToPath(new URL('../README.md', import.meta.url))
+const cell = (s: string): string => s.replaceAll('|', '\\|').replaceAll('\n', ' ')
+
+export function tables (): Record<string, string> {
+  const options = optionsSchema() as unknown as { properties: Record<string, { description?: string, default?: unknown, enum?: string[] }> }
+  const optionRows = Object.entries(options.properties).map(([name, s]) => {
+    const accepts = s.enum !== undefined && s.enum.length > 8 ? `${s.enum.length} names (see \`docsplit formats\`)` : describeSchema(s as never)
+    return `| \`${name}\` | \`--${name.replaceAll('_', '-')}\` | ${cell(accepts)} | ${s.default === undefined ? '' : `\`${JSON.stringify(s.default)}\``} | ${cell(s.description ?? '')} |`
+  })
+  const chunk = Chunk as unknown as { properties: Record<string, { type?: string, description?: string, anyOf?: unknown }>, required?: string[] }
+  const chunkRows = Object.entries(chunk.properties).map(([name, s]) => {
+    const type = s.type ?? (s.anyOf !== undefined ? 'string' : 'value')
+    const optional = chunk.required?.includes(name) === true ? '' : ' (records only)'
+    return `| \`${name}\` | ${type}${optional} | ${cell(s.description ?? '')} |`
+  })
+  const errorRows = Object.entries(errorTable).map(([code, e]) => `| \`${code}\` | ${e.status} | ${e.exit} | ${cell(e.description)} |`)
+  return {
+    options: ['| option | CLI flag | accepts | default | meaning |', '|---|---|---|---|---|', ...optionRows].join('\n'),
+    chunk: ['| field | type | meaning |', '|---|---|---|', ...chunkRows].join('\n'),
+    errors: ['| code | HTTP | exit | meaning and fix |', '|---|---|---|---|', ...errorRows].join('\n'),
+  }
+}
+
+export function render (text: string): string {
+  for (const [name, table] of Object.entries(tables())) {
+    const pattern = new RegExp(`(<!-- ${name}:start -->)[\\s\\S]*?(<!-- ${name}:end -->)`)
+    text = text.replace(pattern, `$1\n${table}\n$2`)
+  }
+  return text
+}
+
+if (process.argv.includes('--write')) writeFileSync(readme, render(readFileSync(readme, 'utf8')))

@@ -1,0 +1,96 @@
+/**
+ * The built `docsplit` command, run as a user runs it (npm test builds dist/ first).
+ */
+import t from 'tap'
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..')
+const bin = join(root, 'dist/cli/index.js')
+const dir = mkdtempSync(join(tmpdir(), 'docsplit-cli-'))
+t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+
+function docsplit (args: string[], input?: string | Buffer): { code: number | null, stdout: string, stderr: string } {
+  const r = spawnSync(process.execPath, [bin, ...args], { input, encoding: 'utf8', maxBuffer: 1 << 28 })
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
+}
+
+const file = (name: string, content: string | Buffer): string => {
+  const path = join(dir, name)
+  writeFileSync(path, content)
+  return path
+}
+
+t.before(() => {
+  if (!existsSync(bin)) throw new Error(`${bin} is missing: run npm run build (npm test does it first)`)
+})
+
+const prose = Array.from({ length: 80 }, (_, i) => `Paragraph ${i} says something worth reading.\nIt has two lines.\n`).join('\n')
+
+t.test('should print the docsplit.chunk.v1 response for a file', async (t) => {
+  const r = docsplit(['split', file('doc.txt', prose), '--max-tokens', '64'])
+  t.equal(r.code, 0, r.stderr)
+  const out = JSON.parse(r.stdout)
+  t.equal(out.schema_version, 'docsplit.chunk.v1')
+  t.equal(out.document.input_format, 'text', 'auto by extension')
+  t.equal(out.metadata.max_tokens, 64)
+  t.equal(out.chunks.map((c: { text: string }) => c.text).join(''), prose)
+  t.equal(out.chunk_count, out.chunks.length)
+})
+
+t.test('should stream one chunk per line with --jsonl, from stdin too', async (t) => {
+  const r = docsplit(['split', '-', '--jsonl', '--input-format', 'text', '--max-tokens', '32'], prose)
+  t.equal(r.code, 0, r.stderr)
+  const lines = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l))
+  t.ok(lines.length > 10)
+  t.same(lines.map((c) => c.index), lines.map((_, i) => i))
+  t.equal(lines.map((c) => c.text).join(''), prose)
+})
+
+t.test('should verify its own output and say so', async (t) => {
+  const r = docsplit(['split', file('v.txt', prose), '--verify', '--jsonl', '--max-tokens', '16', '--overlap-tokens', '4'])
+  t.equal(r.code, 0, r.stderr)
+  t.match(r.stderr, /verified \d+ chunks/)
+})
+
+t.test('should exit 2 on usage errors, 3 on input errors', async (t) => {
+  t.equal(docsplit(['split']).code, 2)
+  t.equal(docsplit(['split', 'a', 'b']).code, 2)
+  t.equal(docsplit(['split', file('x.txt', 'x'), '--no-such-flag']).code, 2)
+  const budget = docsplit(['split', file('y.txt', 'x'), '--max-tokens', '3'])
+  t.equal(budget.code, 2)
+  t.match(budget.stderr, /DOCSPLIT_INVALID_BUDGET: max_tokens must be an integer from 8 to 1000000/)
+  t.equal(docsplit(['split', file('z.txt', 'x'), '--tokenizer', 'nope']).code, 2)
+  t.equal(docsplit(['frobnicate']).code, 2)
+  const missing = docsplit(['split', join(dir, 'missing.txt')])
+  t.equal(missing.code, 2)
+  t.match(missing.stderr, /no such file/)
+  const bad = docsplit(['split', file('bad.txt', Buffer.from([0x61, 0xff, 0x62])), '--input-format', 'text'])
+  t.equal(bad.code, 3)
+  t.match(bad.stderr, /DOCSPLIT_INVALID_UTF8: the input is not valid UTF-8 at byte 1/)
+  t.notMatch(bad.stderr, new RegExp(dir), 'no file paths beyond what the user typed')
+})
+
+t.test('should list formats, splitters and tokenizers with defaults', async (t) => {
+  const r = docsplit(['formats', '--json'])
+  t.equal(r.code, 0, r.stderr)
+  const info = JSON.parse(r.stdout)
+  t.ok(info.formats.some((f: { formats: string[] }) => f.formats.includes('text')))
+  t.same(info.splitters.map((s: { name: string }) => s.name).slice(0, 2), ['sibling', 'record'])
+  t.ok(info.tokenizers.find((x: { name: string, default: boolean }) => x.name === 'approx' && x.default))
+  const human = docsplit(['formats'])
+  t.equal(human.code, 0)
+  t.match(human.stdout, /Tokenizers \(tokenizer\):/)
+})
+
+t.test('should print help and version', async (t) => {
+  const help = docsplit(['--help'])
+  t.equal(help.code, 0)
+  t.match(help.stdout, /--max-tokens VALUE/)
+  t.match(help.stdout, /Exit codes: 0 ok, 2 usage error, 3 input error, 4 missing optional dependency/)
+  const version = docsplit(['--version'])
+  t.match(version.stdout, /^\d+\.\d+\.\d+\n$/)
+})

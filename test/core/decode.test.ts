@@ -1,0 +1,84 @@
+import t from 'tap'
+import { split } from '../../index.js'
+import { firstInvalidUtf8 } from '../../core/decode.js'
+
+const bytes = (...parts: Array<string | number[]>): Uint8Array =>
+  Buffer.concat(parts.map((p) => typeof p === 'string' ? Buffer.from(p, 'utf8') : Buffer.from(p)))
+
+async function * onePerByte (data: Uint8Array): AsyncGenerator<Uint8Array> {
+  for (let i = 0; i < data.length; i++) yield data.subarray(i, i + 1)
+}
+
+t.test('should reject invalid UTF-8 with the byte offset, at the start, middle and end', async (t) => {
+  for (const [input, offset] of [
+    [bytes([0xff], 'abc'), 0],
+    [bytes('héllo', [0xc3, 0x28], 'x'), 6],
+    [bytes('abc', [0xe2, 0x82]), 3],
+  ] as const) {
+    await t.rejects(split(input, { input_format: 'text' }), { code: 'DOCSPLIT_INVALID_UTF8', message: new RegExp(`at byte ${offset};`) })
+    await t.rejects(split(onePerByte(input), { input_format: 'text' }), { code: 'DOCSPLIT_INVALID_UTF8', message: new RegExp(`at byte ${offset};`) }, 'same offset when fed one byte at a time')
+  }
+})
+
+t.test('should find overlong, surrogate and out-of-range sequences', async (t) => {
+  t.equal(firstInvalidUtf8(bytes('ok', [0xc0, 0x80]), true), 2)
+  t.equal(firstInvalidUtf8(bytes('ok', [0xed, 0xa0, 0x80]), true), 2)
+  t.equal(firstInvalidUtf8(bytes([0xf4, 0x90, 0x80, 0x80]), true), 0)
+  t.equal(firstInvalidUtf8(bytes('ok', [0xf0, 0x9f]), false), -1, 'a cut sequence is fine mid-stream')
+  t.equal(firstInvalidUtf8(bytes('ok', [0xf0, 0x9f]), true), 2, 'and invalid at the end')
+  t.equal(firstInvalidUtf8(bytes('日本語 😀'), true), -1)
+})
+
+t.test('should strip a UTF-8 BOM and still count it in byte offsets', async (t) => {
+  const r = await split(bytes([0xef, 0xbb, 0xbf], 'héllo\n'), { input_format: 'text' })
+  t.equal(r.chunks[0]!.text, 'héllo\n')
+  t.equal(r.chunks[0]!.char_start, 0)
+  t.equal(r.chunks[0]!.byte_start, 3)
+  t.equal(r.chunks[0]!.byte_end, 10)
+  t.equal(r.document.byte_count, 10)
+  t.equal(r.document.char_count, 6)
+})
+
+t.test('should decode UTF-16 by its BOM with byte offsets in UTF-16 units', async (t) => {
+  const le = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('a😀\nb', 'utf16le')])
+  const r = await split(le, { input_format: 'text' })
+  t.equal(r.document.encoding, 'utf-16le')
+  t.equal(r.chunks.map((c) => c.text).join(''), 'a😀\nb')
+  t.equal(r.chunks[0]!.byte_start, 2)
+  t.equal(r.chunks.at(-1)!.byte_end, le.length)
+  t.equal(r.document.char_count, 4, 'the emoji is one code point')
+  const be = Buffer.from(le).swap16()
+  be[0] = 0xfe; be[1] = 0xff
+  t.equal((await split(be, { input_format: 'text' })).chunks.map((c) => c.text).join(''), 'a😀\nb')
+})
+
+t.test('should decode latin1 by name with one byte per character', async (t) => {
+  const input = Buffer.from([0x41, 0xa3, 0x35, 0x0a, 0x42])
+  const r = await split(input, { input_format: 'text', encoding: 'latin1' })
+  t.equal(r.chunks.map((c) => c.text).join(''), 'A£5\nB')
+  t.equal(r.document.encoding, 'windows-1252')
+  t.equal(r.chunks.at(-1)!.byte_end, 5)
+  await t.rejects(split(input, { input_format: 'text' }), { code: 'DOCSPLIT_INVALID_UTF8' }, 'the same bytes are not UTF-8')
+})
+
+t.test('should refuse unknown and multi-byte legacy encodings', async (t) => {
+  await t.rejects(split(Buffer.from('x'), { encoding: 'no-such-encoding', input_format: 'text' }), { code: 'DOCSPLIT_UNSUPPORTED_ENCODING' })
+  await t.rejects(split(Buffer.from('x'), { encoding: 'shift_jis', input_format: 'text' }), { code: 'DOCSPLIT_UNSUPPORTED_ENCODING' })
+})
+
+t.test('should give the same chunks whatever the piece sizes', async (t) => {
+  const text = '日本語のテキスト。😀 emoji and ascii.\n\n' + 'Ünïcödé paragraph two. '.repeat(40)
+  const whole = await split(text, { input_format: 'text', max_tokens: 32 })
+  const pieces = await split(onePerByte(Buffer.from(text)), { input_format: 'text', max_tokens: 32 })
+  t.same(pieces.chunks, whole.chunks)
+})
+
+t.test('should split empty input into zero chunks and a valid response', async (t) => {
+  for (const input of ['', new Uint8Array(0), Buffer.from([0xef, 0xbb, 0xbf])]) {
+    const r = await split(input, { input_format: 'text' })
+    t.equal(r.chunk_count, 0)
+    t.same(r.chunks, [])
+    t.equal(r.document.char_count, 0)
+    t.equal(r.document.line_count, 0)
+  }
+})

@@ -1,0 +1,45 @@
+import t from 'tap'
+import { split, optionsSchema, resolveOptions } from '../../index.js'
+
+t.test('should apply the documented defaults and report every effective option', async (t) => {
+  const r = await split('hello', { input_format: 'text' })
+  t.equal(r.metadata.max_tokens, 512)
+  t.equal(r.metadata.overlap_tokens, 0)
+  t.equal(r.metadata.splitter, 'sibling')
+  t.equal(r.metadata.tokenizer, 'approx')
+  t.match(r.metadata.options, { input_format: 'text', max_tokens: 512, tokenizer: 'approx', overlap_tokens: 0, encoding: 'utf-8', splitter: 'sibling' })
+})
+
+t.test('should reject budgets out of range with the range in the message', async (t) => {
+  for (const max of [7, 0, -1, 1_000_001, 12.5]) {
+    t.throws(() => resolveOptions({ max_tokens: max }), { code: 'DOCSPLIT_INVALID_BUDGET', message: /max_tokens must be an integer from 8 to 1000000/ })
+  }
+  t.equal(resolveOptions({ max_tokens: '64' }).max_tokens, 64, 'strings from flags and forms are coerced')
+  t.throws(() => resolveOptions({ max_tokens: 'many' }), { code: 'DOCSPLIT_INVALID_BUDGET' })
+  t.throws(() => resolveOptions({ max_tokens: 100, overlap_tokens: 51 }), { code: 'DOCSPLIT_INVALID_BUDGET', message: /at most half/ })
+  t.equal(resolveOptions({ max_tokens: 100, overlap_tokens: 50 }).overlap_tokens, 50)
+})
+
+t.test('should reject unknown names listing the accepted ones', async (t) => {
+  t.throws(() => resolveOptions({ max_token: 5 }), { code: 'DOCSPLIT_UNKNOWN_OPTION', message: /"max_tokens"/ })
+  await t.rejects(split('x', { input_format: 'nope' }), { code: 'DOCSPLIT_UNSUPPORTED_FORMAT', message: /"text"/ })
+  await t.rejects(split('x', { input_format: 'text', splitter: 'nope' }), { code: 'DOCSPLIT_UNKNOWN_SPLITTER', message: /"sibling", "record"/ })
+  await t.rejects(split('x', { input_format: 'text', tokenizer: 'nope' }), { code: 'DOCSPLIT_UNKNOWN_TOKENIZER', message: /"approx"/ })
+})
+
+t.test('should publish one options schema with enums, bounds and defaults', async (t) => {
+  const schema = optionsSchema() as unknown as { properties: Record<string, { enum?: string[], minimum?: number, maximum?: number, default?: unknown }> }
+  t.ok(schema.properties.input_format!.enum!.includes('auto'))
+  t.ok(schema.properties.input_format!.enum!.includes('text'))
+  t.same(schema.properties.splitter!.enum!.slice(0, 2), ['sibling', 'record'])
+  t.equal(schema.properties.max_tokens!.minimum, 8)
+  t.equal(schema.properties.max_tokens!.maximum, 1_000_000)
+  t.equal(schema.properties.max_tokens!.default, 512)
+  t.equal(schema.properties.tokenizer!.default, 'approx')
+})
+
+t.test('should choose the format by extension, then by content', async (t) => {
+  t.equal((await split('a,b\n1,2\n', { filename: 'data.tsv' })).document.input_format, 'tsv')
+  t.equal((await split('plain words here\n', { filename: 'notes.txt' })).document.input_format, 'text')
+  t.equal((await split('just some words\n')).document.input_format, 'text', 'text when nothing else matches')
+})

@@ -1,0 +1,105 @@
+/**
+ * The record splitter over generated records (a test parser: one record per line, optional
+ * header context, optional groups): records whole, protected records alone, counts exact.
+ */
+import t from 'tap'
+import fc from 'fast-check'
+import { definePlugin, register, split, type DocEvent } from '../../../index.js'
+import { tokenizerByName } from '../../../core/registry.js'
+import { invariantProblems } from '../../helpers/invariants.js'
+
+register(definePlugin({
+  kind: 'parser', name: 'test-lines', docsplit: '^1', formats: ['test-lines'], extensions: [], reads: 'text', defaultSplitter: 'record',
+  create (ctx) {
+    let held = ''
+    let start = 0
+    let n = 0
+    let header: string | undefined
+    let group = ''
+    const line = (text: string): void => {
+      // "#group" lines open a new container; the first line is a header for context.
+      if (text.startsWith('#')) {
+        if (group !== '') ctx.emit({ type: 'exit', end: start })
+        group = text.trim()
+        ctx.emit({ type: 'enter', kind: 'group', label: group, start })
+        ctx.emit({ type: 'block', kind: 'marker', start, end: start + text.length, text })
+      } else {
+        const event: DocEvent = { type: 'record', kind: n === 0 ? 'header' : 'row', start, end: start + text.length, text, label: `row[${n}]`, fields: { row_start: n + 1, row_end: n + 1 } }
+        if (header !== undefined) event.context = header
+        else header = text.trimEnd()
+        ctx.emit(event)
+        n++
+      }
+      start += text.length
+    }
+    return {
+      write (piece) {
+        held += piece
+        let i = held.indexOf('\n')
+        while (i !== -1) { line(held.slice(0, i + 1)); held = held.slice(i + 1); i = held.indexOf('\n') }
+      },
+      end () {
+        if (held.length > 0) line(held)
+        if (group !== '') ctx.emit({ type: 'exit', end: start })
+      },
+    }
+  },
+}))
+
+const approx = await tokenizerByName('approx').load()
+const recordLine = fc.array(fc.oneof(fc.constantFrom('alpha', 'β', '日本', '😀', '42', ',', '"q"'), fc.string({ maxLength: 8 })), { maxLength: 40 })
+  .map((ws) => ws.join(' ').replaceAll('\n', ' ').replaceAll('#', '') + '\n')
+
+t.test('should never cut inside a record and keep every record in exactly one chunk', async (t) => {
+  await fc.assert(fc.asyncProperty(fc.array(fc.oneof({ weight: 9, arbitrary: recordLine }, { weight: 1, arbitrary: fc.constantFrom('#a\n', '#b\n') }), { maxLength: 60 }), fc.constantFrom(8, 16, 64, 512), async (lines, max) => {
+    const text = lines.join('')
+    const r = await split(text, { input_format: 'test-lines', max_tokens: max })
+    const bounds = new Set<number>([0])
+    let at = 0
+    for (const l of lines) bounds.add(at += l.length)
+    const problems = invariantProblems(r, text, { tokenizer: approx, recordBoundaries: bounds })
+    let expected = 0
+    for (const c of r.chunks) {
+      if (c.record_count !== undefined && c.record_count > 0) {
+        if (c.record_start !== expected) problems.push(`chunk ${c.index}: record_start ${String(c.record_start)}, expected ${expected}`)
+        expected += c.record_count
+      }
+      if (c.protected && approx.count(c.text) <= max) problems.push(`chunk ${c.index}: protected but fits`)
+    }
+    if (expected !== lines.filter((l) => !l.startsWith('#')).length) problems.push('records counted differ')
+    if (problems.length > 0) throw new Error(problems.join('\n'))
+  }), { numRuns: 200 })
+})
+
+t.test('should put a record over budget alone, protected, and carry header context', async (t) => {
+  const text = 'id,name\n1,short\n2,' + 'long '.repeat(200) + '\n3,short\n'
+  const r = await split(text, { input_format: 'test-lines', max_tokens: 32 })
+  const big = r.chunks.find((c) => c.protected)!
+  t.ok(big, 'one chunk is protected')
+  t.equal(big.record_count, 1)
+  t.ok(big.text.startsWith('2,long'))
+  t.equal(big.context, 'id,name')
+  t.same(big.path, ['row[2]'], 'a single record adds its label to the path')
+  t.equal(r.chunks.filter((c) => c.protected).length, 1)
+  t.equal(r.chunks.at(-1)!.boundary, 'end')
+})
+
+t.test('should not mix records of different containers and merge fields first-to-last', async (t) => {
+  const text = '#a\nh\n1\n2\n#b\n3\n4\n'
+  const r = await split(text, { input_format: 'test-lines', max_tokens: 512 })
+  t.equal(r.chunk_count, 2)
+  t.same(r.chunks.map((c) => c.path), [['#a'], ['#b']])
+  t.match(r.chunks[0], { row_start: 1, row_end: 3, record_start: 0, record_count: 3 })
+  t.match(r.chunks[1], { row_start: 4, row_end: 5, record_start: 3, record_count: 2 })
+})
+
+t.test('should overlap whole records only', async (t) => {
+  const text = Array.from({ length: 40 }, (_, i) => `record ${i} with a few words\n`).join('')
+  const r = await split(text, { input_format: 'test-lines', max_tokens: 40, overlap_tokens: 12 })
+  const starts = new Set<number>()
+  let at = 0
+  for (const l of text.split(/(?<=\n)/)) { starts.add(at); at += l.length }
+  for (const c of r.chunks) t.ok(starts.has(c.char_start), `chunk ${c.index} starts at a record`)
+  t.ok(r.chunks.slice(1).some((c, i) => c.char_start < r.chunks[i]!.char_end), 'some chunk repeats records')
+  t.same(invariantProblems(r, text, { tokenizer: approx }), [])
+})

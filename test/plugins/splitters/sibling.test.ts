@@ -1,0 +1,145 @@
+/**
+ * The sibling splitter over generated document trees (a test parser replays planned events),
+ * for budgets from 8 to 4096 and both the approx and an exact BPE tokenizer: the DESIGN.md
+ * invariants, plus the structure rules that only a tree-aware test can see.
+ */
+import t from 'tap'
+import fc from 'fast-check'
+import { definePlugin, register, split, type DocEvent } from '../../../index.js'
+import { tokenizerByName } from '../../../core/registry.js'
+import type { Tokenizer } from '../../../core/types.js'
+import { invariantProblems } from '../../helpers/invariants.js'
+
+let planned: DocEvent[] = []
+register(definePlugin({
+  kind: 'parser', name: 'test-tree', docsplit: '^1', formats: ['test-tree'], extensions: [], reads: 'text', defaultSplitter: 'sibling',
+  create: (ctx) => ({ write () {}, end () { for (const e of planned) ctx.emit(e) } }),
+}))
+
+interface Section { heading: string, children: Node[] }
+type Node = Section | string
+
+const word = fc.oneof(
+  fc.constantFrom('the', 'budget', 'chunk', 'Ünïcödé', '日本語のテキスト', '😀', '👩‍👩‍👧', 'a', '1234567', 'x'.repeat(40), '—', '.', '!', '?'),
+  fc.string({ minLength: 1, maxLength: 12 }),
+)
+const sentence = fc.array(word, { minLength: 1, maxLength: 30 }).map((ws) => ws.join(' ') + '.')
+const paragraph = fc.tuple(fc.array(sentence, { minLength: 1, maxLength: 8 }), fc.constantFrom('\n\n', '\r\n\r\n', '\n', '')).map(([ss, end]) => ss.join(' ') + end)
+const tree: fc.Arbitrary<Node[]> = fc.letrec<{ nodes: Node[], node: Node }>((tie) => ({
+  nodes: fc.array(tie('node'), { maxLength: 5 }),
+  node: fc.oneof({ depthSize: 'small', withCrossShrink: true }, paragraph, fc.record({ heading: sentence, children: tie('nodes') })),
+})).nodes
+
+interface Planned { text: string, events: DocEvent[], blocks: Array<{ start: number, end: number, heading: boolean, sectionEnd: number }> }
+
+function plan (nodes: Node[]): Planned {
+  const events: DocEvent[] = []
+  const blocks: Planned['blocks'] = []
+  let text = ''
+  const block = (kind: string, body: string, heading = false): void => {
+    if (body.length === 0) return
+    events.push({ type: 'block', kind, start: text.length, end: text.length + body.length, text: body, attachNext: heading })
+    blocks.push({ start: text.length, end: text.length + body.length, heading, sectionEnd: -1 })
+    text += body
+  }
+  // Iterative walk: generated trees are shallow, but the pattern is the one parsers must use.
+  const stack: Array<{ nodes: Node[], i: number, depth: number, headingBlock?: number }> = [{ nodes, i: 0, depth: 0 }]
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1]!
+    if (top.i >= top.nodes.length) {
+      stack.pop()
+      if (stack.length > 0) {
+        events.push({ type: 'exit', end: text.length })
+        if (top.headingBlock !== undefined) blocks[top.headingBlock]!.sectionEnd = text.length
+      }
+      continue
+    }
+    const node = top.nodes[top.i++]!
+    if (typeof node === 'string') block('paragraph', node)
+    else {
+      events.push({ type: 'enter', kind: 'section', label: node.heading.slice(0, 20), start: text.length })
+      block('heading', `${'#'.repeat(Math.min(6, top.depth + 1))} ${node.heading}\n`, true)
+      stack.push({ nodes: node.children, i: 0, depth: top.depth + 1, headingBlock: blocks.length - 1 })
+    }
+  }
+  return { text, events, blocks }
+}
+
+const tokenizers: Array<[string, Tokenizer | undefined]> = []
+for (const name of ['approx', 'o200k_base']) {
+  try {
+    tokenizers.push([name, await tokenizerByName(name).load()])
+  } catch {
+    tokenizers.push([name, undefined])
+  }
+}
+
+for (const [name, tokenizer] of tokenizers) {
+  t.test(`should hold the invariants on generated trees with ${name}`, { skip: tokenizer === undefined ? `${name} is not available` : false }, async (t) => {
+    await fc.assert(fc.asyncProperty(tree, fc.constantFrom(8, 16, 32, 64, 512, 4096), async (nodes, max) => {
+      const p = plan(nodes)
+      planned = p.events
+      const r = await split(p.text, { input_format: 'test-tree', max_tokens: max, tokenizer: name })
+      const problems = invariantProblems(r, p.text, { tokenizer: tokenizer! })
+      // Structure kept: a boundary inside a block only when that block alone is over budget;
+      // never right after a heading while its section continues, unless even the heading and
+      // the next word together are far over half the budget.
+      const cuts = new Set(r.chunks.slice(0, -1).map((c) => c.char_end))
+      const u16 = Array.from(p.text).reduce<number[]>((acc, ch) => { acc.push(acc.at(-1)! + ch.length); return acc }, [0])
+      for (const cut of [...cuts].map((c) => u16[c]!)) {
+        for (const b of p.blocks) {
+          if (cut > b.start && cut < b.end && tokenizer!.count(p.text.slice(b.start, b.end)) <= max) problems.push(`cut at ${cut} inside a block that fits`)
+          if (b.heading && cut === b.end && b.sectionEnd > b.end) {
+            const next = p.text.slice(b.end, b.sectionEnd).split(/(?<=\s)/)[0] ?? ''
+            if (tokenizer!.count(p.text.slice(b.start, b.end) + next) <= max / 2) problems.push(`chunk ends with a heading at ${cut} while its section continues`)
+          }
+        }
+      }
+      if (problems.length > 0) throw new Error(problems.join('\n'))
+    }), { numRuns: name === 'approx' ? 150 : 40 })
+  })
+}
+
+t.test('should keep whole sections together when they fit, and path them', async (t) => {
+  const p = plan([
+    { heading: 'Alpha', children: ['One. Two.\n\n', 'Three.\n\n'] },
+    { heading: 'Beta', children: ['Four five six seven.\n\n', { heading: 'Gamma', children: ['Deep text here.\n\n'] }] },
+  ])
+  planned = p.events
+  const r = await split(p.text, { input_format: 'test-tree', max_tokens: 16 })
+  t.same(r.chunks.map((c) => c.path), [['Alpha'], ['Beta']])
+  t.same(r.chunks.map((c) => c.boundary), ['section', 'end'])
+  t.ok(r.chunks[1]!.text.startsWith('# Beta'))
+})
+
+t.test('should give identical output for identical input (deterministic)', async (t) => {
+  const p = plan([{ heading: 'Title', children: ['word '.repeat(500) + '\n\n'] }, 'tail paragraph.\n'])
+  planned = p.events
+  const a = await split(p.text, { input_format: 'test-tree', max_tokens: 40 })
+  const b = await split(p.text, { input_format: 'test-tree', max_tokens: 40 })
+  t.equal(JSON.stringify(a), JSON.stringify(b))
+  t.ok(a.chunks.length > 5)
+  t.equal(new Set(a.chunks.map((c) => c.id)).size, a.chunks.length, 'ids differ for equal text at different places')
+})
+
+t.test('should cut a 1 MB line and a 1 MB run of one character within budget', async (t) => {
+  for (const body of ['word '.repeat(200_000), 'a'.repeat(1_000_000), '😀'.repeat(300_000)]) {
+    const r = await split(body, { input_format: 'text', max_tokens: 512 })
+    const problems = invariantProblems(r, body, { tokenizer: tokenizers[0]![1]! })
+    t.same(problems, [])
+  }
+})
+
+t.test('should repeat the tail of the previous chunk with overlap, within budget', async (t) => {
+  const text = Array.from({ length: 60 }, (_, i) => `Sentence number ${i} is here.`).join(' ') + '\n'
+  const r = await split(text, { input_format: 'text', max_tokens: 40, overlap_tokens: 10 })
+  t.ok(r.chunks.length > 3)
+  for (let i = 1; i < r.chunks.length; i++) {
+    const prev = r.chunks[i - 1]!
+    const c = r.chunks[i]!
+    t.ok(c.char_start < prev.char_end, `chunk ${i} overlaps the previous one`)
+    t.ok(prev.text.endsWith(text.slice(c.char_start, prev.char_end)))
+    t.ok(c.token_count <= 40)
+  }
+  t.same(invariantProblems(r, text, { tokenizer: tokenizers[0]![1]! }), [])
+})
