@@ -148,5 +148,5 @@ export function isDocsplitError (value: unknown): value is DocsplitError {
 
 /** Lists accepted values in a message, short enough to read. */
 export function listValues (values: readonly string[]): string {
-  return values.map((v) => `"${v}"`).join(', ')
+  return values.map((v) => JSON.stringify(v)).join(', ')
 }

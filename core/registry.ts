@@ -27,7 +27,8 @@ function fail (message: string): never {
   throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', message)
 }
 
-function checkShape (plugin: Plugin): void {
+/** Checks a plugin's metadata and API range without registering it; throws a DocsplitError. */
+export function validatePlugin (plugin: Plugin): void {
   if (plugin === null || typeof plugin !== 'object') fail('a plugin must be an object made with definePlugin({ kind, name, ... })')
   if (typeof plugin.name !== 'string' || !/^[a-z0-9][a-z0-9_.-]*$/i.test(plugin.name)) fail('a plugin needs a `name` of letters, digits, `-`, `_` or `.`')
   if (!['parser', 'packer', 'tokenizer'].includes(plugin.kind)) fail(`plugin "${plugin.name}": \`kind\` must be "parser", "packer" or "tokenizer"`)
@@ -61,7 +62,7 @@ export function register (...entries: Array<Plugin | Plugin[]>): void {
       'plugins cannot be registered after the first split; register them at start (--plugin, DOCSPLIT_PLUGINS)')
   }
   const list = entries.flat()
-  for (const plugin of list) checkShape(plugin)
+  for (const plugin of list) validatePlugin(plugin)
   const seen = new Set<string>()
   for (const p of list) {
     const keys = p.kind === 'parser'
@@ -116,6 +117,11 @@ export function listPackers (): PackerPlugin[] {
 
 export function listTokenizers (): TokenizerPlugin[] {
   return [...tokenizers.values()]
+}
+
+export function isRegistered (plugin: Plugin): boolean {
+  const map = plugin.kind === 'parser' ? parsers : plugin.kind === 'packer' ? packers : tokenizers
+  return map.get(plugin.name) === plugin
 }
 
 export function parserForFormat (format: string): ParserPlugin {

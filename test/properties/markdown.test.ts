@@ -10,7 +10,7 @@ import { split } from '../../index.js'
 import { tokenizerByName } from '../../core/registry.js'
 import type { Tokenizer } from '../../core/types.js'
 import { corpusFiles, corpusMissing } from '../helpers/corpus.js'
-import { invariantProblems } from '../helpers/invariants.js'
+import { invariantProblems } from '../../testing.js'
 
 const tokenizers: Array<[string, Tokenizer | undefined]> = []
 for (const name of ['approx', 'o200k_base']) {

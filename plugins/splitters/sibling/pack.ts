@@ -21,6 +21,8 @@ const LEVEL_STRENGTH: Record<CutLevel, number> = { line: 40, sentence: 30, word:
 const LEVEL_BOUNDARY: Record<CutLevel, Boundary> = { line: 'line', sentence: 'sentence', word: 'word', grapheme: 'grapheme', codepoint: 'grapheme' }
 /** After a heading or decorator: used only when nothing else fits. */
 const ATTACHED = 1
+/** Summed estimates of small pieces may overstate their joined count this many times. */
+const EXTEND_FACTOR = 10
 
 interface Unit {
   start: number
@@ -69,7 +71,8 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
   let exitedSinceUnit = false
 
   const estimate = (u: Unit): number => {
-    if (u.est < 0) u.est = meter.estimate(u.text)
+    // A remainder longer than a window is cut before it could fit: no need to scan megabytes.
+    if (u.est < 0) u.est = u.pending && u.text.length > window ? budget + 1 : meter.estimate(u.text)
     return u.est
   }
 
@@ -141,6 +144,13 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     return true
   }
 
+  /** Exact for a cheap tokenizer; otherwise an estimate far over the budget is taken as proof. */
+  const overBudget = (u: Unit): boolean => {
+    const e = estimate(u)
+    if (meter.tokenizer.cheap === true) return e > budget
+    return e > budget * 4 || meter.count(u.text) > budget
+  }
+
   const joined = (j: number): string => {
     let text = ''
     for (let i = 0; i < j; i++) text += queue[i]!.text
@@ -152,15 +162,19 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
    * tokenizer, grow the extent by exact counts (galloping, then binary search).
    */
   const extend = (k: number): number => {
+    // Never past a pending remainder (it may be megabytes) or past what could plausibly fit.
+    let limit = k
+    let sum = 0
+    while (limit < queue.length && !queue[limit]!.pending && (sum += estimate(queue[limit]!)) <= budget * EXTEND_FACTOR) limit++
     let fits = k
-    let fails = queue.length + 1
-    for (let step = 1; k + step <= queue.length; step *= 2) {
+    let fails = limit + 1
+    for (let step = 1; k + step <= limit; step *= 2) {
       if (meter.count(joined(k + step)) <= budget) fits = k + step
       else { fails = k + step; break }
     }
-    if (fails > queue.length && fits < queue.length) {
-      if (meter.count(joined(queue.length)) <= budget) return queue.length
-      fails = queue.length
+    if (fails > limit && fits < limit) {
+      if (meter.count(joined(limit)) <= budget) return limit
+      fails = limit
     }
     while (fails - fits > 1) {
       const mid = (fits + fails) >> 1
@@ -229,10 +243,11 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
         const next = queue[k]!
         // Inside a block being cut, see its real cut points before choosing.
         if (next.pending && cut(k)) continue
-        // Only gaps after headings fit: cut what follows so the heading travels with it.
+        // Only gaps after headings fit, and what follows is over budget anyway: cut it so the
+        // heading travels with its first part. (What fits alone is never cut.)
         let strongest = 0
         for (let j = 0; j < k; j++) strongest = Math.max(strongest, queue[j]!.after)
-        if (k > 0 && strongest <= ATTACHED && cut(k)) continue
+        if (k > 0 && strongest <= ATTACHED && overBudget(next) && cut(k)) continue
       }
       if (k > 0 && emitBest(k, final)) continue
       if (!cut(0)) {

@@ -6,7 +6,7 @@ import t from 'tap'
 import fc from 'fast-check'
 import { definePlugin, register, split, type DocEvent } from '../../../index.js'
 import { tokenizerByName } from '../../../core/registry.js'
-import { invariantProblems } from '../../helpers/invariants.js'
+import { invariantProblems } from '../../../testing.js'
 
 register(definePlugin({
   kind: 'parser', name: 'test-lines', docsplit: '^1', formats: ['test-lines'], extensions: [], reads: 'text', defaultSplitter: 'record',

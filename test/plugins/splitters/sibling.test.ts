@@ -8,7 +8,7 @@ import fc from 'fast-check'
 import { definePlugin, register, split, type DocEvent } from '../../../index.js'
 import { tokenizerByName } from '../../../core/registry.js'
 import type { Tokenizer } from '../../../core/types.js'
-import { invariantProblems } from '../../helpers/invariants.js'
+import { invariantProblems } from '../../../testing.js'
 
 let planned: DocEvent[] = []
 register(definePlugin({
@@ -82,16 +82,18 @@ for (const [name, tokenizer] of tokenizers) {
       const r = await split(p.text, { input_format: 'test-tree', max_tokens: max, tokenizer: name })
       const problems = invariantProblems(r, p.text, { tokenizer: tokenizer! })
       // Structure kept: a boundary inside a block only when that block alone is over budget;
-      // never right after a heading while its section continues, unless even the heading and
-      // the next word together are far over half the budget.
+      // never right after a heading while its section continues, unless the next block fits
+      // alone (so it may not be cut) but not together with the chunk that holds the heading.
       const cuts = new Set(r.chunks.slice(0, -1).map((c) => c.char_end))
       const u16 = Array.from(p.text).reduce<number[]>((acc, ch) => { acc.push(acc.at(-1)! + ch.length); return acc }, [0])
       for (const cut of [...cuts].map((c) => u16[c]!)) {
         for (const b of p.blocks) {
           if (cut > b.start && cut < b.end && tokenizer!.count(p.text.slice(b.start, b.end)) <= max) problems.push(`cut at ${cut} inside a block that fits`)
           if (b.heading && cut === b.end && b.sectionEnd > b.end) {
-            const next = p.text.slice(b.end, b.sectionEnd).split(/(?<=\s)/)[0] ?? ''
-            if (tokenizer!.count(p.text.slice(b.start, b.end) + next) <= max / 2) problems.push(`chunk ends with a heading at ${cut} while its section continues`)
+            const next = p.blocks.find((n) => n.start === b.end)!
+            const chunk = r.chunks.find((c) => u16[c.char_end] === cut)!
+            const withNext = chunk.text + p.text.slice(next.start, next.end)
+            if (tokenizer!.count(withNext) <= max) problems.push(`chunk ends with a heading at ${cut} while its section continues`)
           }
         }
       }
@@ -106,7 +108,12 @@ t.test('should keep whole sections together when they fit, and path them', async
     { heading: 'Beta', children: ['Four five six seven.\n\n', { heading: 'Gamma', children: ['Deep text here.\n\n'] }] },
   ])
   planned = p.events
-  const r = await split(p.text, { input_format: 'test-tree', max_tokens: 16 })
+  // A budget that fits each section alone but not both.
+  const approx = tokenizers[0]![1]!
+  const betaAt = p.text.indexOf('# Beta')
+  const max = Math.max(8, approx.count(p.text.slice(0, betaAt)), approx.count(p.text.slice(betaAt)))
+  t.ok(approx.count(p.text) > max, 'precondition: the sections do not fit together')
+  const r = await split(p.text, { input_format: 'test-tree', max_tokens: max })
   t.same(r.chunks.map((c) => c.path), [['Alpha'], ['Beta']])
   t.same(r.chunks.map((c) => c.boundary), ['section', 'end'])
   t.ok(r.chunks[1]!.text.startsWith('# Beta'))

@@ -1,0 +1,267 @@
+/**
+ * `docsplit/testing`: the conformance kit every plugin is held to, built-ins included.
+ * Each check runs the DESIGN.md invariants (as fast-check properties where inputs can be
+ * generated) and the hostile-input basics, and throws an Error whose message says which
+ * sample, which rule, and where.
+ *
+ *   import { checkParser } from 'docsplit/testing'
+ *   await checkParser(myPlugin, [{ name: 'basic', input: 'key = value\n' }])
+ */
+import fc from 'fast-check'
+import type { DocEvent } from './events.js'
+import { DocsplitError, isDocsplitError } from './errors.js'
+import { split } from './pipeline.js'
+import { isRegistered, register, tokenizerByName, validatePlugin } from './registry.js'
+import type { SplitResponse } from './schema.js'
+import type { PackerPlugin, ParserHandler, ParserPlugin, ResolvedOptions, Tokenizer, TokenizerPlugin } from './types.js'
+
+export interface Sample {
+  name: string
+  input: string | Uint8Array
+  /** Split options for this sample (format options, encoding, ...). */
+  options?: Record<string, unknown>
+}
+
+export interface CheckOptions {
+  /** Budgets to split the samples at. */
+  budgets?: number[]
+  /** fast-check runs for generated inputs. */
+  numRuns?: number
+  /** Generated inputs for this format (default: arbitrary unicode strings). */
+  arbitrary?: fc.Arbitrary<string>
+}
+
+class ConformanceError extends Error {
+  override name = 'ConformanceError'
+}
+
+function fail (plugin: string, sample: string, message: string): never {
+  throw new ConformanceError(`${plugin}: ${sample}: ${message}`)
+}
+
+const decodeText = (input: string | Uint8Array): string => typeof input === 'string' ? input : new TextDecoder('utf-8', { fatal: true }).decode(input).replace(/^\uFEFF/, '')
+
+/** Runs a parser alone and returns its events, feeding the input in pieces of `size`. */
+async function events (plugin: ParserPlugin, input: string | Uint8Array, options: Record<string, unknown>, size: number): Promise<DocEvent[]> {
+  const out: DocEvent[] = []
+  const resolved = { input_format: plugin.formats[0], max_tokens: 512, splitter: plugin.defaultSplitter, tokenizer: 'approx', overlap_tokens: 0, encoding: 'utf-8', ...options } as ResolvedOptions
+  const handler = await plugin.create({
+    options: resolved,
+    emit: (e) => { out.push(e) },
+    fail: (code, message) => { throw new DocsplitError(code, message) },
+  }) as ParserHandler<string | Uint8Array>
+  const data = plugin.reads === 'text' ? decodeText(input) : input
+  for (let i = 0; i < data.length; i += size) handler.write(data.slice(i, i + size))
+  handler.end()
+  return out
+}
+
+/** Tiling and balance of a parser's events over `text`; returns the first problem. */
+export function eventProblem (list: DocEvent[], text: string | undefined): string | undefined {
+  let pos = 0
+  let depth = 0
+  for (const e of list) {
+    if (e.type === 'enter') depth++
+    else if (e.type === 'exit') {
+      if (--depth < 0) return 'an exit without an enter'
+    } else if (e.type === 'block' || e.type === 'record') {
+      if (e.start !== pos) return `${e.type} starts at ${e.start}, expected ${pos} (events must tile the text)`
+      if (e.end !== e.start + e.text.length) return `${e.type} at ${e.start}: end is not start + text length`
+      if (text !== undefined && text.slice(e.start, e.end) !== e.text) return `${e.type} at ${e.start}: text differs from the source`
+      pos = e.end
+    }
+  }
+  if (depth !== 0) return `${depth} container(s) left open`
+  if (text !== undefined && pos !== text.length) return `events cover ${pos} of ${text.length} characters`
+  return undefined
+}
+
+export interface InvariantOptions {
+  /** Recounts every chunk: must be the tokenizer the split used. */
+  tokenizer: Tokenizer
+  /** Check records-whole: no chunk boundary inside a record (offsets of record starts/ends). */
+  recordBoundaries?: Set<number>
+  /** Text formats only: chunks are slices of the source. */
+  lossless?: boolean
+}
+
+/** Code point index → UTF-16 index, for slicing like Python. */
+function codePointOffsets (text: string): number[] {
+  const out: number[] = []
+  for (let i = 0; i < text.length; i++) {
+    out.push(i)
+    const c = text.charCodeAt(i)
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const d = text.charCodeAt(i + 1)
+      if (d >= 0xdc00 && d <= 0xdfff) i++
+    }
+  }
+  out.push(text.length)
+  return out
+}
+
+export function invariantProblems (response: SplitResponse, source: string, options: InvariantOptions): string[] {
+  const problems: string[] = []
+  const add = (p: string): void => { if (problems.length < 10) problems.push(p) }
+  const cps = codePointOffsets(source)
+  const max = response.metadata.max_tokens
+  const overlap = response.metadata.overlap_tokens
+  let end = 0
+  let newlinesBefore = 0
+  let u16 = 0
+  response.chunks.forEach((c, i) => {
+    if (c.index !== i) add(`chunk ${i}: index ${c.index}`)
+    if (options.lossless !== false) {
+      const from = cps[c.char_start]
+      const to = cps[c.char_end]
+      if (from === undefined || to === undefined || source.slice(from, to) !== c.text) add(`chunk ${i}: text differs from source[${c.char_start}:${c.char_end}]`)
+      if (overlap === 0 && c.char_start !== end) add(`chunk ${i}: starts at ${c.char_start}, previous ended at ${end}`)
+      if (from !== undefined) {
+        // Lines and bytes, counted from scratch (the engine counts incrementally).
+        while (u16 < from) { if (source.charCodeAt(u16) === 10) newlinesBefore++; u16++ }
+        if (c.line_start !== newlinesBefore + 1) add(`chunk ${i}: line_start ${c.line_start}, expected ${newlinesBefore + 1}`)
+        const bytesBefore = Buffer.byteLength(source.slice(0, from), 'utf8')
+        if (c.byte_start !== bytesBefore) add(`chunk ${i}: byte_start ${c.byte_start}, expected ${bytesBefore}`)
+        if (c.byte_end - c.byte_start !== Buffer.byteLength(c.text, 'utf8')) add(`chunk ${i}: byte span differs from the text's UTF-8 length`)
+      }
+    }
+    end = c.char_end
+    const count = options.tokenizer.count(c.text)
+    if (count !== c.token_count) add(`chunk ${i}: token_count ${c.token_count}, recount ${count}`)
+    if (!c.protected && count > max) add(`chunk ${i}: ${count} tokens over budget ${max}`)
+    if (c.protected && c.record_count !== undefined && c.record_count !== 1) add(`chunk ${i}: protected but holds ${c.record_count} records`)
+    if (c.protected && response.metadata.splitter !== 'record') add(`chunk ${i}: protected outside the record splitter`)
+    if (c.text.length === 0) add(`chunk ${i}: empty`)
+  })
+  if (options.lossless !== false && end !== cps.length - 1) add(`chunks end at ${end} of ${cps.length - 1} code points`)
+  if (response.chunk_count !== response.chunks.length) add('chunk_count differs from the number of chunks')
+  if (options.recordBoundaries !== undefined) {
+    for (const c of response.chunks) {
+      const from = cps[c.char_start]!
+      const to = cps[c.char_end]!
+      if (!options.recordBoundaries.has(from) || !options.recordBoundaries.has(to)) add(`chunk ${c.index}: boundary inside a record`)
+    }
+  }
+  return problems
+}
+
+/** The first invariant problem of a response, if any. */
+export function responseProblem (r: SplitResponse, source: string | undefined, tokenizer: Tokenizer): string | undefined {
+  return invariantProblems(r, source ?? '', { tokenizer, lossless: source !== undefined })[0]
+}
+
+async function expectOnlyDocsplitErrors (plugin: string, sample: string, run: () => Promise<unknown>): Promise<unknown> {
+  try {
+    return await run()
+  } catch (error) {
+    if (isDocsplitError(error)) return error
+    fail(plugin, sample, `threw ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}; only DocsplitError may leave a plugin`)
+  }
+}
+
+/**
+ * A parser: metadata, tiling, piece-size invariance, determinism, the invariants through both
+ * splitters at several budgets, hostile basics (empty, invalid UTF-8, a 1 MB line) and
+ * generated inputs that must either split correctly or fail with a DocsplitError.
+ */
+export async function checkParser (plugin: ParserPlugin, samples: Sample[], options: CheckOptions = {}): Promise<void> {
+  validatePlugin(plugin)
+  if (!isRegistered(plugin)) register(plugin)
+  const name = `parser "${plugin.name}"`
+  const approx = await tokenizerByName('approx').load()
+  const format = plugin.formats[0]!
+  for (const sample of samples) {
+    const opts = sample.options ?? {}
+    const whole = await events(plugin, sample.input, opts, Number.MAX_SAFE_INTEGER)
+    const text = plugin.reads === 'text' ? decodeText(sample.input) : undefined
+    const problem = eventProblem(whole, text)
+    if (problem !== undefined) fail(name, sample.name, problem)
+    for (const size of [1, 7, 64]) {
+      const pieces = await events(plugin, sample.input, opts, size)
+      if (JSON.stringify(pieces) !== JSON.stringify(whole)) fail(name, sample.name, `events differ when the input comes in pieces of ${size}`)
+    }
+    for (const splitter of ['sibling', 'record']) {
+      for (const max of options.budgets ?? [8, 64, 512]) {
+        const run = (): Promise<SplitResponse> => split(sample.input, { ...opts, input_format: format, splitter, max_tokens: max })
+        const r = await run()
+        const p = responseProblem(r, text, approx)
+        if (p !== undefined) fail(name, `${sample.name} (${splitter}, max_tokens ${max})`, p)
+        if (JSON.stringify(await run()) !== JSON.stringify(r)) fail(name, sample.name, `output differs between two runs (${splitter}, ${max})`)
+      }
+    }
+  }
+  if (plugin.reads === 'text') {
+    const empty = await expectOnlyDocsplitErrors(name, 'empty input', () => split('', { input_format: format }))
+    if (!isDocsplitError(empty) && (empty as SplitResponse).chunk_count !== 0) fail(name, 'empty input', 'expected zero chunks')
+    const invalid = await expectOnlyDocsplitErrors(name, 'invalid UTF-8', () => split(Uint8Array.from([0x61, 0xff, 0x62]), { input_format: format }))
+    if (!isDocsplitError(invalid) || invalid.code !== 'DOCSPLIT_INVALID_UTF8') fail(name, 'invalid UTF-8', 'expected DOCSPLIT_INVALID_UTF8')
+    const line = 'x'.repeat(1 << 20)
+    const huge = await expectOnlyDocsplitErrors(name, 'a 1 MB line', () => split(line, { input_format: format, max_tokens: 512 }))
+    if (!isDocsplitError(huge)) {
+      const p = responseProblem(huge as SplitResponse, line, approx)
+      if (p !== undefined) fail(name, 'a 1 MB line', p)
+    }
+    await fc.assert(fc.asyncProperty(options.arbitrary ?? fc.string({ unit: 'binary', maxLength: 300 }), fc.constantFrom(8, 64), async (input, max) => {
+      const r = await expectOnlyDocsplitErrors(name, 'generated input', () => split(input, { input_format: format, max_tokens: max }))
+      if (!isDocsplitError(r)) {
+        const p = responseProblem(r as SplitResponse, input, approx)
+        if (p !== undefined) fail(name, `generated input ${JSON.stringify(input.slice(0, 80))}`, p)
+      }
+    }), { numRuns: options.numRuns ?? 100 })
+  }
+}
+
+/**
+ * A packer: through the engine over the given samples (of any registered format): tiling,
+ * lossless, budget by recount, determinism, at several budgets and tokenizers.
+ */
+export async function checkPacker (plugin: PackerPlugin, samples: Array<Sample & { options: { input_format: string } }>, options: CheckOptions = {}): Promise<void> {
+  validatePlugin(plugin)
+  if (!isRegistered(plugin)) register(plugin)
+  const name = `packer "${plugin.name}"`
+  const approx = await tokenizerByName('approx').load()
+  for (const sample of samples) {
+    const text = typeof sample.input === 'string' ? sample.input : decodeText(sample.input)
+    for (const max of options.budgets ?? [8, 64, 512, 4096]) {
+      for (const overlap of [0, Math.floor(max / 4)]) {
+        const run = (): Promise<SplitResponse> => split(sample.input, { ...sample.options, splitter: plugin.name, max_tokens: max, overlap_tokens: overlap })
+        const r = await expectOnlyDocsplitErrors(name, sample.name, run)
+        if (isDocsplitError(r)) fail(name, sample.name, `failed with ${r.code}: ${r.message}`)
+        const p = responseProblem(r as SplitResponse, text, approx)
+        if (p !== undefined) fail(name, `${sample.name} (max_tokens ${max}, overlap ${overlap})`, p)
+        if (JSON.stringify(await run()) !== JSON.stringify(r)) fail(name, sample.name, 'output differs between two runs')
+      }
+    }
+  }
+}
+
+/**
+ * A tokenizer: it loads, counts '' as 0, returns non-negative integers, is deterministic and
+ * never throws on any string (special tokens included); if it claims `cheap`, it must be
+ * subadditive: count(a + b) <= count(a) + count(b).
+ */
+export async function checkTokenizer (plugin: TokenizerPlugin, samples: string[] = [], options: CheckOptions = {}): Promise<void> {
+  validatePlugin(plugin)
+  const name = `tokenizer "${plugin.name}"`
+  const tokenizer = await plugin.load()
+  if (tokenizer.count('') !== 0) fail(name, 'empty string', `counted ${tokenizer.count('')} tokens, expected 0`)
+  const valid = (text: string, label: string): number => {
+    let n: number
+    try {
+      n = tokenizer.count(text)
+    } catch (error) {
+      fail(name, label, `count threw ${error instanceof Error ? error.message : String(error)}`)
+    }
+    if (!Number.isInteger(n) || n < 0) fail(name, label, `count returned ${n}, expected a non-negative integer`)
+    if (tokenizer.count(text) !== n) fail(name, label, 'count is not deterministic')
+    return n
+  }
+  for (const s of [...samples, '<|endoftext|> and <|fim_prefix|>', '😀👩‍👩‍👧日本語', ' \n\t\r\n']) valid(s, JSON.stringify(s.slice(0, 40)))
+  await fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 200 }), fc.string({ unit: 'binary', maxLength: 200 }), (a, b) => {
+    const na = valid(a, 'generated string')
+    const nb = valid(b, 'generated string')
+    if (tokenizer.cheap === true && valid(a + b, 'generated string') > na + nb) {
+      fail(name, `${JSON.stringify(a.slice(0, 40))} + ${JSON.stringify(b.slice(0, 40))}`, 'claims cheap but is not subadditive: count(a + b) > count(a) + count(b)')
+    }
+  }), { numRuns: options.numRuns ?? 300 })
+}
