@@ -3,16 +3,24 @@
  * default-exports a plugin or a list of plugins made with definePlugin. Any failure names the
  * module and the reason, so a bad plugin stops the start with a message, not a stack trace.
  */
+import { createRequire } from 'node:module'
 import { pathToFileURL } from 'node:url'
-import { isAbsolute, resolve } from 'node:path'
+import { isAbsolute, join, resolve } from 'node:path'
 import { DocsplitError, isDocsplitError } from './errors.js'
 import { register } from './registry.js'
 import type { Plugin } from './types.js'
 
-/** A path (./x.js, /abs/x.js) is imported as a file; anything else as a package name. */
+/**
+ * A path (./x.js, /abs/x.js) is imported as a file; a package name is resolved from the
+ * current directory first (the user's project), then from docsplit's own dependencies.
+ */
 function specifier (name: string): string {
   if (name.startsWith('.') || isAbsolute(name)) return pathToFileURL(resolve(name)).href
-  return name
+  try {
+    return pathToFileURL(createRequire(join(process.cwd(), 'package.json')).resolve(name)).href
+  } catch {
+    return name
+  }
 }
 
 export async function loadPlugins (names: readonly string[]): Promise<void> {
