@@ -143,7 +143,8 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
   const buffered: InputPiece[] = []
   let exhausted = false
   const sample = (): string => sampleText(buffered, options.encoding)
-  if (options.input_format === 'auto' && options.filename === undefined) {
+  const byName = typeof options.filename === 'string' && parserForFilename(options.filename) !== undefined
+  if (options.input_format === 'auto' && !byName) {
     let size = 0
     while (size < SAMPLE) {
       const next = await source.next()

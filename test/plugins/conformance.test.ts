@@ -1,0 +1,65 @@
+/**
+ * Every built-in plugin passes the same conformance kit that third-party plugins use.
+ */
+import t from 'tap'
+import fc from 'fast-check'
+import { readFileSync } from 'node:fs'
+import { checkPacker, checkParser, checkTokenizer, type Sample } from '../../testing.js'
+import { listPackers, listParsers, listTokenizers } from '../../index.js'
+import { corpusFiles } from '../helpers/corpus.js'
+
+/** A few small real samples per format (corpus when present), plus generated ones. */
+const generated: Record<string, Sample[]> = {
+  text: [{ name: 'paragraphs', input: 'One. Two three.\n\nFour 😀 five.\r\n\r\n\n日本語の文。\n' }],
+  markdown: [{ name: 'document', input: '---\ntitle: T\n---\n# A\n\nText [x][r].\n\n- a\n- b\n\n```js\ncode\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n[r]: https://example.com\n' }],
+  log: [{ name: 'entries', input: '2024-01-01 10:00:00 INFO start\n2024-01-01 10:00:01 ERROR boom\njava.lang.Exception: x\n\tat a.b(C.java:1)\n2024-01-01 10:00:02 INFO end\n' }],
+  csv: [{ name: 'quoted', input: 'id,name\r\n1,"a, b"\r\n2,"multi\nline"\r\n' }],
+  json: [{ name: 'array', input: '[{"a": 1}, {"b": [1, 2, "日本"]}, 3]\n' }],
+  jsonl: [{ name: 'lines', input: '{"a":1}\n\n{"b":2}\n' }],
+  xml: [{ name: 'feed', input: '<?xml version="1.0"?>\n<root>\n  <item id="1">a &amp; b</item>\n  <item><![CDATA[x < y]]></item>\n  <!-- c -->\n</root>\n' }],
+  yaml: [{ name: 'docs', input: 'a: 1\n# comment\nb:\n  - x\n  - y\n---\nc: 3\n' }],
+  code: [{ name: 'python', input: 'import os\n\n\n@dec\ndef f(x):\n    return x\n\n\nclass A:\n    def m(self):\n        pass\n', options: { input_format: 'python' } }],
+}
+
+const corpusSample: Record<string, [string, string[]]> = {
+  markdown: ['markdown', ['markdown-test-file.md']],
+  log: ['log', ['fluent-bit-multiline-java-go.log']],
+  csv: ['csv', ['simple.csv', 'quotes_and_newlines.csv']],
+  yaml: ['yaml', ['ingress-nginx-deploy-cloud.yaml']],
+}
+
+for (const parser of listParsers()) {
+  t.test(`parser ${parser.name} should pass the conformance kit`, async (t) => {
+    const samples = [...(generated[parser.name] ?? [])]
+    const [folder, names] = corpusSample[parser.name] ?? ['', []]
+    for (const path of folder === '' ? [] : corpusFiles(folder).filter((p) => names.some((n) => p.endsWith(n)))) {
+      samples.push({ name: path.split('/').pop()!, input: readFileSync(path) })
+    }
+    if (parser.reads === 'bytes') {
+      const file = corpusFiles('xlsx', ['.xlsx'])[0]
+      if (file !== undefined) samples.push({ name: 'workbook', input: readFileSync(file) })
+    }
+    if (samples.length === 0) return t.skip(`no sample for ${parser.name}`)
+    await checkParser(parser, samples, { numRuns: 40, arbitrary: parser.reads === 'text' ? fc.string({ maxLength: 200 }) : undefined })
+    t.pass(`${samples.length} samples and generated inputs`)
+  })
+}
+
+for (const packer of listPackers()) {
+  t.test(`splitter ${packer.name} should pass the conformance kit`, async (t) => {
+    await checkPacker(packer, [
+      { name: 'markdown', input: generated.markdown![0]!.input as string, options: { input_format: 'markdown' } },
+      { name: 'log', input: generated.log![0]!.input as string, options: { input_format: 'log' } },
+      { name: 'text', input: 'word '.repeat(400), options: { input_format: 'text' } },
+    ], { budgets: [8, 64, 512] })
+    t.pass('held')
+  })
+}
+
+for (const tokenizer of listTokenizers()) {
+  t.test(`tokenizer ${tokenizer.name} should pass the conformance kit`, async (t) => {
+    if (tokenizer.available !== undefined && !(await tokenizer.available())) return t.skip(`${tokenizer.name} needs ${tokenizer.extra ?? 'a package'}`)
+    await checkTokenizer(tokenizer, ['plain words', '    indented code();', '日本語'], { numRuns: 200 })
+    t.pass('held')
+  })
+}
