@@ -1,0 +1,345 @@
+/**
+ * JSON and JSONL (NDJSON) parsers.
+ *
+ * JSON: the elements of a top-level array are records (`$[12]`), the members of a top-level
+ * object are records (`$.name`), a scalar is one record (`$`). A member of an object whose value
+ * is a container longer than the budget (about 4 characters per token of `max_tokens`) is
+ * opened: its children become the records (`$.items[3]`), with enter/exit around them, and so on
+ * down while objects nest, so an envelope such as `{"data": {"items": [...]}}` streams element by
+ * element. Array elements are never opened: objects are envelopes, arrays are collections.
+ *
+ * JSONL: one record per non-blank line (`[0]`, `[1]`, ...); blank lines stay with the record
+ * before them. Every line is validated as one JSON text.
+ *
+ * Tiling: a record runs from its first character to the first character of the next record, so
+ * commas, whitespace and closing brackets go with the record before them; the text before the
+ * first record (`[`, `{"data": [`) goes with the first record. Memory: the current record only.
+ */
+import { definePlugin } from '../../../core/registry.js'
+import type { ParserContext, ParserHandler, ParserPlugin } from '../../../core/types.js'
+import { JsonScanner, MAX_DEPTH, type ScanSink } from './scanner.js'
+
+const OPEN_BRACE = 123
+const OPEN_BRACKET = 91
+
+/** `$.name` for identifiers, `$["a key"]` otherwise. */
+function memberLabel (path: string, key: string): string {
+  return /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`
+}
+
+/** Characters per token used to decide when a member is too long to stay one record. */
+const CHARS_PER_TOKEN = 4
+
+interface Frame {
+  /** Depth of the container's own value (0 for the root). */
+  depth: number
+  array: boolean
+  path: string
+  /** Children seen so far. */
+  count: number
+}
+
+/** A container inside the current record that may still be opened. */
+interface Spine {
+  depth: number
+  array: boolean
+  path: string
+  /** Where its children start, and their labels. */
+  kids: Array<{ start: number, label: string }>
+}
+
+/**
+ * Base for both parsers: the text from the current record start (flattened only when a record
+ * or key is sliced, so tiny pieces cost no copying), and emitting.
+ */
+abstract class RecordBuffer {
+  /** Text from `bufStart`, plus pieces not yet joined to it. */
+  private buf = ''
+  private readonly pending: string[] = []
+  private bufStart = 0
+  protected recStart = 0
+  protected label = '$'
+  protected total = 0
+  protected scanner!: JsonScanner
+
+  constructor (protected readonly ctx: ParserContext) {}
+
+  protected slice (start: number, end: number): string {
+    if (this.pending.length > 0) {
+      // drop what is before the current record while joining
+      const drop = this.recStart - this.bufStart
+      this.buf = (drop > 0 ? this.buf.slice(drop) : this.buf) + this.pending.join('')
+      if (drop > 0) this.bufStart = this.recStart
+      this.pending.length = 0
+    }
+    return this.buf.slice(start - this.bufStart, end - this.bufStart)
+  }
+
+  protected record (end: number, label = this.label): void {
+    const start = this.recStart
+    this.ctx.emit({ type: 'record', start, end, text: this.slice(start, end), label })
+    this.recStart = end
+  }
+
+  error (reason: string, _offset: number, line: number, column: number, limit: boolean): never {
+    return this.ctx.fail(limit ? 'DOCSPLIT_LIMIT_EXCEEDED' : 'DOCSPLIT_PARSE_ERROR',
+      limit ? `JSON nesting deeper than ${MAX_DEPTH} levels at line ${line}, column ${column}`
+        : `invalid JSON at line ${line}, column ${column}: ${reason}`)
+  }
+
+  write (piece: string): void {
+    if (piece.length === 0) return
+    const base = this.total
+    this.pending.push(piece)
+    this.total += piece.length
+    this.scanner.scan(piece, 0, piece.length, base)
+    if (this.pending.length === 0 && this.recStart > this.bufStart) {
+      // a record was emitted: forget the text before the current one
+      this.buf = this.buf.slice(this.recStart - this.bufStart)
+      this.bufStart = this.recStart
+    }
+  }
+}
+
+class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string> {
+  watch = 0
+  /** Opened containers: their children are records. */
+  private readonly frames: Frame[] = []
+  /**
+   * Containers inside the current record that may still be opened: the record's own value (when
+   * the record is an object member), then, while that is an object, its current member's value,
+   * and so on. Each holds where its children start, until the record is opened or ends.
+   */
+  private spine: Spine[] = []
+  private pendingExits = 0
+  private readonly threshold: number
+
+  constructor (ctx: ParserContext) {
+    super(ctx)
+    this.scanner = new JsonScanner(this)
+    const maxTokens = typeof ctx.options.max_tokens === 'number' ? ctx.options.max_tokens : 512
+    this.threshold = maxTokens * CHARS_PER_TOKEN
+  }
+
+  private get top (): Frame {
+    return this.frames[this.frames.length - 1]!
+  }
+
+  private setWatch (): void {
+    const last = this.spine[this.spine.length - 1]
+    this.watch = last !== undefined ? last.depth + 1 : this.frames.length > 0 ? this.top.depth + 1 : 0
+  }
+
+  /** A child of the innermost opened container starts at `offset`. */
+  private childStart (frame: Frame, offset: number): void {
+    if (frame.count > 0 || this.pendingExits > 0) this.record(offset)
+    this.flushExits()
+    this.label = frame.array ? `${frame.path}[${frame.count}]` : frame.path
+    frame.count++
+    if (this.spine.length > 0) {
+      this.spine = []
+      this.setWatch()
+    }
+  }
+
+  private flushExits (): void {
+    for (; this.pendingExits > 0; this.pendingExits--) this.ctx.emit({ type: 'exit', end: this.recStart })
+  }
+
+  /**
+   * Opens the current record's value: its children so far become records (the text before the
+   * first goes with it) and the last one becomes the current record.
+   */
+  private openRecord (closed: boolean): void {
+    const c = this.spine.shift()!
+    this.ctx.emit({ type: 'enter', kind: c.array ? 'array' : 'object', label: c.path, start: this.recStart })
+    const n = c.kids.length
+    for (let k = 1; k < n; k++) this.record(c.kids[k]!.start, c.kids[k - 1]!.label)
+    this.label = c.kids[n - 1]?.label ?? c.path
+    if (closed) this.pendingExits++
+    else this.frames.push({ depth: c.depth, array: c.array, path: c.path, count: n })
+    this.setWatch()
+  }
+
+  /** A child of the deepest spine container starts: remember it, open the record while too long. */
+  private kidStart (last: Spine, offset: number, label: string): void {
+    last.kids.push({ start: offset, label })
+    while (this.spine.length > 0 && offset - this.recStart > this.threshold) this.openRecord(false)
+  }
+
+  valueStart (depth: number, offset: number, code: number): void {
+    const container = code === OPEN_BRACE || code === OPEN_BRACKET
+    if (depth === 0) {
+      if (container) {
+        this.ctx.emit({ type: 'enter', kind: code === OPEN_BRACKET ? 'array' : 'object', label: '$', start: 0 })
+        this.frames.push({ depth: 0, array: code === OPEN_BRACKET, path: '$', count: 0 })
+      }
+      this.setWatch()
+      return
+    }
+    const top = this.top
+    if (depth === top.depth + 1) {
+      if (top.array) {
+        this.childStart(top, offset)
+      } else if (container) {
+        // a member's value that is a container: it may be opened if the member grows too long
+        this.spine = [{ depth, array: code === OPEN_BRACKET, path: this.label, kids: [] }]
+        this.setWatch()
+      }
+      return
+    }
+    const last = this.spine[this.spine.length - 1]
+    if (last === undefined || depth !== last.depth + 1) return
+    if (last.array) {
+      this.kidStart(last, offset, `${last.path}[${last.kids.length}]`)
+    } else if (container) {
+      this.spine.push({ depth, array: code === OPEN_BRACKET, path: last.kids[last.kids.length - 1]!.label, kids: [] })
+      this.setWatch()
+    }
+  }
+
+  keyStart (depth: number, offset: number): void {
+    const top = this.top
+    if (depth === top.depth + 1) {
+      this.childStart(top, offset)
+      return
+    }
+    const last = this.spine[this.spine.length - 1]
+    if (last !== undefined && !last.array && depth === last.depth + 1) this.kidStart(last, offset, last.path)
+  }
+
+  keyEnd (depth: number, start: number, end: number): void {
+    const top = this.top
+    const key = (): string => JSON.parse(this.slice(start, end)) as string
+    if (depth === top.depth + 1) {
+      this.label = memberLabel(top.path, key())
+      return
+    }
+    const last = this.spine[this.spine.length - 1]
+    if (last !== undefined && !last.array && depth === last.depth + 1) {
+      const kid = last.kids[last.kids.length - 1]
+      if (kid !== undefined && kid.start === start) kid.label = memberLabel(last.path, key())
+    }
+  }
+
+  containerEnd (depth: number, end: number): void {
+    const last = this.spine[this.spine.length - 1]
+    if (last !== undefined && depth === last.depth) {
+      if (this.spine.length === 1) {
+        // the record's own value ends: open it if it is too long (its last child stays current)
+        if (last.kids.length >= 2 && end - this.recStart > this.threshold) this.openRecord(true)
+        this.spine = []
+      } else {
+        this.spine.pop()
+      }
+      this.setWatch()
+      return
+    }
+    const top = this.top
+    if (this.frames.length > 0 && depth === top.depth) {
+      this.frames.pop()
+      this.pendingExits++
+      this.setWatch()
+    }
+  }
+
+  end (): void {
+    this.scanner.finish(this.total)
+    if (this.total > 0) this.record(this.total)
+    this.flushExits()
+  }
+}
+
+class JsonlHandler extends RecordBuffer implements ScanSink, ParserHandler<string> {
+  watch = 0
+  private count = 0
+
+  constructor (ctx: ParserContext) {
+    super(ctx)
+    this.scanner = new JsonScanner(this, true)
+  }
+
+  valueStart (depth: number): void {
+    if (depth !== 0) return
+    const lineStart = this.scanner.lineStart
+    if (this.count > 0) this.record(lineStart)
+    this.label = `[${this.count++}]`
+  }
+
+  keyStart (): void {}
+  keyEnd (): void {}
+  containerEnd (): void {}
+
+  end (): void {
+    this.scanner.finish(this.total)
+    if (this.total === 0) return
+    if (this.count === 0) {
+      this.ctx.emit({ type: 'block', kind: 'whitespace', start: 0, end: this.total, text: this.slice(0, this.total) })
+      return
+    }
+    this.record(this.total)
+  }
+}
+
+/**
+ * Content sniffing: scans the sample (which may end anywhere) as JSON or JSON lines; returns how
+ * many values start in it, or 0 when it is not valid so far.
+ */
+function scans (sample: string, lines: boolean): number {
+  let values = 0
+  const fail = (): never => { throw new Error('not JSON') }
+  const sink: ScanSink = {
+    watch: 0,
+    valueStart: (depth) => { if (depth === 0) values++ },
+    keyStart: () => {},
+    keyEnd: () => {},
+    containerEnd: () => {},
+    error: fail,
+  }
+  try {
+    new JsonScanner(sink, lines).scan(sample, 0, sample.length, 0)
+  } catch {
+    return 0
+  }
+  return values
+}
+
+/** The handler as plain functions, so callers may pass `write` around unbound. */
+function handler (h: ParserHandler<string>): ParserHandler<string> {
+  return { write: (piece) => { h.write(piece) }, end: () => { h.end() } }
+}
+
+const json: ParserPlugin = definePlugin({
+  kind: 'parser',
+  name: 'json',
+  docsplit: '^1',
+  description: 'JSON: array elements or object members as records, streamed (a container member over budget is opened).',
+  formats: ['json'],
+  extensions: ['.json'],
+  reads: 'text',
+  defaultSplitter: 'record',
+  detect (sample: string): number {
+    const t = sample.trimStart()
+    if (!t.startsWith('{') && !t.startsWith('[')) return 0
+    return scans(sample, false) >= 1 ? 0.9 : 0
+  },
+  create: (ctx) => handler(new JsonHandler(ctx)),
+})
+
+const jsonl: ParserPlugin = definePlugin({
+  kind: 'parser',
+  name: 'jsonl',
+  docsplit: '^1',
+  description: 'JSON Lines / NDJSON: one record per line, each line validated as JSON.',
+  formats: ['jsonl', 'ndjson'],
+  extensions: ['.jsonl', '.ndjson'],
+  reads: 'text',
+  defaultSplitter: 'record',
+  detect (sample: string): number {
+    return scans(sample, true) >= 2 ? 0.9 : 0
+  },
+  create: (ctx) => handler(new JsonlHandler(ctx)),
+})
+
+export { json, jsonl }
+export default [json, jsonl]

@@ -1,0 +1,290 @@
+/**
+ * XML parser (sax, strict mode). Records are the children of the root element, or, with the
+ * `record_element` option, every element of that name that is not inside another record.
+ * A record runs from its `<` to the start of the next record, so text, comments and closing
+ * tags after it go with it; the prolog, the root start tag and anything else before the first
+ * record go with the first record. Ancestors of records are reported with enter/exit (the chunk
+ * `path`), records are labelled XPath style (`item[3]`, 1-based among same-name siblings).
+ *
+ * Safety: entities declared in a DOCTYPE are never expanded and nothing external is read; a
+ * reference to an undeclared entity (`&lol9;`, `&xxe;`) stays literal text, which is all a
+ * splitter needs since chunks are slices of the source. We never set sax's `unparsedEntities`,
+ * and we only resume after that one error (see DEPENDENCIES §7). Memory: the current record.
+ */
+import sax from 'sax'
+import { Type } from 'typebox'
+import { definePlugin } from '../../../core/registry.js'
+import type { ParserContext, ParserHandler, ParserPlugin } from '../../../core/types.js'
+
+/** sax fields its typings leave out: the entity being read and the pending error. */
+type SaxParser = Omit<sax.SAXParser, 'error'> & { entity: string, error: Error | null }
+
+/** sax is fed in blocks ending at multiples of this many characters. */
+const BLOCK = 65536
+/** The longest name, attribute value, comment, declaration or processing instruction. */
+const MAX_TOKEN = 4 * 1024 * 1024
+/** sax's buffers other than text and CDATA (which a splitter never needs). */
+const BUFFERS = ['comment', 'sgmlDecl', 'tagName', 'doctype', 'procInstName', 'procInstBody', 'entity', 'attribName', 'attribValue', 'script']
+
+interface Open {
+  name: string
+  start: number
+  /** Records seen among this element's children, by name (for `item[3]` labels). */
+  counts?: Map<string, number>
+  /** Its children are records (the root, or a record opened because it was too long). */
+  opened?: boolean
+  /** Inside a record that may still be opened: where its child elements start, and their labels. */
+  kids?: Array<{ start: number, label: string }>
+}
+
+/** Characters per token used to decide when a record is too long to stay whole. */
+const CHARS_PER_TOKEN = 4
+
+class XmlHandler implements ParserHandler<string> {
+  private readonly parser: SaxParser
+  private readonly recordElement: string | undefined
+  private readonly stack: Open[] = []
+  /** Ancestor elements entered (enter emitted) for the current record. */
+  private readonly entered: Open[] = []
+  /** Text from `bufStart`, plus pieces not yet joined to it. */
+  private buf = ''
+  private readonly pending: string[] = []
+  private bufStart = 0
+  /** Pieces not yet given to sax, their length, and how much sax has been given. */
+  private readonly queue: string[] = []
+  private queued = 0
+  private fed = 0
+  private recStart = 0
+  private label = ''
+  private records = 0
+  /** Depth of the open record element, or -1 outside records. */
+  private recordDepth = -1
+  private total = 0
+  private rootName: string | undefined
+  private readonly threshold: number
+
+  constructor (private readonly ctx: ParserContext) {
+    const maxTokens = typeof ctx.options.max_tokens === 'number' ? ctx.options.max_tokens : 512
+    this.threshold = maxTokens * CHARS_PER_TOKEN
+    const option = ctx.options.record_element
+    this.recordElement = typeof option === 'string' && option !== '' ? option : undefined
+    const p = this.parser = sax.parser(true, { position: true }) as SaxParser
+    ;(p as unknown as { bufferCheckPosition: number }).bufferCheckPosition = Number.MAX_SAFE_INTEGER
+    p.onopentag = (tag) => { this.open(tag.name) }
+    p.onclosetag = () => { this.close() }
+    p.onerror = (err) => { this.error(err) }
+  }
+
+  private error (err: Error): void {
+    const p = this.parser
+    const first = (err.message.split('\n')[0] ?? '').replace(/:.*$/s, '').replace(/\.$/, '')
+    // an undeclared entity stays literal text (no expansion, nothing fetched)
+    if (first === 'Invalid character entity' && !p.entity.startsWith('#') && /^[A-Za-z_:][\w.:-]*$/.test(p.entity)) {
+      p.error = null
+      return
+    }
+    const where = `line ${p.line + 1}, column ${p.column + 1}`
+    this.ctx.fail('DOCSPLIT_PARSE_ERROR', `invalid XML at ${where}: ${first.charAt(0).toLowerCase()}${first.slice(1)}`)
+  }
+
+  private open (name: string): void {
+    const p = this.parser
+    const start = p.startTagPosition - 1
+    const depth = this.stack.length
+    const parent = this.stack[depth - 1]
+    if (depth === 0) {
+      if (this.rootName !== undefined) {
+        this.ctx.fail('DOCSPLIT_PARSE_ERROR', `invalid XML at line ${p.line + 1}, column ${p.column + 1}: more than one root element`)
+      }
+      this.rootName = name
+    }
+    const el: Open = { name, start, opened: depth === 0 && this.recordElement === undefined }
+    this.stack.push(el)
+    if (parent === undefined) return
+    if (this.recordDepth !== -1) {
+      if (this.recordElement !== undefined) return
+      // inside a record that may be opened: remember where each element starts in its parent
+      const label = this.childLabel(parent, name)
+      ;(parent.kids ??= []).push({ start, label })
+      // too long: open the record, then its current child, ... while still too long
+      while (this.recordDepth < depth && start - this.recStart > this.threshold) this.openRecord()
+      return
+    }
+    if (this.recordElement !== undefined ? name !== this.recordElement : parent.opened !== true) return
+    // the record before this one ends here
+    if (this.records > 0) this.emitRecord(start)
+    this.syncPath(depth)
+    this.recordDepth = depth
+    this.label = this.childLabel(parent, name)
+    this.records++
+  }
+
+  /** `item[3]`: the element's 1-based index among the children of that name in `parent`. */
+  private childLabel (parent: Open, name: string): string {
+    parent.counts ??= new Map()
+    const n = (parent.counts.get(name) ?? 0) + 1
+    parent.counts.set(name, n)
+    return `${name}[${n}]`
+  }
+
+  /**
+   * The current record is too long: it becomes a container (enter) and its children so far
+   * become records (the text before its first child goes with that child); its last child so
+   * far becomes the current record.
+   */
+  private openRecord (): void {
+    const el = this.stack[this.recordDepth]!
+    const kids = el.kids ?? []
+    this.ctx.emit({ type: 'enter', kind: 'element', label: el.name, start: el.start })
+    this.entered.push(el)
+    el.opened = true
+    for (let k = 1; k < kids.length; k++) {
+      this.label = kids[k - 1]!.label
+      this.emitRecord(kids[k]!.start)
+    }
+    this.label = kids[kids.length - 1]?.label ?? this.label
+    el.kids = undefined
+    this.records += kids.length
+    this.recordDepth++
+  }
+
+  private close (): void {
+    const depth = this.stack.length - 1
+    const el = this.stack.pop()!
+    if (depth !== this.recordDepth) return
+    if (this.recordElement === undefined && (el.kids?.length ?? 0) >= 2 && this.parser.position - this.recStart > this.threshold) {
+      // too long, found at its end: its children become records, the last one stays current
+      this.stack.push(el)
+      this.openRecord()
+      this.stack.pop()
+    }
+    this.recordDepth = -1
+  }
+
+  /** Emits exit/enter so the entered ancestors are stack[0, depth). */
+  private syncPath (depth: number): void {
+    let same = 0
+    while (same < this.entered.length && same < depth && this.entered[same] === this.stack[same]) same++
+    while (this.entered.length > same) {
+      this.entered.pop()
+      this.ctx.emit({ type: 'exit', end: this.recStart })
+    }
+    for (let i = same; i < depth; i++) {
+      const el = this.stack[i]!
+      this.entered.push(el)
+      this.ctx.emit({ type: 'enter', kind: 'element', label: el.name, start: el.start })
+    }
+  }
+
+  private emitRecord (end: number): void {
+    const start = this.recStart
+    if (this.pending.length > 0) {
+      // join the pieces only when a record is cut, dropping the text before the record
+      const drop = start - this.bufStart
+      this.buf = (drop > 0 ? this.buf.slice(drop) : this.buf) + this.pending.join('')
+      if (drop > 0) this.bufStart = start
+      this.pending.length = 0
+    }
+    this.ctx.emit({ type: 'record', start, end, text: this.buf.slice(start - this.bufStart, end - this.bufStart), label: this.label })
+    this.recStart = end
+  }
+
+  write (piece: string): void {
+    if (piece.length === 0) return
+    this.pending.push(piece)
+    this.total += piece.length
+    this.queue.push(piece)
+    this.queued += piece.length
+    if (this.fed + this.queued >= this.nextBlock()) this.feed(false)
+    if (this.pending.length === 0 && this.recStart > this.bufStart) {
+      this.buf = this.buf.slice(this.recStart - this.bufStart)
+      this.bufStart = this.recStart
+    }
+  }
+
+  private nextBlock (): number {
+    return (Math.floor(this.fed / BLOCK) + 1) * BLOCK
+  }
+
+  /**
+   * Feeds sax in blocks that end at multiples of BLOCK from the document start, whatever the
+   * pieces were, so buffer checks happen at the same places for any piece size.
+   */
+  private feed (all: boolean): void {
+    let rest = this.queue.length === 1 ? this.queue[0]! : this.queue.join('')
+    this.queue.length = 0
+    while (rest.length > 0) {
+      const n = this.nextBlock() - this.fed
+      if (rest.length < n && !all) break
+      const block = rest.length <= n ? rest : rest.slice(0, n)
+      rest = rest.length <= n ? '' : rest.slice(n)
+      this.parser.write(block)
+      this.fed += block.length
+      this.checkBuffers()
+    }
+    if (rest.length > 0) this.queue.push(rest)
+    this.queued = rest.length
+  }
+
+  /**
+   * sax's own buffer check runs at piece ends (so it would depend on piece size) and limits
+   * names, attribute values and comments to 64 KiB. It is switched off; text is never used, so
+   * it is dropped, and any other token longer than MAX_TOKEN is DOCSPLIT_LIMIT_EXCEEDED.
+   */
+  private checkBuffers (): void {
+    const p = this.parser as unknown as Record<string, unknown>
+    p.bufferCheckPosition = Number.MAX_SAFE_INTEGER
+    if ((p.textNode as string).length > BLOCK) p.textNode = ''
+    if ((p.cdata as string).length > BLOCK) p.cdata = ''
+    for (const key of BUFFERS) {
+      const v = p[key]
+      if (typeof v === 'string' && v.length > MAX_TOKEN) {
+        this.ctx.fail('DOCSPLIT_LIMIT_EXCEEDED', `an XML name, attribute value, comment or declaration is longer than ${MAX_TOKEN} characters (line ${this.parser.line + 1})`)
+      }
+    }
+  }
+
+  end (): void {
+    this.feed(true)
+    this.parser.close()
+    if (this.rootName === undefined) {
+      this.ctx.fail('DOCSPLIT_PARSE_ERROR', `invalid XML at line ${this.parser.line + 1}, column ${this.parser.column + 1}: no root element`)
+    }
+    if (this.records === 0) this.label = this.rootName
+    this.emitRecord(this.total)
+    while (this.entered.length > 0) {
+      this.entered.pop()
+      this.ctx.emit({ type: 'exit', end: this.total })
+    }
+  }
+}
+
+const xml: ParserPlugin = definePlugin({
+  kind: 'parser',
+  name: 'xml',
+  docsplit: '^1',
+  description: 'XML (RSS, Atom, SVG, OSM, TEI, ...): the children of the root element, or the elements named by `record_element`, as records.',
+  formats: ['xml'],
+  extensions: ['.xml', '.rss', '.atom', '.rdf', '.svg', '.osm', '.osc', '.xhtml', '.tei', '.xsd', '.xsl', '.xslt', '.gpx', '.kml', '.plist'],
+  reads: 'text',
+  defaultSplitter: 'record',
+  options: Type.Object({
+    record_element: Type.Optional(Type.String({
+      minLength: 1,
+      maxLength: 256,
+      description: 'XML: the name of the elements that are records (such as `item` or `entry`). Default: the children of the root element.',
+    })),
+  }),
+  detect (sample: string): number {
+    const t = sample.trimStart()
+    if (t.startsWith('<?xml')) return 0.95
+    if (/^<(!--|!DOCTYPE|[A-Za-z_][\w.:-]*[\s>/])/.test(t) && t.includes('</')) return 0.5
+    return 0
+  },
+  create: (ctx) => {
+    const h = new XmlHandler(ctx)
+    return { write: (piece: string) => { h.write(piece) }, end: () => { h.end() } }
+  },
+})
+
+export default xml

@@ -1,0 +1,248 @@
+/**
+ * YAML parser (yaml 2.x CST). Records:
+ * - a stream of several documents: each document is a record (`doc[2]`); a document longer than
+ *   the budget (about 4 characters per token) whose body is a block mapping or sequence is opened
+ *   (enter/exit `doc[2]`) and its top-level items become the records;
+ * - a single document: the items of its top-level block sequence (`[3]`) or the pairs of its
+ *   top-level block mapping (the key: `server`), inside enter/exit `doc[0]`; any other body is one
+ *   record.
+ * A record starts at the start of its line; comment lines right above an item or a `---` (not
+ * more indented than the item) belong to it; blank lines and trailing comments go with the record
+ * before. Directives, `---` and the text before the first item go with the first record.
+ *
+ * YAML does not stream: the text is buffered and parsed at the end. Aliases are never expanded
+ * (nothing is converted to JS values), so an alias bomb costs no more than its own text.
+ * Nesting too deep for the (recursive) composer is DOCSPLIT_LIMIT_EXCEEDED.
+ */
+import { CST, Composer, LineCounter, Parser } from 'yaml'
+import { definePlugin } from '../../../core/registry.js'
+import type { ParserContext, ParserHandler, ParserPlugin } from '../../../core/types.js'
+import type { DocEvent } from '../../../core/events.js'
+
+const CHARS_PER_TOKEN = 4
+/**
+ * yaml's composer recurses per nesting level (it reports a stack overflow as
+ * RESOURCE_EXHAUSTION) and its CST parser slows down quadratically on deep flow nesting, so
+ * flow brackets nested deeper than this are refused before parsing. The count is naive (it also
+ * counts brackets inside strings), which only matters for 1000 unclosed brackets in text.
+ */
+const MAX_FLOW_DEPTH = 1000
+
+/** Offset where naive `[`/`{` nesting first passes MAX_FLOW_DEPTH, or -1. */
+function tooDeep (src: string): number {
+  let depth = 0
+  for (let i = 0; i < src.length; i++) {
+    const c = src.charCodeAt(i)
+    if (c === 91 || c === 123) {
+      if (++depth > MAX_FLOW_DEPTH) return i
+    } else if ((c === 93 || c === 125) && depth > 0) {
+      depth--
+    }
+  }
+  return -1
+}
+
+type Item = CST.CollectionItem
+
+interface Span {
+  start: number
+  label: string
+}
+
+/** Offsets of comment tokens that are the first thing on their line: line start → column. */
+function leadingComments (src: string, tokens: CST.Token[]): Map<number, number> {
+  const out = new Map<number, number>()
+  const stack: unknown[] = [...tokens]
+  while (stack.length > 0) {
+    const v = stack.pop()
+    if (Array.isArray(v)) {
+      for (const x of v) stack.push(x)
+    } else if (v !== null && typeof v === 'object') {
+      const t = v as { type?: unknown, offset?: unknown }
+      if (t.type === 'comment' && typeof t.offset === 'number') {
+        const ls = src.lastIndexOf('\n', t.offset - 1) + 1
+        if (/^[ \t]*$/.test(src.slice(ls, t.offset))) out.set(ls, t.offset - ls)
+      } else {
+        for (const x of Object.values(v)) if (x !== null && typeof x === 'object') stack.push(x)
+      }
+    }
+  }
+  return out
+}
+
+class YamlHandler implements ParserHandler<string> {
+  private readonly pieces: string[] = []
+  private src = ''
+  private comments = new Map<number, number>()
+
+  constructor (private readonly ctx: ParserContext) {}
+
+  write (piece: string): void {
+    if (piece.length > 0) this.pieces.push(piece)
+  }
+
+  /**
+   * Moves a boundary at `offset` (an item's first token, at column `column`) to the start of its
+   * line, then up over the comment lines right above it, never to or before `floor`.
+   */
+  private boundary (offset: number, column: number, floor: number): number {
+    const src = this.src
+    let b = src.lastIndexOf('\n', offset - 1) + 1
+    if (!/^[ \t]*$/.test(src.slice(b, offset))) b = offset
+    while (b > 0) {
+      const prev = src.lastIndexOf('\n', b - 2) + 1
+      const col = this.comments.get(prev)
+      if (prev <= floor || col === undefined || col > column) break
+      b = prev
+    }
+    return Math.max(b, floor)
+  }
+
+  /** Offset and column of an item's first token. */
+  private itemStart (item: Item): number | undefined {
+    for (const t of item.start) if (t.type !== 'newline' && t.type !== 'space') return t.offset
+    if (item.key !== undefined && item.key !== null) return item.key.offset
+    const sep = item.sep?.find((t) => t.type !== 'newline' && t.type !== 'space')
+    if (sep !== undefined) return sep.offset
+    return item.value?.offset
+  }
+
+  private itemLabel (body: CST.BlockMap | CST.BlockSequence, item: Item, k: number): string {
+    if (body.type === 'block-seq') return `[${k}]`
+    const key = item.key
+    if (key === undefined || key === null) return `[${k}]`
+    if (key.type === 'scalar' || key.type === 'single-quoted-scalar' || key.type === 'double-quoted-scalar' || key.type === 'block-scalar') {
+      const r = CST.resolveAsScalar(key)
+      if (r !== null) return r.value.length > 80 ? `${r.value.slice(0, 80)}…` : r.value
+    }
+    return `[${k}]`
+  }
+
+  /** Record starts of the top-level items of a document body in [start, end). */
+  private items (doc: CST.Document, start: number, end: number): Span[] | undefined {
+    const body = doc.value
+    if (body === undefined || (body.type !== 'block-map' && body.type !== 'block-seq') || body.items.length === 0) return undefined
+    const out: Span[] = []
+    let floor = start
+    body.items.forEach((item, k) => {
+      const label = this.itemLabel(body, item, k)
+      if (k === 0) {
+        out.push({ start, label })
+        return
+      }
+      const at = this.itemStart(item)
+      if (at === undefined || at <= floor || at >= end) {
+        // nothing to cut on: the item stays with the one before
+        return
+      }
+      const col = at - (this.src.lastIndexOf('\n', at - 1) + 1)
+      const b = this.boundary(at, Math.min(col, body.indent), floor)
+      out.push({ start: b, label })
+      floor = b
+    })
+    return out
+  }
+
+  private fail (offset: number, lineCounter: LineCounter, code: string, limit = false): never {
+    const { line, col } = lineCounter.linePos(offset)
+    const where = `line ${Math.max(1, line)}, column ${Math.max(1, col)}`
+    if (limit) return this.ctx.fail('DOCSPLIT_LIMIT_EXCEEDED', `YAML nesting too deep for the parser (the limit is about ${MAX_FLOW_DEPTH} levels) at ${where}`)
+    return this.ctx.fail('DOCSPLIT_PARSE_ERROR', `invalid YAML at ${where}: ${code.toLowerCase().replace(/_/g, ' ')}`)
+  }
+
+  end (): void {
+    const src = this.src = this.pieces.join('')
+    this.pieces.length = 0
+    if (src.length === 0) return
+    const lineCounter = new LineCounter()
+    const deep = tooDeep(src)
+    if (deep !== -1) {
+      let at = src.indexOf('\n')
+      while (at !== -1 && at < deep) {
+        lineCounter.addNewLine(at + 1)
+        at = src.indexOf('\n', at + 1)
+      }
+      this.fail(deep, lineCounter, '', true)
+    }
+    let tokens: CST.Token[]
+    try {
+      tokens = [...new Parser(lineCounter.addNewLine).parse(src)]
+      const composer = new Composer({ keepSourceTokens: false })
+      for (const doc of [...composer.compose(tokens), ...composer.end()]) {
+        const err = doc.errors[0]
+        if (err !== undefined) this.fail(err.pos[0], lineCounter, err.code, err.code === 'RESOURCE_EXHAUSTION')
+      }
+    } catch (e) {
+      if (e instanceof RangeError) this.fail(0, lineCounter, '', true)
+      throw e
+    }
+    this.comments = leadingComments(src, tokens)
+
+    const docs = tokens.filter((t): t is CST.Document => t.type === 'document')
+    const emit = (e: DocEvent): void => { this.ctx.emit(e) }
+    if (docs.length === 0) {
+      emit({ type: 'block', kind: 'comment', start: 0, end: src.length, text: src })
+      return
+    }
+    // document starts: leading top-level comments and directives go with the document after them
+    const starts: number[] = []
+    let pending: number | undefined
+    for (const t of tokens) {
+      if (t.type === 'document') {
+        const at = starts.length === 0 ? 0 : this.boundary(pending ?? t.offset, 0, starts[starts.length - 1]!)
+        starts.push(at)
+        pending = undefined
+      } else if (t.type === 'doc-end') {
+        pending = undefined
+      } else if ((t.type === 'comment' || t.type === 'directive') && pending === undefined) {
+        pending = t.offset
+      }
+    }
+    const threshold = (typeof this.ctx.options.max_tokens === 'number' ? this.ctx.options.max_tokens : 512) * CHARS_PER_TOKEN
+    const single = docs.length === 1
+    docs.forEach((doc, i) => {
+      const start = starts[i]!
+      const end = i + 1 < docs.length ? starts[i + 1]! : src.length
+      const label = `doc[${i}]`
+      const open = single || end - start > threshold
+      const spans = open ? this.items(doc, start, end) : undefined
+      if (spans === undefined || (!single && spans.length < 2)) {
+        emit({ type: 'record', start, end, text: src.slice(start, end), label })
+        return
+      }
+      emit({ type: 'enter', kind: 'document', label, start })
+      spans.forEach((s, k) => {
+        const e = k + 1 < spans.length ? spans[k + 1]!.start : end
+        emit({ type: 'record', start: s.start, end: e, text: src.slice(s.start, e), label: s.label })
+      })
+      emit({ type: 'exit', end })
+    })
+  }
+}
+
+const yaml: ParserPlugin = definePlugin({
+  kind: 'parser',
+  name: 'yaml',
+  docsplit: '^1',
+  description: 'YAML: the documents of a stream, or the top-level items of a document, as records with their comments.',
+  formats: ['yaml', 'yml'],
+  extensions: ['.yaml', '.yml'],
+  reads: 'text',
+  defaultSplitter: 'record',
+  detect (sample: string): number {
+    if (sample.startsWith('%YAML')) return 0.95
+    // most content lines look like YAML: `key: value`, `- item`, `---`, or indented continuations
+    const lines = sample.split('\n').slice(0, 50).filter((l) => l.trim() !== '' && !l.trimStart().startsWith('#'))
+    if (!sample.endsWith('\n') && lines.length > 1) lines.pop() // the sample may end mid-line
+    if (lines.length < 2) return 0
+    const yamlish = lines.filter((l) => /^(---|\.\.\.)(\s|$)|^\s*(- |-$)|^\s*("[^"]*"|'[^']*'|[^\s:#][^:#]*?):(\s|$)|^\s+\S/.test(l)).length
+    const keyed = lines.some((l) => /^\s*(- |-$)|^\s*[^\s:#][^:#]*?:(\s|$)/.test(l))
+    return keyed && yamlish / lines.length >= 0.9 ? (sample.startsWith('---') ? 0.8 : 0.6) : 0
+  },
+  create: (ctx) => {
+    const h = new YamlHandler(ctx)
+    return { write: (piece: string) => { h.write(piece) }, end: () => { h.end() } }
+  },
+})
+
+export default yaml
