@@ -325,7 +325,8 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
       decodedLength += rest.length
       if (rest.length > 0) handler.write(rest)
     }
-    handler.end()
+    // Empty input is zero chunks in every format, even where an empty document is invalid.
+    if (decodedLength > 0 || receivedBytes > (decoder?.bomBytes ?? 0)) handler.end()
     packer.end()
   })
   yield * ready.splice(0)

@@ -42,6 +42,8 @@ function chunkFields (units: Unit[]): Record<string, string | number> | undefine
 export function createRecordPacker (ctx: PackerContext): PackerHandler {
   const { meter } = ctx
   const budget = ctx.budget
+  /** Labels of the open containers; unlabelled ones (lists, items) are not in `path`. */
+  const labels: string[] = []
   let path: string[] = []
   let records = 0
   let current: Unit[] = []
@@ -137,10 +139,11 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
     push (event: DocEvent) {
       switch (event.type) {
         case 'enter':
-          path = [...path, event.label]
+          labels.push(event.label)
+          if (event.label !== '') path = [...path, event.label]
           break
         case 'exit':
-          path = path.slice(0, -1)
+          if (labels.pop() !== '') path = path.slice(0, -1)
           break
         case 'block':
           unit(event.start, event.text, event.kind, -1)

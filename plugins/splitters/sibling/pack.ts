@@ -63,7 +63,8 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
   const queue: Unit[] = []
   let queuedEstimate = 0
 
-  // Structure seen since the last unit.
+  // Structure seen since the last unit. Unlabelled containers (lists, items) are not in `path`.
+  const labels: string[] = []
   let path: string[] = []
   let depth = 0
   let minDepthSinceUnit = 0
@@ -281,12 +282,13 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     push (event: DocEvent) {
       switch (event.type) {
         case 'enter':
-          path = [...path, event.label]
+          labels.push(event.label)
+          if (event.label !== '') path = [...path, event.label]
           depth++
           structureChanged = true
           break
         case 'exit':
-          path = path.slice(0, -1)
+          if (labels.pop() !== '') path = path.slice(0, -1)
           depth--
           minDepthSinceUnit = Math.min(minDepthSinceUnit, depth)
           structureChanged = true

@@ -1,0 +1,66 @@
+/**
+ * The `markdown` parser: CommonMark + GFM block structure (headings, paragraphs, lists, code,
+ * tables, block quotes, HTML blocks, thematic breaks, YAML front matter, link reference
+ * definitions) as sections and blocks for the `sibling` splitter.
+ *
+ * Not streaming: markdown-it needs the whole text (a later line can turn a paragraph into a
+ * setext heading, a definition can come after its uses), so `write` buffers and `end` parses.
+ */
+import { definePlugin } from '../../../core/registry.js'
+import type { ParserContext, ParserHandler } from '../../../core/types.js'
+import { markdownToEvents } from './parse.js'
+
+const YAMLISH = /^\s*(?:-\s+)?[\w"'.$-]+\s*:(?:\s|$)/
+
+/**
+ * Sniffs markdown from the first characters. Strong signs (links, fences, tables, code spans,
+ * reference definitions) count most; `# ` lines and `- ` items also start comments and
+ * sequences in YAML and scripts, so they count little, and a sample that reads as YAML
+ * (mostly `key: value` lines after any front matter, directives) or JSON/XML loses points.
+ */
+export function detectMarkdown (sample: string): number {
+  let score = 0
+  if (/\[[^\]\n]+\]\([^)\s]+[^)\n]*\)/.test(sample)) score += 0.25
+  if (/\[[^\]\n]+\]\[[^\]\n]*\]/.test(sample) || /^ {0,3}\[[^\]\n]+\]:[ \t]*\S/m.test(sample)) score += 0.25
+  if (/^ {0,3}(?:```|~~~)/m.test(sample)) score += 0.25
+  if (/^ {0,3}\|?[ \t]*:?-{3,}:?[ \t]*\|/m.test(sample)) score += 0.25
+  if (/(?:\*\*|__)[^*_\n]+(?:\*\*|__)|`[^`\n]+`/.test(sample)) score += 0.15
+  if (/^#{1,6}[ \t]+\S.*\r?\n[ \t]*\r?\n/m.test(sample)) score += 0.25
+  else if (/^#{1,6}[ \t]+\S/m.test(sample)) score += 0.1
+  if (/^ {0,3}\S.*\r?\n {0,3}(?:=+|-{2,})[ \t]*\r?$/m.test(sample)) score += 0.1
+  if (/^ {0,3}[-*+][ \t]+\S/m.test(sample)) score += 0.05
+  if (/^ {0,3}>[ \t]?\S/m.test(sample)) score += 0.1
+  const front = /^---[ \t]*\r?\n[\w"'-]+[ \t]*:[\s\S]*?\n(?:---|\.\.\.)[ \t]*\r?\n/.exec(sample)
+  if (front !== null) score += 0.1
+  // Not markdown: JSON, XML, YAML.
+  if (/^\s*(?:\{|\[\s*[[{"\d\]-]|<\?xml|<!DOCTYPE)/i.test(sample)) score -= 0.4
+  if (/^(?:%YAML|%TAG|--- [|>!&*])/m.test(sample)) score -= 0.3
+  const lines = sample.slice(front?.[0].length ?? 0).split('\n').filter((l) => l.trim() !== '' && !/^\s*#/.test(l))
+  if (lines.length > 0 && lines.filter((l) => YAMLISH.test(l)).length / lines.length >= 0.6) score -= 0.3
+  return Math.max(0, Math.min(0.9, Math.round(score * 100) / 100))
+}
+
+export default definePlugin({
+  kind: 'parser',
+  name: 'markdown',
+  docsplit: '^1',
+  description: 'CommonMark and GFM: sections under headings, paragraphs, lists, code, tables, quotes, front matter, reference definitions.',
+  formats: ['markdown', 'md'],
+  extensions: ['.md', '.markdown', '.mdown', '.mkd'],
+  reads: 'text',
+  defaultSplitter: 'sibling',
+  detect: detectMarkdown,
+  create (ctx: ParserContext): ParserHandler<string> {
+    const pieces: string[] = []
+    return {
+      write (piece: string): void {
+        pieces.push(piece)
+      },
+      end (): void {
+        const text = pieces.length === 1 ? pieces[0] as string : pieces.join('')
+        pieces.length = 0
+        markdownToEvents(text, (event) => { ctx.emit(event) })
+      },
+    }
+  },
+})

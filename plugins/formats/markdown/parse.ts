@@ -1,0 +1,444 @@
+/**
+ * Markdown → docsplit events, on markdown-it's block parser (inline parsing never runs).
+ *
+ * markdown-it gives block tokens with line maps ([first, end) lines). We turn those into events
+ * that tile the text: a block starts at the start of its first line and runs to the start of the
+ * next block, so blank lines, container markers (`>`, list bullets on otherwise empty lines),
+ * table delimiter rows and trailing whitespace go with the block before them. Lines no token
+ * covers that hold link reference definitions become a `definitions` block.
+ *
+ * Line ends: `\n`, `\r\n` and a lone `\r`, as CommonMark says. markdown-it reads a copy of the
+ * same length (so offsets hold) in which the `\r` of `\r\n` is a space and a lone `\r` is `\n`;
+ * a CRLF line's `\r` stays part of its line in the events. NUL becomes U+FFFD in the copy.
+ * Everything here is iterative: the nesting depth of the input costs no stack (markdown-it itself stops nesting at `maxNesting`;
+ * what is nested deeper stays text of the enclosing block).
+ */
+import MarkdownItCtor, { type Env, type MarkdownIt, type StateBlock, type Token } from 'markdown-it'
+import { parse as parseYaml } from 'yaml'
+import type { BlockEvent, CutStyle, DocEvent, RefUse } from '../../../core/events.js'
+
+interface Reference { href: string, title: string }
+
+let md: MarkdownIt | undefined
+
+function markdownIt (): MarkdownIt {
+  if (md === undefined) {
+    // The default preset has GFM tables and strikethrough; `html: true` turns on HTML blocks.
+    md = new MarkdownItCtor('default', { html: true, linkify: false, typographer: false })
+  }
+  return md
+}
+
+/**
+ * markdown-it 15 builds Token with a transpiled class-field helper (a defineProperty per field)
+ * that costs a sixth of the block parse. PlainToken has Token's fields, set by plain assignment,
+ * and Token's prototype (its methods, `instanceof Token`); `usePlainTokens` gives a state a
+ * StateBlock#push that makes them.
+ */
+interface PlainTokenClass { new (type: string, tag: string, nesting: -1 | 0 | 1): Token }
+const plainTokenClasses = new WeakMap<object, PlainTokenClass>()
+
+function plainTokenClass (TokenClass: typeof Token): PlainTokenClass {
+  let cls = plainTokenClasses.get(TokenClass)
+  if (cls === undefined) {
+    function PlainToken (this: Record<string, unknown>, type: string, tag: string, nesting: -1 | 0 | 1): void {
+      this.type = type
+      this.tag = tag
+      this.attrs = null
+      this.map = null
+      this.nesting = nesting
+      this.level = 0
+      this.children = null
+      this.content = ''
+      this.markup = ''
+      this.info = ''
+      this.meta = null
+      this.block = false
+      this.hidden = false
+    }
+    PlainToken.prototype = Object.create(TokenClass.prototype as object) as object
+    cls = PlainToken as unknown as PlainTokenClass
+    plainTokenClasses.set(TokenClass, cls)
+  }
+  return cls
+}
+
+function usePlainTokens (state: StateBlock): void {
+  const PlainToken = plainTokenClass(state.Token)
+  state.push = function push (this: StateBlock, type: string, tag: string, nesting: -1 | 0 | 1): Token {
+    const token = new PlainToken(type, tag, nesting)
+    token.block = true
+    if (nesting < 0) this.level--
+    token.level = this.level
+    if (nesting > 0) this.level++
+    this.tokens.push(token)
+    return token
+  }
+}
+
+/**
+ * A block state for `src`, as `new StateBlock(src, ...)` makes it, with the per-line tables in
+ * Int32Arrays (half the memory of arrays of numbers) filled by a scan that finds line ends with
+ * indexOf and reads only each line's indentation; StateBlock's constructor visits every
+ * character and pushes onto five growing arrays. Rules only index these tables.
+ */
+function newState (parser: MarkdownIt, src: string, env: Env): StateBlock {
+  const state = new parser.block.State('', parser, env, [])
+  usePlainTokens(state)
+  const len = src.length
+  let max = 1
+  for (let i = src.indexOf('\n'); i !== -1; i = src.indexOf('\n', i + 1)) max++
+  const bMarks = new Int32Array(max + 1)
+  const eMarks = new Int32Array(max + 1)
+  const tShift = new Int32Array(max + 1)
+  const sCount = new Int32Array(max + 1)
+  let line = 0
+  for (let start = 0; start < len;) {
+    const nl = src.indexOf('\n', start)
+    const end = nl === -1 ? len : nl
+    let pos = start
+    let offset = 0
+    for (; pos < end; pos++) {
+      const ch = src.charCodeAt(pos)
+      if (ch === 32) offset++
+      else if (ch === 9) offset += 4 - offset % 4
+      else break
+    }
+    // As markdown-it: a last line without `\n` that is only spaces and tabs is no line.
+    if (nl === -1 && pos === end) break
+    bMarks[line] = start
+    eMarks[line] = end
+    tShift[line] = pos - start
+    sCount[line] = offset
+    line++
+    if (nl === -1) break
+    start = nl + 1
+  }
+  bMarks[line] = len
+  eMarks[line] = len
+  state.src = src
+  state.bMarks = bMarks as unknown as number[]
+  state.eMarks = eMarks as unknown as number[]
+  state.tShift = tShift as unknown as number[]
+  state.sCount = sCount as unknown as number[]
+  state.bsCount = new Int32Array(max + 1) as unknown as number[]
+  state.lineMax = line
+  return state
+}
+
+/** CommonMark label normalization (as markdown-it keys `env.references`). */
+export function referenceKey (label: string): string {
+  return label.trim().replace(/\s+/g, ' ').toLowerCase().toUpperCase()
+}
+
+/** The label as events carry it: normalized and lower case. */
+function eventLabel (key: string): string {
+  return key.toLowerCase()
+}
+
+/**
+ * YAML front matter: `---` on the first line, closed by `---` or `...`, holding a YAML mapping,
+ * nothing, or text that does not parse but starts like a mapping (`key:`). Anything else
+ * (`---` / `Foo` / `---` is a thematic break and a setext heading in CommonMark) is markdown.
+ * The closing line must come within the first MiB.
+ */
+const MAX_FRONT_MATTER = 1 << 20
+
+function frontMatter (text: string, lineStarts: ArrayLike<number>, lineCount: number): { end: number, value: unknown } {
+  const none = { end: 0, value: null }
+  if (!/^\uFEFF?---[ \t]*(?:\r\n?|\n|$)/.test(text)) return none
+  for (let line = 1; line < lineCount; line++) {
+    const s = lineStarts[line] as number
+    if (s > MAX_FRONT_MATTER) break
+    const c = text.charCodeAt(s)
+    if (c !== 45 && c !== 46) continue
+    const close = text.slice(s, lineStarts[line + 1]).replace(/[ \t\r\n]+$/, '')
+    if (close !== '---' && close !== '...') continue
+    const body = text.slice(lineStarts[1], s)
+    if (body.trim() === '') return { end: line + 1, value: null }
+    try {
+      const value: unknown = parseYaml(body, { maxAliasCount: 100 })
+      return value !== null && typeof value === 'object' && !Array.isArray(value) ? { end: line + 1, value } : none
+    } catch {
+      return /^\s*(?:#.*\n\s*)*[^\s:#][^:\n]*:(?:\s|$)/.test(body) ? { end: line + 1, value: null } : none
+    }
+  }
+  return none
+}
+
+/** A gap line (no token covers it) that starts a link reference definition, inside any containers. */
+const DEF_LINE = /^[ \t>]*(?:(?:[-+*]|\d{1,9}[.)])(?:[ \t]+[ \t>]*|$))*\[/
+/** Labels of definitions in a `definitions` block (one per line start, inside any containers). */
+const DEF_LABEL = /^[ \t>]*(?:(?:[-+*]|\d{1,9}[.)])[ \t]+[ \t>]*)*\[((?:[^\[\]\\\n]|\\.){1,999})\]:/gm
+/** Uses of references: `[text][label]`, `[label][]`, `[label]` (a simple scan, not full inline parsing). */
+const REF_USE = /\[((?:[^\[\]\\]|\\[^\n]){1,999})\](?:\[((?:[^\[\]\\]|\\[^\n]){0,999})\])?/g
+
+function findRefs (text: string, base: number, references: Record<string, Reference>): RefUse[] | undefined {
+  if (text.indexOf('[') === -1) return undefined
+  let out: RefUse[] | undefined
+  REF_USE.lastIndex = 0
+  for (let m = REF_USE.exec(text); m !== null; m = REF_USE.exec(text)) {
+    const [whole, first, second] = m as unknown as [string, string, string | undefined]
+    if (second === undefined) {
+      const next = text.charCodeAt(m.index + whole.length)
+      if (next === 40 /* ( */ || next === 58 /* : */) continue
+    }
+    const key = referenceKey(second !== undefined && second.trim() !== '' ? second : first)
+    if (key === '' || !Object.prototype.hasOwnProperty.call(references, key)) continue
+    ;(out ??= []).push({ label: eventLabel(key), offset: base + m.index })
+  }
+  return out
+}
+
+interface PendingBlock {
+  type: 'block'
+  kind: string
+  line: number
+  cut: CutStyle | undefined
+  attachNext: boolean
+  /** Look for reference uses in it. */
+  refs: boolean
+}
+type Pending = PendingBlock | { type: 'enter', kind: string, label: string } | { type: 'exit' }
+
+interface Frame { startLine: number, endLine: number, hasBlock: boolean }
+
+const CONTAINER_OPEN: Record<string, string> = {
+  bullet_list_open: 'list',
+  ordered_list_open: 'list',
+  list_item_open: 'item',
+  blockquote_open: 'blockquote',
+  table_open: 'table',
+}
+const CONTAINER_CLOSE = new Set(['bullet_list_close', 'ordered_list_close', 'list_item_close', 'blockquote_close', 'table_close'])
+
+/** Parses a whole markdown document and hands its events, in order, to `emit`. */
+export function markdownToEvents (text: string, emit: (event: DocEvent) => void): void {
+  if (text.length === 0) return
+  // The copy markdown-it reads: same length and line starts as `text`.
+  let src = text
+  if (src.charCodeAt(0) === 0xfeff) src = ' ' + src.slice(1)
+  if (src.indexOf('\r') !== -1) src = src.replace(/\r\n?/g, (m) => m.length === 2 ? ' \n' : '\n')
+  if (src.indexOf('\0') !== -1) src = src.replace(/\0/g, '\ufffd')
+
+  const env: { references?: Record<string, Reference> } = {}
+  const parser = markdownIt()
+  // markdown-it's top-level loop (ParserBlock.tokenize at depth 0), run here so the tokens of
+  // one top-level block are walked and dropped before the next: memory stays O(one block) in
+  // tokens, and O(blocks) in the small layout records below.
+  const state = newState(parser, src, env)
+  const rules = parser.block.ruler.getRules('')
+  // Line starts: markdown-it has them (one more entry holds the length).
+  const starts = state.bMarks
+  const lineCount = state.lineMax
+  const lineStart = (line: number): number => starts[line < lineCount ? line : lineCount] as number
+  const fm = frontMatter(text, starts, lineCount)
+  const fmEnd = fm.end
+  // Lay out blocks by their first line.
+  const pending: Pending[] = []
+  const stack: Frame[] = []
+  const sections: number[] = []
+  let lastBlockLine = -1
+  let claimed = 0 // lines before this are assigned to a block or scanned for definitions
+  let containerStart = -1 // first line of the containers opened since the last block
+  let title: string | undefined
+  let inHead = false
+
+  const pushBlock = (kind: string, line: number, endLine: number, cut: CutStyle | undefined, attachNext: boolean, refs: boolean): void => {
+    let start = line
+    if (containerStart !== -1 && containerStart < start) start = containerStart
+    containerStart = -1
+    if (endLine > claimed) claimed = endLine
+    if (start <= lastBlockLine) return // shares a line with the block before: its text stays there
+    pending.push({ type: 'block', kind, line: start, cut, attachNext, refs })
+    lastBlockLine = start
+    const top = stack[stack.length - 1]
+    if (top !== undefined) top.hasBlock = true
+  }
+
+  const bMarks = state.bMarks
+  const eMarks = state.eMarks
+  const tShift = state.tShift
+  const scanGap = (upTo: number): void => {
+    if (env.references !== undefined) {
+      for (let line = claimed; line < upTo; line++) {
+        const first = bMarks[line]! + tShift[line]!
+        if (first >= eMarks[line]!) continue // blank
+        const c = src.charCodeAt(first)
+        // `[`, or a container marker (`>`, a bullet, a digit) that may come before it
+        if (c !== 91 && c !== 62 && c !== 45 && c !== 43 && c !== 42 && (c < 48 || c > 57)) continue
+        const s = lineStart(line)
+        if (DEF_LINE.test(src.slice(s, Math.min(lineStart(line + 1), s + 1024)))) {
+          pushBlock('definitions', line, upTo, 'lines', false, false)
+          break
+        }
+      }
+    }
+    if (upTo > claimed) claimed = upTo
+  }
+
+  if (fmEnd > 0) pushBlock('front_matter', 0, fmEnd, 'lines', false, false)
+
+  const walk = (tokens: Token[]): void => {
+    for (let i = 0; i < tokens.length; i++) {
+      const t = tokens[i] as Token
+      const map = t.map
+      switch (t.type) {
+        case 'paragraph_open':
+          if (map === null) break
+          scanGap(map[0])
+          pushBlock('paragraph', map[0], map[1], undefined, false, true)
+          break
+        case 'heading_open': {
+          if (map === null) break
+          scanGap(map[0])
+          const inline = tokens[i + 1]
+          const label = inline?.type === 'inline' ? inline.content.replace(/\s+/g, ' ').trim() : ''
+          if (t.tag === 'h1' && title === undefined && label !== '') title = label
+          if (stack.length === 0) {
+            const level = Number(t.tag.slice(1))
+            while (sections.length > 0 && (sections[sections.length - 1] as number) >= level) {
+              sections.pop()
+              pending.push({ type: 'exit' })
+            }
+            sections.push(level)
+            pending.push({ type: 'enter', kind: 'section', label })
+          }
+          pushBlock('heading', map[0], map[1], undefined, true, true)
+          break
+        }
+        case 'fence':
+        case 'code_block':
+          if (map === null) break
+          scanGap(map[0])
+          pushBlock('code', map[0], map[1], 'lines', false, false)
+          break
+        case 'html_block':
+          if (map === null) break
+          scanGap(map[0])
+          pushBlock('html', map[0], map[1], 'lines', false, false)
+          break
+        case 'hr':
+          if (map === null) break
+          scanGap(map[0])
+          pushBlock('hr', map[0], map[1], undefined, false, false)
+          break
+        case 'thead_open':
+          inHead = true
+          break
+        case 'thead_close':
+          inHead = false
+          break
+        case 'tr_open':
+          if (map === null) break
+          scanGap(map[0])
+          pushBlock(inHead ? 'table_header' : 'table_row', map[0], map[1], 'lines', inHead, true)
+          break
+        default: {
+          const kind = CONTAINER_OPEN[t.type]
+          if (kind !== undefined && map !== null) {
+            scanGap(map[0])
+            if (containerStart === -1 || map[0] < containerStart) containerStart = map[0]
+            stack.push({ startLine: map[0], endLine: map[1], hasBlock: false })
+            pending.push({ type: 'enter', kind, label: '' })
+          } else if (CONTAINER_CLOSE.has(t.type) && stack.length > 0) {
+            const frame = stack[stack.length - 1] as Frame
+            scanGap(frame.endLine)
+            // An empty container (`>` alone, an empty list item) gets its lines as a block.
+            if (!frame.hasBlock) pushBlock('paragraph', frame.startLine, frame.endLine, undefined, false, false)
+            stack.pop()
+            pending.push({ type: 'exit' })
+            const parent = stack[stack.length - 1]
+            if (parent !== undefined && frame.hasBlock) parent.hasBlock = true
+          }
+        }
+      }
+    }
+  }
+
+  const endLine = state.lineMax
+  let line = fmEnd // markdown-it never sees the front matter
+  while (line < endLine) {
+    state.line = line = state.skipEmptyLines(line)
+    if (line >= endLine) break
+    let ok = false
+    for (const rule of rules) {
+      ok = rule(state, line, endLine, false)
+      if (ok) break
+    }
+    if (!ok || state.line <= line) throw new Error('markdown block parser made no progress')
+    walk(state.tokens)
+    state.tokens.length = 0
+    line = state.line
+  }
+  scanGap(lineCount)
+  const references: Record<string, Reference> = env.references ?? {}
+  const hasReferences = Object.keys(references).length > 0
+  while (stack.length > 0) { stack.pop(); pending.push({ type: 'exit' }) }
+  if (lastBlockLine === -1) pending.push({ type: 'block', kind: 'blank', line: 0, cut: undefined, attachNext: false, refs: false }) // only blank lines
+
+  // Document information first.
+  if (fmEnd > 0) {
+    emit({ type: 'info', key: 'front_matter', value: fm.value })
+    const fmTitle = fm.value !== null && typeof fm.value === 'object' ? (fm.value as Record<string, unknown>).title : undefined
+    if (typeof fmTitle === 'string' || typeof fmTitle === 'number') title = String(fmTitle)
+  }
+  if (title !== undefined) emit({ type: 'info', key: 'title', value: title })
+
+  // Block starts: the first block starts at 0; each runs to the start of the next.
+  const blockStarts: number[] = []
+  for (const p of pending) if (p.type === 'block') blockStarts.push(blockStarts.length === 0 ? 0 : lineStart(p.line))
+
+  const defined = new Set<string>()
+  let pos = 0
+  let b = 0
+  for (const p of pending) {
+    if (p.type === 'enter') {
+      emit({ type: 'enter', kind: p.kind, label: p.label, start: pos })
+    } else if (p.type === 'exit') {
+      emit({ type: 'exit', end: pos })
+    } else {
+      const start = blockStarts[b] as number
+      const end = b + 1 < blockStarts.length ? blockStarts[b + 1] as number : text.length
+      b++
+      const blockText = text.slice(start, end)
+      const event: BlockEvent = { type: 'block', kind: p.kind, start, end, text: blockText }
+      if (p.cut !== undefined) event.cut = p.cut
+      if (p.attachNext) event.attachNext = true
+      if (p.refs && hasReferences) {
+        const refs = findRefs(blockText, start, references)
+        if (refs !== undefined) event.refs = refs
+      }
+      emit(event)
+      pos = end
+      if (p.kind === 'definitions') {
+        DEF_LABEL.lastIndex = 0
+        for (let m = DEF_LABEL.exec(blockText); m !== null; m = DEF_LABEL.exec(blockText)) {
+          const key = referenceKey(m[1] as string)
+          if (!defined.has(key) && Object.prototype.hasOwnProperty.call(references, key)) {
+            defined.add(key)
+            emitDefinition(emit, key, references[key] as Reference)
+          }
+        }
+      }
+    }
+  }
+  for (const key of Object.keys(references)) {
+    if (!defined.has(key)) emitDefinition(emit, key, references[key] as Reference)
+  }
+  for (let i = 0; i < sections.length; i++) emit({ type: 'exit', end: text.length })
+}
+
+function emitDefinition (emit: (event: DocEvent) => void, key: string, ref: Reference): void {
+  emit(ref.title === ''
+    ? { type: 'definition', label: eventLabel(key), url: ref.href }
+    : { type: 'definition', label: eventLabel(key), url: ref.href, title: ref.title })
+}
+
+/** Block tokens of `src` as markdownToEvents makes them (plain tokens), for tests. */
+export function blockTokens (src: string): Token[] {
+  const parser = markdownIt()
+  const state = newState(parser, src, {})
+  parser.block.tokenize(state, state.line, state.lineMax)
+  return state.tokens
+}
