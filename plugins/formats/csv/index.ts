@@ -1,0 +1,51 @@
+/**
+ * The `csv` parser plugin (formats `csv` and `tsv`): one record per row, the header row first,
+ * every later row carrying the header row as `context`.
+ */
+import { Type } from 'typebox'
+import { definePlugin } from '../../../core/registry.js'
+import type { ParserHandler } from '../../../core/types.js'
+import { CsvParser } from './parse.js'
+import { delimitedScore, type Delimiter } from './sniff.js'
+
+export default definePlugin({
+  kind: 'parser',
+  name: 'csv',
+  docsplit: '^1',
+  description: 'CSV and TSV: one record per row (quoted fields may hold delimiters, quotes and line breaks); every chunk carries the header row as context.',
+  formats: ['csv', 'tsv'],
+  extensions: ['.csv', '.tsv'],
+  reads: 'text',
+  defaultSplitter: 'record',
+  options: Type.Object({
+    delimiter: Type.Optional(Type.Union([
+      Type.Literal(','), Type.Literal(';'), Type.Literal('|'), Type.Literal('\t'), Type.Literal('tab'), Type.Literal('auto'),
+    ], { description: 'CSV/TSV: the field delimiter: `,`, `;`, `|`, a tab (`\\t` or the word `tab`, easier on a command line), or `auto` to detect it from the first lines. Default: `auto` for csv, a tab for tsv.' })),
+    header: Type.Optional(Type.Boolean({
+      default: true,
+      description: 'CSV/TSV: the first row is a header: it is reported as `columns` and every chunk carries it as `context`.',
+    })),
+  }),
+  detect (sample: string): number {
+    return delimitedScore(sample.slice(0, 16 * 1024))
+  },
+  create (ctx): ParserHandler<string> {
+    const tsv = ctx.options.input_format === 'tsv' ||
+      (typeof ctx.options.filename === 'string' && ctx.options.filename.toLowerCase().endsWith('.tsv'))
+    const option = ctx.options.delimiter as Delimiter | 'tab' | 'auto' | undefined
+    const given = option === 'tab' ? '\t' : option
+    const parser = new CsvParser(
+      (event) => { ctx.emit(event) },
+      (line, reason) => ctx.fail('DOCSPLIT_PARSE_ERROR', `CSV parse error at line ${line}: ${reason}`),
+      {
+        delimiter: given ?? (tsv ? '\t' : 'auto'),
+        fallback: tsv ? '\t' : ',',
+        header: ctx.options.header !== false,
+      },
+    )
+    return {
+      write: (piece) => { parser.write(piece) },
+      end: () => { parser.end() },
+    }
+  },
+})

@@ -1,0 +1,228 @@
+/**
+ * The CSV/TSV parser: one `record` per row, the header row first (kind `header`), then rows
+ * (kind `row`) that carry the header row as `context`.
+ *
+ * Rows are found by a small state machine over string indices, with the quoting rules of
+ * csv-parse (`relax_quotes`, record delimiters `\r\n`, `\n` and `\r`): a quote opens a quoted
+ * field only at the start of a field; inside it `""` is a quote and a quote before anything
+ * else closes it; line breaks inside quotes are data. Empty lines belong to the row before them
+ * (leading ones to the first row). csv-parse parses the header row into `columns`.
+ *
+ * Streaming: the parser holds the current row and, until the delimiter is chosen, a sample
+ * (SAMPLE_LINES lines or SAMPLE_CHARS characters). Output does not depend on how the input is
+ * cut into pieces.
+ */
+import { parse } from 'csv-parse/sync'
+import type { DocEvent } from '../../../core/events.js'
+import { sniffDelimiter, type Delimiter } from './sniff.js'
+
+export const SAMPLE_LINES = 50
+export const SAMPLE_CHARS = 64 * 1024
+
+export interface CsvParserOptions {
+  /** A delimiter, or `auto` to detect it (falling back to `fallback`). */
+  delimiter: Delimiter | 'auto'
+  fallback: Delimiter
+  header: boolean
+}
+
+/** Parses one row (no line ending) as csv-parse does with the parser's quoting rules. */
+export function parseRow (text: string, delimiter: string): string[] {
+  const rows = parse(text, {
+    delimiter,
+    relax_quotes: true,
+    relax_column_count: true,
+    record_delimiter: ['\r\n', '\n', '\r'],
+  }) as string[][]
+  return rows[0] ?? []
+}
+
+function samplePrefix (text: string): string {
+  let pos = 0
+  for (let n = 0; n < SAMPLE_LINES; n++) {
+    const nl = text.indexOf('\n', pos)
+    if (nl === -1 || nl + 1 > SAMPLE_CHARS) return text.slice(0, Math.min(text.length, SAMPLE_CHARS))
+    pos = nl + 1
+  }
+  return text.slice(0, pos)
+}
+
+export class CsvParser {
+  private readonly emit: (event: DocEvent) => void
+  private readonly fail: (line: number, reason: string) => never
+  private readonly options: CsvParserOptions
+  private delimiter: Delimiter | undefined
+  private delimCode = 44
+
+  private sample = ''
+  private sampleNewlines = 0
+
+  private docPos = 0
+  private recStart = 0
+  private pre = ''
+  private rowStart = 0
+  private rowEnd = 0
+  private inRow = false
+  private afterRow = false
+  private inQuote = false
+  private quotePending = false
+  private fieldStart = true
+  private prevCR = false
+  private line = 1
+  private quoteLine = 1
+  private rows = 0
+  private headerText: string | undefined
+
+  constructor (emit: (event: DocEvent) => void, fail: (line: number, reason: string) => never, options: CsvParserOptions) {
+    this.emit = emit
+    this.fail = fail
+    this.options = options
+  }
+
+  write (piece: string): void {
+    if (piece.length === 0) return
+    if (this.delimiter === undefined && this.options.delimiter !== 'auto') this.decide(this.options.delimiter)
+    if (this.delimiter === undefined) {
+      this.sample += piece
+      let from = 0
+      while (this.sampleNewlines < SAMPLE_LINES) {
+        const nl = piece.indexOf('\n', from)
+        if (nl === -1) break
+        this.sampleNewlines++
+        from = nl + 1
+      }
+      if (this.sampleNewlines < SAMPLE_LINES && this.sample.length < SAMPLE_CHARS) return
+      const prefix = samplePrefix(this.sample)
+      this.decide(sniffDelimiter(prefix, false, this.options.fallback))
+      const buffered = this.sample
+      this.sample = ''
+      this.scan(buffered)
+      return
+    }
+    this.scan(piece)
+  }
+
+  end (): void {
+    if (this.delimiter === undefined) {
+      if (this.sample.length === 0) return // empty document: no events
+      this.decide(sniffDelimiter(this.sample, true, this.options.fallback))
+      const buffered = this.sample
+      this.sample = ''
+      this.scan(buffered)
+    }
+    if (this.quotePending) {
+      this.quotePending = false
+      this.inQuote = false
+    }
+    if (this.inQuote) this.fail(this.quoteLine, 'a quoted field is not closed (a closing quote is missing)')
+    if (this.inRow) {
+      this.rowEnd = this.docPos
+      this.inRow = false
+      this.afterRow = true
+    }
+    if (this.docPos > this.recStart) {
+      if (this.afterRow) this.record(this.pre, this.recStart, this.docPos)
+      else this.emit({ type: 'record', kind: 'blank', start: this.recStart, end: this.docPos, text: this.pre })
+    }
+    this.pre = ''
+  }
+
+  private decide (delimiter: Delimiter): void {
+    this.delimiter = delimiter
+    this.delimCode = delimiter.charCodeAt(0)
+    this.emit({ type: 'info', key: 'delimiter', value: delimiter })
+  }
+
+  /** Emits the record [start, end) whose row is [rowStart, rowEnd). */
+  private record (text: string, start: number, end: number): void {
+    if (this.options.header && this.headerText === undefined) {
+      const header = text.slice(this.rowStart - start, this.rowEnd - start)
+      this.headerText = header
+      this.emit({ type: 'info', key: 'columns', value: parseRow(header, this.delimiter!) })
+      this.emit({ type: 'record', kind: 'header', label: 'header', start, end, text })
+      return
+    }
+    this.rows++
+    const event: DocEvent = { type: 'record', kind: 'row', label: `row ${this.rows}`, start, end, text }
+    if (this.headerText !== undefined) event.context = this.headerText
+    this.emit(event)
+  }
+
+  private scan (piece: string): void {
+    const base = this.docPos
+    const n = piece.length
+    const delim = this.delimCode
+    let seg = 0
+    let i = 0
+    let inQuote = this.inQuote
+    let quotePending = this.quotePending
+    let fieldStart = this.fieldStart
+    let inRow = this.inRow
+    let prevCR = this.prevCR
+    let line = this.line
+    while (i < n) {
+      let c = piece.charCodeAt(i)
+      if (quotePending) {
+        quotePending = false
+        if (c === 34) { i++; continue } // "" inside quotes
+        inQuote = false
+        fieldStart = false
+      }
+      if (inQuote) {
+        const q = piece.indexOf('"', i)
+        const stop = q === -1 ? n : q
+        for (let k = i; k < stop; k++) {
+          c = piece.charCodeAt(k)
+          if (c === 10) { if (!prevCR) line++; prevCR = false } else if (c === 13) { line++; prevCR = true } else prevCR = false
+        }
+        if (q === -1) { i = n; break }
+        prevCR = false
+        quotePending = true
+        i = q + 1
+        continue
+      }
+      if (c === 10 || c === 13) {
+        if (c === 10) { if (!prevCR) line++; prevCR = false } else { line++; prevCR = true }
+        if (inRow) {
+          this.rowEnd = base + i
+          inRow = false
+          this.afterRow = true
+        }
+        fieldStart = true
+        i++
+        continue
+      }
+      prevCR = false
+      if (!inRow) {
+        const p = base + i
+        if (this.afterRow) {
+          // A new row starts: the record before it ends here.
+          const text = this.pre.length > 0 ? this.pre + piece.slice(seg, i) : piece.slice(seg, i)
+          this.record(text, this.recStart, p)
+          this.pre = ''
+          seg = i
+          this.recStart = p
+          this.afterRow = false
+        }
+        inRow = true
+        this.rowStart = p
+        fieldStart = true
+      }
+      if (c === delim) fieldStart = true
+      else if (c === 34 && fieldStart) {
+        inQuote = true
+        this.quoteLine = line
+        fieldStart = false
+      } else fieldStart = false
+      i++
+    }
+    this.inQuote = inQuote
+    this.quotePending = quotePending
+    this.fieldStart = fieldStart
+    this.inRow = inRow
+    this.prevCR = prevCR
+    this.line = line
+    this.pre += seg === 0 ? piece : piece.slice(seg)
+    this.docPos = base + n
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * Delimiter detection for CSV and TSV: the candidate that splits the sample rows into the same
+ * number of fields most consistently.
+ */
+
+export const DELIMITERS = [',', '\t', ';', '|'] as const
+export type Delimiter = typeof DELIMITERS[number]
+
+/**
+ * For each row of a sample, how many times `delimiter` separates fields, with the parser's own
+ * quoting rules (a quote opens a quoted field only at the start of a field).
+ */
+function countRows (sample: string, complete: boolean, delimiter: number, stray?: { count: number }): number[] {
+  const rows: number[] = []
+  let count = 0
+  let inQuote = false
+  let fieldStart = true
+  let rowHasContent = false
+  for (let i = 0; i < sample.length; i++) {
+    const c = sample.charCodeAt(i)
+    if (inQuote) {
+      if (c === 34) {
+        if (sample.charCodeAt(i + 1) === 34) i++
+        else inQuote = false
+      }
+      continue
+    }
+    if (c === 10 || c === 13) {
+      if (rowHasContent) rows.push(count)
+      count = 0
+      rowHasContent = false
+      fieldStart = true
+      continue
+    }
+    rowHasContent = true
+    if (c === delimiter) {
+      count++
+      fieldStart = true
+    } else if (c === 34) {
+      if (fieldStart) inQuote = true
+      else if (stray !== undefined) stray.count++
+      fieldStart = false
+    } else fieldStart = false
+  }
+  // The last row of a cut sample may be partial: count it only when the sample is the document.
+  if (rowHasContent && complete && !inQuote) rows.push(count)
+  return rows
+}
+
+/**
+ * The delimiter of a sample. `complete` says whether the sample is the whole document.
+ * Among candidates that occur outside quotes: the one that leaves the fewest quotes inside
+ * unquoted fields (a quote that opens a field under the right delimiter is stray under a wrong
+ * one), then the most rows with the most common count, then the larger count, then the order
+ * of DELIMITERS. No candidate at all: `fallback`.
+ */
+export function sniffDelimiter (sample: string, complete: boolean, fallback: Delimiter = ','): Delimiter {
+  let best: Delimiter = fallback
+  let bestRows = 0
+  let bestCount = 0
+  let bestStray = 0
+  for (let d = 0; d < DELIMITERS.length; d++) {
+    const freq = new Map<number, number>()
+    const stray = { count: 0 }
+    for (const n of countRows(sample, complete, DELIMITERS[d]!.charCodeAt(0), stray)) {
+      if (n > 0) freq.set(n, (freq.get(n) ?? 0) + 1)
+    }
+    let modeCount = 0
+    let modeRows = 0
+    for (const [count, nrows] of freq) {
+      if (nrows > modeRows || (nrows === modeRows && count > modeCount)) { modeCount = count; modeRows = nrows }
+    }
+    if (modeRows === 0) continue
+    const better = bestRows === 0 || stray.count < bestStray ||
+      (stray.count === bestStray && (modeRows > bestRows || (modeRows === bestRows && modeCount > bestCount)))
+    if (better) {
+      best = DELIMITERS[d]!
+      bestRows = modeRows
+      bestCount = modeCount
+      bestStray = stray.count
+    }
+  }
+  return best
+}
+
+/** How much a sample looks like delimited rows (for `detect`): 0 to 0.85. */
+export function delimitedScore (sample: string): number {
+  // A short sample is likely the whole document: its last row counts even without a line end.
+  const cut = sample.lastIndexOf('\n')
+  const complete = sample.length < 8192
+  const text = complete || cut === -1 ? sample : sample.slice(0, cut + 1)
+  // JSON lines have commas too.
+  const lines = text.split('\n', 50).filter((l) => l.trim() !== '')
+  if (lines.filter((l) => /^\s*[{[]/.test(l)).length * 2 >= lines.length) return 0
+  let best = 0
+  let fields = 0
+  for (const d of DELIMITERS) {
+    const rows = countRows(text, true, d.charCodeAt(0)).slice(0, 50)
+    if (rows.length < 2) return 0
+    const first = rows[0]!
+    if (first === 0) continue
+    let same = 0
+    for (const n of rows) if (n === first) same++
+    if (same / rows.length > best) { best = same / rows.length; fields = first + 1 }
+  }
+  // Three or more fields in nearly every row beats a log whose lines start with a timestamp;
+  // two fields (one delimiter) is a weaker sign.
+  if (best >= 0.9) return fields >= 3 ? 0.85 : 0.6
+  return best >= 0.75 && fields >= 3 ? 0.55 : 0
+}

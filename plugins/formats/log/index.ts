@@ -1,0 +1,57 @@
+/**
+ * The `log` parser plugin: one record per log entry (a start line plus its continuation lines).
+ * The start pattern is detected from the first lines, or given as `log_start`.
+ */
+import { Type } from 'typebox'
+import { definePlugin } from '../../../core/registry.js'
+import type { ParserHandler } from '../../../core/types.js'
+import { LogParser, sampleLines } from './parse.js'
+import { choosePattern, unsafeRegexReason } from './patterns.js'
+
+export default definePlugin({
+  kind: 'parser',
+  name: 'log',
+  docsplit: '^1',
+  description: 'Log files: one record per entry, with stack traces and other continuation lines kept in their entry.',
+  formats: ['log'],
+  extensions: ['.log'],
+  reads: 'text',
+  defaultSplitter: 'record',
+  options: Type.Object({
+    log_start: Type.Optional(Type.String({
+      maxLength: 512,
+      description: 'log: a regular expression (JavaScript syntax, no flags) tested on the first 1024 characters of each line: a line that matches starts a log entry, such as `^\\d{4}-\\d{2}-\\d{2}`; other lines continue the entry before them. Default: detected from the first 50 lines (timestamps, levels, syslog, brackets), else a non-indented line starts an entry.',
+    })),
+  }),
+  detect (sample: string): number {
+    const lines = sampleLines(sample.slice(0, 16 * 1024)).slice(0, 50)
+    if (lines.length < 2) return 0
+    const chosen = choosePattern(lines, true)
+    if (chosen === undefined) return 0
+    const share = chosen.matched / chosen.candidates
+    return share >= 0.3 ? Math.min(0.8, 0.4 + share * 0.4) : 0
+  },
+  create (ctx): ParserHandler<string> {
+    const source = ctx.options.log_start
+    let start: RegExp | undefined
+    if (typeof source === 'string' && source.length > 0) {
+      // Unicode mode when the pattern allows it (`\p{L}`), else the legacy syntax (`\_`).
+      for (const flags of ['u', '']) {
+        try {
+          start = new RegExp(source, flags)
+          break
+        } catch {}
+      }
+      if (start === undefined) ctx.fail('DOCSPLIT_INVALID_OPTION', 'log_start is not a valid regular expression')
+      const unsafe = unsafeRegexReason(source)
+      if (unsafe !== undefined) {
+        ctx.fail('DOCSPLIT_INVALID_OPTION', `log_start could take exponential time on long lines: ${unsafe}; use a bounded repeat or a simpler pattern`)
+      }
+    }
+    const parser = new LogParser((event) => { ctx.emit(event) }, { start })
+    return {
+      write: (piece) => { parser.write(piece) },
+      end: () => { parser.end() },
+    }
+  },
+})

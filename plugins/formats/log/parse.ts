@@ -1,0 +1,218 @@
+/**
+ * The log parser: one `record` (kind `entry`) per log entry, that is a line that starts an
+ * entry plus its continuation lines (stack traces, indented lines, `Caused by:` ...).
+ *
+ * Streaming: the parser holds the current entry and, until the start pattern is chosen, the
+ * sample (at most SAMPLE_LINES lines or SAMPLE_CHARS characters). Lines are found with
+ * indexOf('\n') and the start test runs once per line on its first HEAD characters. Output does
+ * not depend on how the input is cut into pieces: the sample is a fixed prefix of the document
+ * and a line is classified only once it is complete.
+ */
+import type { DocEvent } from '../../../core/events.js'
+import { HEAD, IndentClassifier, choosePattern, isBlankLine, looksLikeContinuation } from './patterns.js'
+
+export const SAMPLE_LINES = 50
+export const SAMPLE_CHARS = 64 * 1024
+/**
+ * With a start pattern, an entry that has grown this many lines also ends before a line that
+ * does not look like a continuation, so a file whose later lines stop matching the detected
+ * pattern still streams in bounded memory.
+ */
+export const MAX_ENTRY_LINES = 1000
+
+export interface LogParserOptions {
+  /** A user start pattern (`log_start`); when absent the pattern is detected from a sample. */
+  start?: RegExp
+}
+
+/** The text a start test sees: the line without its line ending, cut to HEAD characters. */
+function lineHead (line: string): string {
+  let end = line.length
+  if (end > 0 && line.charCodeAt(end - 1) === 10) {
+    end--
+    if (end > 0 && line.charCodeAt(end - 1) === 13) end--
+  }
+  return end > HEAD ? line.slice(0, HEAD) : line.slice(0, end)
+}
+
+/** Splits a sample into lines without their endings (the last, possibly partial, line included). */
+export function sampleLines (sample: string): string[] {
+  const out: string[] = []
+  let pos = 0
+  while (pos < sample.length) {
+    const nl = sample.indexOf('\n', pos)
+    const end = nl === -1 ? sample.length : nl + 1
+    out.push(lineHead(sample.slice(pos, end)))
+    pos = end
+  }
+  return out
+}
+
+/** The prefix of `text` used to choose the pattern: SAMPLE_LINES lines, at most SAMPLE_CHARS. */
+function samplePrefix (text: string): string {
+  let pos = 0
+  for (let n = 0; n < SAMPLE_LINES; n++) {
+    const nl = text.indexOf('\n', pos)
+    if (nl === -1 || nl + 1 > SAMPLE_CHARS) return text.slice(0, Math.min(text.length, SAMPLE_CHARS))
+    pos = nl + 1
+  }
+  return text.slice(0, pos)
+}
+
+export class LogParser {
+  private readonly emit: (event: DocEvent) => void
+  private readonly userStart: RegExp | undefined
+  private isStart: ((head: string) => boolean) | undefined
+  private patternMode = false
+
+  // Until the pattern is chosen: the buffered beginning of the document.
+  private sample = ''
+  private sampleNewlines = 0
+
+  /** Offset of the next piece in the document. */
+  private docPos = 0
+  /** Offset where the current entry starts. */
+  private recStart = 0
+  /** Text of the current entry that came in earlier pieces (includes a partial line). */
+  private pre = ''
+  /** Offset where the current (incomplete) line starts. */
+  private lineStart = 0
+  /** First characters of the current line that came in earlier pieces (HEAD + 2 or a little more). */
+  private head = ''
+  /** 1-based line number of the current line, and of the current entry's first line. */
+  private line = 1
+  private recLine = 1
+  /** Lines that started an entry so far: text before the first one belongs to it. */
+  private started = 0
+
+  constructor (emit: (event: DocEvent) => void, options: LogParserOptions = {}) {
+    this.emit = emit
+    this.userStart = options.start
+  }
+
+  write (piece: string): void {
+    if (piece.length === 0) return
+    if (this.isStart === undefined && this.userStart !== undefined) this.decide()
+    if (this.isStart === undefined) {
+      this.sample += piece
+      let from = 0
+      while (this.sampleNewlines < SAMPLE_LINES) {
+        const nl = piece.indexOf('\n', from)
+        if (nl === -1) break
+        this.sampleNewlines++
+        from = nl + 1
+      }
+      if (this.sampleNewlines < SAMPLE_LINES && this.sample.length < SAMPLE_CHARS) return
+      this.decide()
+      const buffered = this.sample
+      this.sample = ''
+      this.scan(buffered)
+      return
+    }
+    this.scan(piece)
+  }
+
+  end (): void {
+    if (this.isStart === undefined) {
+      if (this.sample.length === 0) return // empty document: no events
+      this.decide()
+      const buffered = this.sample
+      this.sample = ''
+      this.scan(buffered)
+    }
+    const total = this.docPos
+    if (this.lineStart < total && this.startsEntry(lineHead(this.head)) && this.started++ > 0) {
+      // The last line has no line ending and starts an entry.
+      const cut = this.lineStart - this.recStart
+      this.flush(this.pre.slice(0, cut), this.lineStart)
+      this.pre = this.pre.slice(cut)
+      this.recStart = this.lineStart
+      this.recLine = this.line
+    }
+    if (total > this.recStart) this.flush(this.pre, total)
+    this.pre = ''
+    this.head = ''
+  }
+
+  private decide (): void {
+    if (this.userStart !== undefined) {
+      const re = this.userStart
+      this.patternMode = true
+      this.isStart = (head) => !isBlankLine(head) && re.test(head)
+      this.emit({ type: 'info', key: 'start_pattern', value: re.source })
+      return
+    }
+    const chosen = choosePattern(sampleLines(samplePrefix(this.sample)))
+    if (chosen !== undefined) {
+      const re = chosen.pattern.regex
+      this.patternMode = true
+      this.isStart = (head) => re.test(head)
+      this.emit({ type: 'info', key: 'start_pattern', value: re.source })
+    } else {
+      const indent = new IndentClassifier()
+      this.isStart = (head) => indent.isStart(head)
+      this.emit({ type: 'info', key: 'start_pattern', value: null })
+    }
+  }
+
+  private startsEntry (head: string): boolean {
+    return this.isStart!(head) || this.overlong(head)
+  }
+
+  /** The current entry is long and `head` does not look like it continues it (see MAX_ENTRY_LINES). */
+  private overlong (head: string): boolean {
+    return this.patternMode && this.line - this.recLine >= MAX_ENTRY_LINES && !looksLikeContinuation(head)
+  }
+
+  /** Emits the current entry, which ends at `end`; `text` is its full text. */
+  private flush (text: string, end: number): void {
+    this.emit({ type: 'record', kind: 'entry', start: this.recStart, end, text, label: `line ${this.recLine}` })
+  }
+
+  private scan (piece: string): void {
+    const base = this.docPos
+    /** Index in `piece` where the part of the current entry not yet in `pre` starts. */
+    let seg = 0
+    let from = 0
+    const isStart = this.isStart!
+    for (;;) {
+      const nl = piece.indexOf('\n', from)
+      if (nl === -1) break
+      const start = this.lineStart
+      let head: string
+      if (this.head.length > 0 || start < base) {
+        const tail = piece.slice(0, Math.min(nl + 1, HEAD + 2))
+        head = lineHead(this.head.length > HEAD + 2 ? this.head : this.head + tail)
+        this.head = ''
+      } else {
+        head = lineHead(piece.slice(from, Math.min(nl + 1, from + HEAD + 2)))
+      }
+      if ((isStart(head) || this.overlong(head)) && this.started++ > 0) {
+        // The entry before this line ends where the line starts.
+        const cut = start - this.recStart
+        let text: string
+        if (cut <= this.pre.length) {
+          text = this.pre.length === cut ? this.pre : this.pre.slice(0, cut)
+          this.pre = this.pre.length === cut ? '' : this.pre.slice(cut)
+        } else {
+          const upTo = start - base
+          text = this.pre.length > 0 ? this.pre + piece.slice(seg, upTo) : piece.slice(seg, upTo)
+          this.pre = ''
+          seg = upTo
+        }
+        this.flush(text, start)
+        this.recStart = start
+        this.recLine = this.line
+      }
+      this.line++
+      from = nl + 1
+      this.lineStart = base + from
+    }
+    // The rest of the piece: a partial line.
+    if (from < piece.length && this.head.length <= HEAD + 2) {
+      this.head += piece.slice(from, from + HEAD + 2)
+    }
+    this.pre += seg === 0 ? piece : piece.slice(seg)
+    this.docPos = base + piece.length
+  }
+}

@@ -1,0 +1,317 @@
+import t, { type Test } from 'tap'
+import { deepStrictEqual } from 'node:assert/strict'
+import fc from 'fast-check'
+import { readFileSync } from 'node:fs'
+import { basename, join } from 'node:path'
+import log from '../../../plugins/formats/log/index.js'
+import { choosePattern, unsafeRegexReason } from '../../../plugins/formats/log/patterns.js'
+import { sampleLines } from '../../../plugins/formats/log/parse.js'
+import type { DocEvent, RecordEvent } from '../../../core/events.js'
+import { DocsplitError } from '../../../core/errors.js'
+import { assertTiles, collectEvents } from '../../helpers/events.js'
+import { corpusDir, corpusFiles, corpusMissing } from '../../helpers/corpus.js'
+
+const records = (events: DocEvent[]): RecordEvent[] => events.filter((e): e is RecordEvent => e.type === 'record')
+const info = (events: DocEvent[], key: string): unknown => {
+  const e = events.find((x) => x.type === 'info' && x.key === key)
+  return e?.type === 'info' ? e.value : undefined
+}
+
+/** Feeds `text` cut at the given positions (sorted, may split surrogate pairs and CRLF). */
+async function eventsCutAt (text: string, cuts: number[], options = {}): Promise<DocEvent[]> {
+  const events: DocEvent[] = []
+  const handler = await log.create({
+    options: { input_format: 'log', max_tokens: 512, splitter: 'record', tokenizer: 'approx', overlap_tokens: 0, encoding: 'utf-8', ...options },
+    emit: (e) => { events.push(e) },
+    fail: (code, message) => { throw new DocsplitError(code, message) },
+  })
+  let pos = 0
+  for (const c of [...cuts].sort((a, b) => a - b)) {
+    if (c > pos && c < text.length) {
+      (handler.write as (p: string) => void)(text.slice(pos, c))
+      pos = c
+    }
+  }
+  (handler.write as (p: string) => void)(text.slice(pos))
+  handler.end()
+  return events
+}
+
+t.test('corpus logs tile, and slow streams give the same events', { skip: corpusMissing }, async (t) => {
+  const files = corpusFiles('log')
+  t.ok(files.length >= 12, 'log corpus present')
+  for (const file of files) {
+    const text = readFileSync(file, 'utf8')
+    const whole = await collectEvents(log, text)
+    t.doesNotThrow(() => { assertTiles(whole, text) }, `${basename(file)} tiles`)
+    for (const size of [1, 7, 64]) {
+      t.same(await collectEvents(log, text, {}, size), whole, `${basename(file)}: piece size ${size} gives the same events`)
+    }
+    t.ok(records(whole).every((r) => r.kind === 'entry'), `${basename(file)}: kind entry`)
+  }
+})
+
+t.test('loghub logs: one entry per line, pattern detected', { skip: corpusMissing }, async (t) => {
+  const expected: Record<string, string | null> = {
+    'Android_2k.log': 'logcat', 'Apache_2k.log': 'bracket-weekday', 'BGL_2k.log': null, 'HDFS_2k.log': 'compact-datetime',
+    'Hadoop_2k.log': 'iso-datetime', 'Linux_2k.log': 'syslog', 'OpenSSH_2k.log': 'syslog', 'Spark_2k.log': 'slash-datetime',
+    'Zookeeper_2k.log': 'iso-datetime',
+  }
+  for (const file of corpusFiles('log/loghub')) {
+    const text = readFileSync(file, 'utf8')
+    const events = await collectEvents(log, text)
+    const lines = text.split('\n').filter((l) => l !== '').length
+    t.equal(records(events).length, lines, `${basename(file)}: ${lines} entries`)
+    t.ok(records(events).every((r) => r.text.endsWith('\r\n') || r.end === text.length), `${basename(file)}: CRLF kept in the entry`)
+    const name = expected[basename(file)]
+    const chosen = choosePattern(sampleLines(text.slice(0, 64 * 1024)).slice(0, 50))
+    t.equal(chosen?.pattern.name ?? null, name ?? null, `${basename(file)}: pattern ${String(name)}`)
+    t.equal(info(events, 'start_pattern'), chosen === undefined ? null : chosen.pattern.regex.source)
+    t.ok(log.detect!(text.slice(0, 8192)) > (name === null ? -1 : 0.5), `${basename(file)}: detect`)
+  }
+})
+
+t.test('fluent-bit multi-line Java and Go: traces stay in their entry', { skip: corpusMissing }, async (t) => {
+  const [java, javaGo] = ['log/fluent-bit-multiline-java.log', 'log/fluent-bit-multiline-java-go.log'].map((f) => readFileSync(join(corpusDir, f), 'utf8'))
+  const starts = (text: string): Promise<string[]> => collectEvents(log, text).then((ev) => records(ev).map((r) => r.text.split('\n')[0]!))
+  t.same(await starts(java!), ['single line...', 'Dec 14 06:41:08 Exception in thread "main" java.lang.RuntimeException: Something has gone wrong, aborting!', 'another line...'])
+  t.same(await starts(javaGo!), [
+    'single line...',
+    'Dec 14 06:41:08 Exception in thread "main" java.lang.RuntimeException: Something has gone wrong, aborting!',
+    'another line...',
+    'panic: my panic',
+    'one more line, no multiline',
+  ])
+  const ev = await collectEvents(log, java!)
+  t.equal(records(ev)[1]!.text.split('\n').length - 1, 6, 'exception line and 5 frames')
+  t.equal(records(ev)[2]!.text, 'another line...\n\n', 'the blank line goes with the entry before it')
+})
+
+t.test('docker JSON log: a line broken inside a JSON string continues its entry', { skip: corpusMissing }, async (t) => {
+  const file = corpusFiles('log').find((f) => f.endsWith('fluent-bit-docker-iis.log'))!
+  const text = readFileSync(file, 'utf8')
+  const recs = records(await collectEvents(log, text))
+  t.equal(recs.length, 6)
+  t.ok(recs.every((r) => r.text.startsWith('{"')))
+})
+
+// ---- generated logs ----
+
+const word = fc.stringMatching(/^[a-zA-Z0-9_.=]{1,12}$/)
+const message = fc.array(word, { minLength: 1, maxLength: 6 }).map((w) => w.join(' '))
+const continuation = fc.oneof(
+  message.map((m) => `\tat com.example.${m.replace(/ /g, '')}(X.java:12)`),
+  message.map((m) => `    ${m}`),
+  message.map((m) => `Caused by: java.io.IOException: ${m}`),
+  fc.constant(''),
+  fc.constant('\t... 3 more'),
+  message.map((m) => `  File "app.py", line 3, in ${m.replace(/ /g, '_')}`),
+)
+const stamp = fc.tuple(fc.integer({ min: 0, max: 27 }), fc.integer({ min: 0, max: 86399 }), fc.integer({ min: 0, max: 999 }))
+  .map(([d, s, ms]) => `2024-02-${String(d + 1).padStart(2, '0')} ${String(Math.floor(s / 3600)).padStart(2, '0')}:${String(Math.floor(s / 60) % 60).padStart(2, '0')}:${String(s % 60).padStart(2, '0')},${String(ms).padStart(3, '0')}`)
+const entry = fc.tuple(stamp, fc.constantFrom('INFO', 'WARN', 'ERROR', 'DEBUG'), message, fc.array(continuation, { maxLength: 5 }))
+  .map(([ts, level, msg, cont]) => [`${ts} ${level} ${msg}`, ...cont])
+const generatedLog = fc.record({
+  entries: fc.array(entry, { minLength: 1, maxLength: 25 }),
+  eol: fc.constantFrom('\n', '\r\n'),
+  trailing: fc.boolean(),
+})
+
+t.test('generated logs: one record per entry, tiled, independent of piece cuts', async (t) => {
+  await fc.assert(fc.asyncProperty(generatedLog, fc.array(fc.nat(), { maxLength: 12 }), async ({ entries, eol, trailing }, cutSeeds) => {
+    const entryTexts = entries.map((lines) => lines.join(eol) + eol)
+    let text = entryTexts.join('')
+    if (!trailing) text = text.slice(0, -eol.length)
+    const whole = await collectEvents(log, text)
+    assertTiles(whole, text)
+    const recs = records(whole)
+    if (recs.length !== entries.length) throw new Error(`${recs.length} records for ${entries.length} entries`)
+    recs.forEach((r, i) => {
+      const expected = i === entries.length - 1 && !trailing ? entryTexts[i]!.slice(0, -eol.length) : entryTexts[i]
+      if (r.text !== expected) throw new Error(`entry ${i} differs`)
+    })
+    if (info(whole, 'start_pattern') !== '^\\[?\\d{4}-\\d{2}-\\d{2}[T ]\\d{2}:\\d{2}') throw new Error('pattern not detected')
+    const cuts = cutSeeds.map((s) => s % (text.length + 1))
+    deepStrictEqual(await eventsCutAt(text, cuts), whole)
+  }), { numRuns: Number(process.env.DOCSPLIT_FC_RUNS ?? 150) })
+  t.pass('property held')
+})
+
+t.test('arbitrary text (unicode, CR, surrogate pairs) tiles whatever the cuts', async (t) => {
+  const chars = fc.oneof(
+    fc.constantFrom('\n', '\r', '\r\n', ' ', '\t', '2024-01-01 10:00:00 ', 'Caused by: x', 'Traceback (most recent call last):', 'ERROR ', '😀', 'é', '日本'),
+    fc.string({ unit: 'binary', maxLength: 8 }),
+  )
+  await fc.assert(fc.asyncProperty(fc.array(chars, { maxLength: 60 }).map((a) => a.join('')), fc.array(fc.nat(), { maxLength: 10 }), async (text, seeds) => {
+    const whole = await collectEvents(log, text)
+    assertTiles(whole, text)
+    if (text.length === 0 && whole.length !== 0) throw new Error('events for empty input')
+    const cut = await eventsCutAt(text, seeds.map((s) => s % (text.length + 1)))
+    deepStrictEqual(cut, whole)
+    deepStrictEqual(await collectEvents(log, text, {}, 1), whole)
+  }), { numRuns: Number(process.env.DOCSPLIT_FC_RUNS ?? 150) })
+  t.pass('property held')
+})
+
+t.test('many-line documents: the sample boundary does not change the result', async (t) => {
+  // More than 50 lines and more than 64 KiB, so both sample limits are crossed.
+  const lines: string[] = []
+  for (let i = 0; i < 3000; i++) lines.push(i % 10 === 0 ? `\tat frame${i}` : `2024-01-01 10:00:${String(i % 60).padStart(2, '0')} INFO message number ${i} ${'x'.repeat(i % 40)}`)
+  const text = lines.join('\n')
+  const whole = await collectEvents(log, text)
+  assertTiles(whole, text)
+  t.equal(records(whole).length, 2700)
+  for (const size of [1, 13, 4096, 65535, 65536, 65537]) t.same(await collectEvents(log, text, {}, size), whole, `piece size ${size}`)
+})
+
+t.test('lines that stop matching the detected pattern: entries stay bounded', async (t) => {
+  const head = Array.from({ length: 60 }, (_, i) => `2024-01-01 10:00:00 INFO line ${i}`)
+  const tail = Array.from({ length: 5000 }, (_, i) => i % 3 === 0 ? `  indented ${i}` : `plain line ${i}`)
+  const text = [...head, ...tail].join('\n') + '\n'
+  const ev = await collectEvents(log, text)
+  assertTiles(ev, text)
+  const recs = records(ev)
+  t.equal(recs.length, 59 + 5, 'the unmatched 5000 lines are cut about every 1000 lines')
+  t.ok(recs.every((r) => r.text.split('\n').length <= 1002), 'no entry beyond the line cap (plus its last line)')
+  t.same(await collectEvents(log, text, {}, 7), ev)
+})
+
+t.test('empty input gives no events; blank input gives one record', async (t) => {
+  t.same(await collectEvents(log, ''), [])
+  const blank = '\n\r\n  \n'
+  const ev = await collectEvents(log, blank)
+  assertTiles(ev, blank)
+  t.equal(records(ev).length, 1)
+})
+
+t.test('without a common start pattern: non-indented lines start entries, tracebacks stay whole', async (t) => {
+  const text = [
+    'starting worker',
+    'Traceback (most recent call last):',
+    '  File "a.py", line 1, in <module>',
+    '    main()',
+    'KeyError: \'x\'',
+    '',
+    'During handling of the above exception, another exception occurred:',
+    '',
+    'Traceback (most recent call last):',
+    '  File "a.py", line 3, in <module>',
+    'ValueError: bad',
+    'worker stopped',
+    'Exception in thread "main" java.lang.IllegalStateException: boom',
+    '\tat a.B.c(B.java:1)',
+    'Caused by: java.io.IOException: disk',
+    '\t... 1 more',
+    'done',
+    '',
+  ].join('\n')
+  const ev = await collectEvents(log, text)
+  assertTiles(ev, text)
+  t.equal(info(ev, 'start_pattern'), null)
+  t.same(records(ev).map((r) => r.text.split('\n')[0]), ['starting worker', 'Traceback (most recent call last):', 'worker stopped', 'Exception in thread "main" java.lang.IllegalStateException: boom', 'done'])
+  t.same(records(ev).map((r) => r.label), ['line 1', 'line 2', 'line 12', 'line 13', 'line 17'])
+})
+
+t.test('text before the first entry goes with the first entry', async (t) => {
+  const text = '# header line\n=== run ===\n2024-01-01 10:00:00 INFO a\n2024-01-01 10:00:01 INFO b\n2024-01-01 10:00:02 INFO c\n2024-01-01 10:00:03 INFO d\n'
+  const recs = records(await collectEvents(log, text))
+  t.equal(recs.length, 4)
+  t.ok(recs[0]!.text.startsWith('# header line\n=== run ===\n2024-01-01 10:00:00 INFO a\n'))
+  t.equal(recs[0]!.start, 0)
+})
+
+t.test('log_start overrides detection; invalid or unsafe patterns fail cleanly', async (t) => {
+  const text = 'BEGIN 1\nx\n  y\nBEGIN 2\nz\nBEGIN 3'
+  const ev = await collectEvents(log, text, { log_start: '^BEGIN ' })
+  assertTiles(ev, text)
+  t.same(records(ev).map((r) => r.text), ['BEGIN 1\nx\n  y\n', 'BEGIN 2\nz\n', 'BEGIN 3'])
+  t.equal(info(ev, 'start_pattern'), '^BEGIN ')
+  for (const size of [1, 3]) t.same(await collectEvents(log, text, { log_start: '^BEGIN ' }, size), ev)
+
+  const unicode = await collectEvents(log, 'Été 1\nx\nÉté 2\n', { log_start: '^\\p{Lu}' })
+  t.equal(records(unicode).length, 2, 'Unicode property escapes work')
+  await t.rejects(collectEvents(log, text, { log_start: '^(unclosed' }), { code: 'DOCSPLIT_INVALID_OPTION', message: 'log_start is not a valid regular expression' })
+  await t.rejects(collectEvents(log, text, { log_start: '^(a+)+$' }), { code: 'DOCSPLIT_INVALID_OPTION' })
+  await t.rejects(collectEvents(log, text, { log_start: '^(\\w+\\s?)*$' }), { code: 'DOCSPLIT_INVALID_OPTION' })
+  await t.rejects(collectEvents(log, text, { log_start: '(a|ab)*c' }), { code: 'DOCSPLIT_INVALID_OPTION' })
+  t.equal(unsafeRegexReason('^\\d{4}-\\d{2}-\\d{2}'), undefined)
+  t.equal(unsafeRegexReason('^(?:\\d{1,3}\\.){3}\\d{1,3} '), undefined)
+  t.equal(unsafeRegexReason('^\\[(INFO|WARN|ERROR)\\]'), undefined)
+  t.equal(unsafeRegexReason('^[(]+x'), undefined, 'parentheses inside a class are not groups')
+  t.not(unsafeRegexReason('^(?<n>a+){2,}'), undefined)
+  t.not(unsafeRegexReason('^((ab)+c)*'), undefined, 'nested groups pass their quantifiers up')
+})
+
+t.test('hostile lines finish (anchored, bounded patterns)', async (t) => {
+  const docs = [
+    'a'.repeat(1 << 20) + '\n' + '2'.repeat(5 << 20),
+    '2024-01-01 '.repeat(100_000) + '\n' + ' '.repeat(5 << 20),
+    '['.repeat(1 << 20) + '\n' + 'Caused by'.repeat(1 << 17),
+    'panic('.repeat(1 << 17) + '\n' + '\t'.repeat(1 << 20),
+  ]
+  for (const doc of docs) {
+    const ev = await collectEvents(log, doc, {}, 1 << 16)
+    assertTiles(ev, doc)
+    t.ok(records(ev).length >= 1)
+  }
+  const user = await collectEvents(log, 'x'.repeat(1 << 20) + '\nstart', { log_start: '^x*y' })
+  t.equal(records(user).length, 1)
+})
+
+t.test('detect: logs score, CSV and prose do not', async (t) => {
+  const logText = Array.from({ length: 20 }, (_, i) => `2024-01-01 10:00:${String(i).padStart(2, '0')} INFO thing ${i}`).join('\n')
+  t.ok(log.detect!(logText) > 0.5)
+  t.equal(log.detect!('a,b,c\n1,2,3\n4,5,6\n'), 0)
+  t.equal(log.detect!('# Title\n\nSome prose here.\nMore prose.\n'), 0)
+  t.equal(log.detect!('{"a":1}\n{"a":2}\n{"a":3}\n'), 0, 'JSON lines belong to the json parser')
+})
+
+// ---- end to end, through split() and the record splitter ----
+
+const { split, register, listTokenizers } = await import('../../../index.js')
+/** The engine's `approx` tokenizer; a stand-in (4 characters a token) until it is registered. */
+const tokenizer = listTokenizers().some((x) => x.name === 'approx') ? 'approx' : 'test-quarter'
+if (tokenizer === 'test-quarter') {
+  register({ kind: 'tokenizer', name: 'test-quarter', docsplit: '^1', load: () => ({ name: 'test-quarter', count: (s: string) => Math.ceil(s.length / 4), cheap: true }) })
+}
+
+/** Lossless, within budget unless protected, and no chunk boundary inside an entry. */
+async function checkSplit (t: Test, text: string, options: Record<string, unknown>, what: string): Promise<void> {
+  const maxTokens = options.max_tokens as number
+  const response = await split(text, { tokenizer, input_format: 'log', ...options })
+  t.equal(response.chunks.map((c) => c.text).join(''), text, `${what}: lossless`)
+  t.ok(response.chunks.every((c) => c.protected === true || c.token_count <= maxTokens), `${what}: within budget unless protected`)
+  const ends = new Set(records(await collectEvents(log, text, options)).map((r) => r.end))
+  let pos = 0
+  const inside: number[] = []
+  for (const c of response.chunks) {
+    pos += c.text.length
+    if (!ends.has(pos)) inside.push(c.index)
+  }
+  t.same(inside, [], `${what}: every chunk ends at an entry end`)
+  t.ok('start_pattern' in response.document.info, `${what}: start_pattern reported`)
+}
+
+t.test('split(): entries whole', async (t) => {
+  const text = '2024-01-01 10:00:00 ERROR failed\njava.lang.IllegalStateException: x\n\tat a.B(B.java:1)\n\tat c.D(D.java:2)\n2024-01-01 10:00:01 INFO ok\n'
+  const response = await split(text, { tokenizer, input_format: 'log', max_tokens: 8 })
+  t.same(response.chunks.map((c) => [c.text.split('\n')[0], c.record_count]), [['2024-01-01 10:00:00 ERROR failed', 1], ['2024-01-01 10:00:01 INFO ok', 1]])
+  t.equal(response.chunks[0]!.protected, true, 'an entry over budget goes alone, protected')
+  await checkSplit(t, text, { max_tokens: 8 }, 'small')
+  await fc.assert(fc.asyncProperty(generatedLog, fc.constantFrom(8, 32, 128), async ({ entries, eol, trailing }, maxTokens) => {
+    let doc = entries.map((lines) => lines.join(eol) + eol).join('')
+    if (!trailing) doc = doc.slice(0, -eol.length)
+    const r = await split(doc, { tokenizer, input_format: 'log', max_tokens: maxTokens })
+    if (r.chunks.map((c) => c.text).join('') !== doc) throw new Error('not lossless')
+    const ends = new Set(records(await collectEvents(log, doc)).map((x) => x.end))
+    let pos = 0
+    for (const c of r.chunks) {
+      pos += c.text.length
+      if (!ends.has(pos)) throw new Error(`chunk ${c.index} ends inside an entry`)
+    }
+  }), { numRuns: 40 })
+})
+
+t.test('split(): corpus logs at 64 tokens', { skip: corpusMissing }, async (t) => {
+  for (const file of corpusFiles('log')) await checkSplit(t, readFileSync(file, 'utf8'), { max_tokens: 64 }, basename(file))
+})
