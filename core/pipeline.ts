@@ -124,7 +124,7 @@ function chooseParser (options: ResolvedOptions, sample: () => string): { parser
 }
 
 function chunkId (loc: { char_start: number, char_end: number }, text: string): string {
-  return createHash('sha256').update(`${loc.char_start}:${loc.char_end}\n`).update(text).digest('hex').slice(0, 32)
+  return createHash('sha256').update(`${loc.char_start}:${loc.char_end}\n${text}`).digest('hex').slice(0, 32)
 }
 
 /** Wraps a failure inside a plugin so that nothing but a DocsplitError leaves the engine. */
@@ -203,7 +203,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
     meter,
     segmenters,
     emit (draft) {
-      tracker ??= new PositionTracker(encoding.byteLength, decoder?.bomBytes ?? 0)
+      tracker ??= new PositionTracker(encoding.byteLength, decoder?.bomBytes ?? 0, encoding === UTF8)
       if (draft.start !== tracker.end || draft.end !== draft.start + draft.text.length || draft.text.length === 0) {
         contract(`splitter "${packerPlugin.name}" emitted a chunk at ${draft.start} that does not continue the previous one (at ${tracker.end})`)
       }

@@ -40,8 +40,11 @@ export class PositionTracker {
   private lines = 0
   private lastCharIsNewline = false
 
-  constructor (private readonly byteLength: (text: string) => number, bomBytes: number) {
+  private readonly ascii: (text: string, bytes: number) => boolean
+
+  constructor (private readonly byteLength: (text: string) => number, bomBytes: number, utf8: boolean) {
     this.bytes = bomBytes
+    this.ascii = utf8 ? (text, bytes) => bytes === text.length : () => false
   }
 
   /** Where the tracked text ends (string offset). */
@@ -60,9 +63,11 @@ export class PositionTracker {
     const charStart = this.chars - codePoints(repeated)
     const byteStart = this.bytes - this.byteLength(repeated)
     const linesBefore = this.lines - newlines(repeated)
+    const addedBytes = this.byteLength(added)
     this.offset += added.length
-    this.chars += codePoints(added)
-    this.bytes += this.byteLength(added)
+    // As many UTF-8 bytes as UTF-16 units means pure ASCII: no surrogate pairs to look for.
+    this.chars += this.ascii(added, addedBytes) ? added.length : codePoints(added)
+    this.bytes += addedBytes
     this.lines += newlines(added)
     if (added.length > 0) this.lastCharIsNewline = added.charCodeAt(added.length - 1) === 10
     const endsWithNewline = text.charCodeAt(text.length - 1) === 10
