@@ -1,0 +1,401 @@
+/**
+ * One row per language: the grammar file, the file extensions, and which tree-sitter node types
+ * are declarations (containers in the event stream), where their bodies are, and which nodes are
+ * wrappers around a declaration (`export ...`, `@decorator def ...`, `template <...> ...`).
+ *
+ * Rules shared by every language (syntax.ts): named nodes whose type contains `comment`, and the
+ * decoration types below, belong to the declaration after them; a declaration whose body has no
+ * members is a plain block; the members of a body are its named children.
+ */
+import type { Node } from 'web-tree-sitter'
+
+export interface LanguageSpec {
+  /** The canonical input format. */
+  name: string
+  /** Other format names that select it. */
+  aliases: string[]
+  /** Vendored grammar: grammars/<grammar>.wasm. */
+  grammar: string
+  /** With the dot. */
+  extensions: string[]
+  /** Declaration node type → kind (`class`, `function`, ...), or a function of the node. */
+  declarations: Record<string, string | ((node: Node) => string)>
+  /** Node type → the declaration it wraps (or null when it wraps none). */
+  wrappers?: Record<string, (node: Node) => Node | null>
+  /** Node types that can be a declaration's body (looked up by the `body` field, then by type). */
+  bodies: string[]
+  /** A body whose only named child has one of these types is looked through (Go `statement_list`). */
+  unwrap?: string[]
+  /** Declaration types that are their own body (Zig `struct`, C `#ifdef`): members are their named children. */
+  selfBodies?: string[]
+  /** Line comment markers, for the fallback splitter. */
+  lineComments: string[]
+  /** `/* *\/` block comments, for the fallback splitter. */
+  blockComments: boolean
+  /** Whether the first string statement of a body is a docstring (Python). */
+  docstrings?: boolean
+}
+
+/** Nodes that belong to the declaration after them, in every language (besides comments). */
+export const DECORATIONS = new Set(['decorator', 'attribute_item', 'attribute_list', 'attribute', 'annotation', 'marker_annotation'])
+
+/** Kinds under which a nested `function` is called a `method`. */
+export const TYPE_KINDS = new Set(['class', 'struct', 'interface', 'trait', 'impl', 'enum', 'object'])
+
+const field = (name: string) => (n: Node): Node | null => n.childForFieldName(name)
+
+const lastNamed = (n: Node): Node | null => n.namedChild(n.namedChildCount - 1)
+
+/** The first named child of one of `types`. */
+function childOfType (n: Node, types: Set<string>): Node | null {
+  for (let i = 0; i < n.namedChildCount; i++) {
+    const c = n.namedChild(i)
+    if (c !== null && types.has(c.type)) return c
+  }
+  return null
+}
+
+const FUNCTION_VALUES = new Set(['arrow_function', 'function_expression', 'function', 'generator_function', 'class'])
+
+/** `const f = () => {...}` and `const C = class {...}`: one declarator whose value is a function or class. */
+function functionValue (n: Node): Node | null {
+  if (n.namedChildCount !== 1) return null
+  const d = n.namedChild(0)
+  if (d === null || d.type !== 'variable_declarator') return null
+  const v = d.childForFieldName('value')
+  return v !== null && FUNCTION_VALUES.has(v.type) ? v : null
+}
+
+function exportTarget (n: Node): Node | null {
+  return n.childForFieldName('declaration') ?? n.childForFieldName('value')
+}
+
+const jsDeclarations: Record<string, string> = {
+  class_declaration: 'class',
+  class: 'class',
+  function_declaration: 'function',
+  generator_function_declaration: 'function',
+  function_expression: 'function',
+  function: 'function',
+  generator_function: 'function',
+  arrow_function: 'function',
+  method_definition: 'method',
+}
+
+const jsWrappers: Record<string, (n: Node) => Node | null> = {
+  export_statement: exportTarget,
+  lexical_declaration: functionValue,
+  variable_declaration: functionValue,
+}
+
+const tsDeclarations: Record<string, string> = {
+  ...jsDeclarations,
+  abstract_class_declaration: 'class',
+  interface_declaration: 'interface',
+  enum_declaration: 'enum',
+  internal_module: 'namespace',
+  module: 'namespace',
+}
+
+const tsWrappers: Record<string, (n: Node) => Node | null> = {
+  ...jsWrappers,
+  ambient_declaration: (n) => childOfType(n, new Set(Object.keys(tsDeclarations))),
+}
+
+const cDeclarations: Record<string, string> = {
+  function_definition: 'function',
+  struct_specifier: 'struct',
+  union_specifier: 'struct',
+  enum_specifier: 'enum',
+  preproc_ifdef: 'preprocessor',
+  preproc_if: 'preprocessor',
+}
+
+/** `typedef struct {...} T;` and `struct S {...} s;`: the specifier, when it has a body. */
+const cTypeOf = (n: Node): Node | null => {
+  const t = n.childForFieldName('type')
+  return t !== null && t.childForFieldName('body') !== null ? t : null
+}
+
+const swiftKind = (n: Node): string => {
+  const k = n.childForFieldName('declaration_kind')?.type
+  return k === 'struct' || k === 'enum' || k === 'extension' ? (k === 'extension' ? 'impl' : k) : 'class'
+}
+
+const C_LIKE = { lineComments: ['//'], blockComments: true }
+
+export const LANGUAGES: LanguageSpec[] = [
+  {
+    name: 'python',
+    aliases: ['py'],
+    grammar: 'python',
+    extensions: ['.py', '.pyi'],
+    declarations: { class_definition: 'class', function_definition: 'function' },
+    wrappers: { decorated_definition: field('definition') },
+    bodies: ['block'],
+    lineComments: ['#'],
+    blockComments: false,
+    docstrings: true,
+  },
+  {
+    name: 'javascript',
+    aliases: ['js', 'jsx'],
+    grammar: 'javascript',
+    extensions: ['.js', '.mjs', '.cjs', '.jsx'],
+    declarations: jsDeclarations,
+    wrappers: jsWrappers,
+    bodies: ['class_body', 'statement_block'],
+    ...C_LIKE,
+  },
+  {
+    name: 'typescript',
+    aliases: ['ts'],
+    grammar: 'typescript',
+    extensions: ['.ts', '.mts', '.cts'],
+    declarations: tsDeclarations,
+    wrappers: tsWrappers,
+    bodies: ['class_body', 'statement_block', 'interface_body', 'enum_body', 'object_type'],
+    ...C_LIKE,
+  },
+  {
+    name: 'tsx',
+    aliases: [],
+    grammar: 'tsx',
+    extensions: ['.tsx'],
+    declarations: tsDeclarations,
+    wrappers: tsWrappers,
+    bodies: ['class_body', 'statement_block', 'interface_body', 'enum_body', 'object_type'],
+    ...C_LIKE,
+  },
+  {
+    name: 'bash',
+    aliases: ['sh', 'shell'],
+    grammar: 'bash',
+    extensions: ['.sh', '.bash'],
+    declarations: { function_definition: 'function' },
+    bodies: ['compound_statement'],
+    lineComments: ['#'],
+    blockComments: false,
+  },
+  {
+    name: 'c',
+    aliases: [],
+    grammar: 'c',
+    extensions: ['.c', '.h'],
+    declarations: cDeclarations,
+    wrappers: { type_definition: cTypeOf, declaration: cTypeOf },
+    bodies: ['compound_statement', 'field_declaration_list', 'enumerator_list'],
+    selfBodies: ['preproc_ifdef', 'preproc_if'],
+    ...C_LIKE,
+  },
+  {
+    name: 'cpp',
+    aliases: ['c++'],
+    grammar: 'cpp',
+    extensions: ['.cpp', '.cc', '.cxx', '.hpp', '.hh'],
+    declarations: {
+      ...cDeclarations,
+      class_specifier: 'class',
+      namespace_definition: 'namespace',
+      linkage_specification: 'namespace',
+    },
+    wrappers: { type_definition: cTypeOf, declaration: cTypeOf, template_declaration: lastNamed },
+    bodies: ['compound_statement', 'field_declaration_list', 'enumerator_list', 'declaration_list'],
+    selfBodies: ['preproc_ifdef', 'preproc_if'],
+    ...C_LIKE,
+  },
+  {
+    name: 'csharp',
+    aliases: ['c#', 'cs'],
+    grammar: 'c_sharp',
+    extensions: ['.cs'],
+    declarations: {
+      namespace_declaration: 'namespace',
+      class_declaration: 'class',
+      struct_declaration: 'struct',
+      record_declaration: 'class',
+      interface_declaration: 'interface',
+      enum_declaration: 'enum',
+      method_declaration: 'method',
+      constructor_declaration: 'method',
+      destructor_declaration: 'method',
+      operator_declaration: 'method',
+      local_function_statement: 'function',
+    },
+    bodies: ['declaration_list', 'block', 'enum_member_declaration_list'],
+    ...C_LIKE,
+  },
+  {
+    name: 'go',
+    aliases: ['golang'],
+    grammar: 'go',
+    extensions: ['.go'],
+    declarations: { function_declaration: 'function', method_declaration: 'method', type_declaration: 'type' },
+    bodies: ['block'],
+    unwrap: ['statement_list'],
+    ...C_LIKE,
+  },
+  {
+    name: 'java',
+    aliases: [],
+    grammar: 'java',
+    extensions: ['.java'],
+    declarations: {
+      class_declaration: 'class',
+      interface_declaration: 'interface',
+      enum_declaration: 'enum',
+      record_declaration: 'class',
+      annotation_type_declaration: 'interface',
+      method_declaration: 'method',
+      constructor_declaration: 'method',
+    },
+    bodies: ['class_body', 'interface_body', 'enum_body', 'block', 'constructor_body', 'annotation_type_body'],
+    ...C_LIKE,
+  },
+  {
+    name: 'kotlin',
+    aliases: ['kt'],
+    grammar: 'kotlin',
+    extensions: ['.kt', '.kts'],
+    declarations: {
+      class_declaration: 'class',
+      object_declaration: 'object',
+      companion_object: 'object',
+      function_declaration: 'function',
+    },
+    bodies: ['class_body', 'enum_class_body', 'function_body'],
+    unwrap: ['block', 'statements'],
+    ...C_LIKE,
+  },
+  {
+    name: 'lua',
+    aliases: [],
+    grammar: 'lua',
+    extensions: ['.lua'],
+    declarations: { function_declaration: 'function' },
+    bodies: ['block'],
+    lineComments: ['--'],
+    blockComments: false,
+  },
+  {
+    name: 'php',
+    aliases: [],
+    grammar: 'php',
+    extensions: ['.php'],
+    declarations: {
+      class_declaration: 'class',
+      interface_declaration: 'interface',
+      trait_declaration: 'trait',
+      enum_declaration: 'enum',
+      namespace_definition: 'namespace',
+      function_definition: 'function',
+      method_declaration: 'method',
+    },
+    bodies: ['declaration_list', 'compound_statement', 'enum_declaration_list'],
+    lineComments: ['//', '#'],
+    blockComments: true,
+  },
+  {
+    name: 'ruby',
+    aliases: ['rb'],
+    grammar: 'ruby',
+    extensions: ['.rb'],
+    declarations: { class: 'class', module: 'module', singleton_class: 'class', method: 'function', singleton_method: 'method' },
+    bodies: ['body_statement'],
+    lineComments: ['#'],
+    blockComments: false,
+  },
+  {
+    name: 'rust',
+    aliases: ['rs'],
+    grammar: 'rust',
+    extensions: ['.rs'],
+    declarations: {
+      function_item: 'function',
+      impl_item: 'impl',
+      struct_item: 'struct',
+      union_item: 'struct',
+      enum_item: 'enum',
+      trait_item: 'trait',
+      mod_item: 'module',
+      foreign_mod_item: 'module',
+    },
+    bodies: ['block', 'declaration_list', 'field_declaration_list', 'enum_variant_list'],
+    ...C_LIKE,
+  },
+  {
+    name: 'swift',
+    aliases: [],
+    grammar: 'swift',
+    extensions: ['.swift'],
+    declarations: {
+      class_declaration: swiftKind,
+      protocol_declaration: 'interface',
+      function_declaration: 'function',
+      init_declaration: 'method',
+      deinit_declaration: 'method',
+    },
+    bodies: ['class_body', 'protocol_body', 'enum_class_body', 'function_body'],
+    unwrap: ['statements'],
+    ...C_LIKE,
+  },
+  {
+    name: 'zig',
+    aliases: [],
+    grammar: 'zig',
+    extensions: ['.zig'],
+    declarations: {
+      function_declaration: 'function',
+      test_declaration: 'function',
+      struct_declaration: 'struct',
+      enum_declaration: 'enum',
+      union_declaration: 'struct',
+    },
+    wrappers: { variable_declaration: (n) => childOfType(n, new Set(['struct_declaration', 'enum_declaration', 'union_declaration'])) },
+    bodies: ['block'],
+    selfBodies: ['struct_declaration', 'enum_declaration', 'union_declaration'],
+    ...C_LIKE,
+  },
+]
+
+const byName = new Map<string, LanguageSpec>()
+for (const l of LANGUAGES) for (const n of [l.name, ...l.aliases]) byName.set(n, l)
+
+/** The language a format name selects (canonical name or alias), if any. */
+export function languageByFormat (format: string): LanguageSpec | undefined {
+  return byName.get(format.toLowerCase())
+}
+
+/** The language for a file name, by its extension (longest match). */
+export function languageByFilename (filename: string): LanguageSpec | undefined {
+  const lower = filename.toLowerCase()
+  let best: LanguageSpec | undefined
+  let length = 0
+  for (const l of LANGUAGES) {
+    for (const e of l.extensions) {
+      if (e.length > length && lower.endsWith(e)) {
+        best = l
+        length = e.length
+      }
+    }
+  }
+  return best
+}
+
+const SHEBANGS: Array<[RegExp, string]> = [
+  [/^#!.*\bpython[0-9.]*\b/, 'python'],
+  [/^#!.*\b(?:bash|sh|zsh|ksh|dash)\b/, 'bash'],
+  [/^#!.*\b(?:node|deno|bun)\b/, 'javascript'],
+  [/^#!.*\bruby\b/, 'ruby'],
+  [/^#!.*\blua\b/, 'lua'],
+  [/^#!.*\bphp\b/, 'php'],
+]
+
+/** Guesses the language from the first characters: a shebang line or a `<?php` tag. */
+export function sniffLanguage (sample: string): LanguageSpec | undefined {
+  const head = sample.replace(/^\uFEFF/, '')
+  if (head.startsWith('<?php')) return byName.get('php')
+  const line = head.slice(0, head.indexOf('\n') >>> 0)
+  for (const [re, name] of SHEBANGS) if (re.test(line)) return byName.get(name)
+  return undefined
+}

@@ -1,0 +1,401 @@
+/**
+ * Syntax-aware events from a tree-sitter tree.
+ *
+ * Each declaration with a non-empty body (class, function, impl, namespace, ...) is a container:
+ *   enter {kind, label}
+ *     comment/decorator blocks right above it (attachNext)
+ *     signature block: from the declaration's start to its first member (attachNext)
+ *     members: nested declarations (containers) and statements (blocks)
+ *     close block: `}` / `end` and what follows up to the next sibling
+ *   exit
+ * Everything else at a level is a block; comments and decorators before something are blocks
+ * with attachNext. Spans are computed from sibling start offsets only (each item runs to the
+ * next item's start), so the blocks tile the text whatever the tree looks like, ERROR nodes
+ * included. The walk keeps its own stack: nesting depth never grows the JS stack.
+ */
+import type { Node } from 'web-tree-sitter'
+import type { DocEvent } from '../../../core/events.js'
+import type { Grammar } from './grammars.js'
+import { DECORATIONS, TYPE_KINDS, type LanguageSpec } from './languages.js'
+
+/** A named child of a list (top level or a body), with its node when the walk needs it. */
+interface Child {
+  type: string
+  start: number
+  end: number
+  node: Node | null
+  /** A statement with a body of its own (`if`, `for`, `try`, an `else` clause), too big to fit. */
+  compound: boolean
+  /** An expression statement that is only a string (a docstring, where the language has them). */
+  doc: boolean
+}
+
+interface Decl {
+  kind: string
+  outer: Node
+  inner: Node
+  /** Node whose named children are the members; null: not a container. */
+  body: Node | null
+  /** The body is the declaration itself (skip its `name`/`condition` children). */
+  self: boolean
+  /** A compound statement: members are the statements of its bodies and its clauses. */
+  compound: boolean
+}
+
+interface Item {
+  /** Where the item's own text starts (its first attached comment, or its node). */
+  start: number
+  /** Start of the declaration node (after attached comments). */
+  nodeStart: number
+  kind: string
+  attachNext: boolean
+  decl?: Decl
+  attached?: Child[]
+}
+
+interface Frame {
+  items: Item[]
+  index: number
+  /** Span of the list: the first item starts at `lo`, the last ends at `hi`. */
+  lo: number
+  hi: number
+  /** Kind of the enclosing container ('' at top level). */
+  kind: string
+  /** The enclosing container's close block [hi, end) and exit offset; -1 at top level. */
+  end: number
+}
+
+const SKIP_FIELDS = new Set(['name', 'condition'])
+const LABEL_MAX = 160
+
+function isComment (type: string): boolean {
+  return type.includes('comment')
+}
+
+function hasNewline (text: string, from: number, to: number): boolean {
+  const i = text.indexOf('\n', from)
+  return i !== -1 && i < to
+}
+
+/** A blank line between two nodes (`from` is the end of the first, which may include its newline). */
+function blankBetween (text: string, from: number, to: number): boolean {
+  let newlines = from > 0 && text.charCodeAt(from - 1) === 10 ? 1 : 0
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 10) {
+      if (++newlines >= 2) return true
+    } else if (c !== 32 && c !== 9 && c !== 13) {
+      newlines = 0
+    }
+  }
+  return false
+}
+
+function skipSpace (text: string, from: number, to: number): number {
+  let i = from
+  while (i < to) {
+    const c = text.charCodeAt(i)
+    if (c !== 32 && c !== 9 && c !== 10 && c !== 13 && c !== 12) break
+    i++
+  }
+  return i
+}
+
+export class SyntaxWalker {
+  private readonly decls: Map<string, string | ((n: Node) => string)>
+  private readonly wrappers: Map<string, (n: Node) => Node | null>
+  private readonly bodies: Set<string>
+  private readonly unwrap: Set<string>
+  private readonly selfBodies: Set<string>
+  private readonly docstrings: boolean
+
+  /**
+   * `fitsBytes`: a container whose UTF-8 size is at most this always fits the budget (a token
+   * covers at least one byte), so the packer never opens it: it is emitted as one block, and its
+   * members are not walked. 0 walks everything.
+   */
+  constructor (private readonly spec: LanguageSpec, private readonly text: string, private readonly emit: (e: DocEvent) => void, private readonly fitsBytes = 0) {
+    this.decls = new Map(Object.entries(spec.declarations))
+    this.wrappers = new Map(Object.entries(spec.wrappers ?? {}))
+    this.bodies = new Set(spec.bodies)
+    this.unwrap = new Set(spec.unwrap ?? [])
+    this.selfBodies = new Set(spec.selfBodies ?? [])
+    this.docstrings = spec.docstrings === true
+  }
+
+  /** Whether text[start, end) certainly fits the budget (see the constructor). */
+  private fits (start: number, end: number): boolean {
+    const n = end - start
+    const max = this.fitsBytes
+    if (n > max) return false
+    return n * 3 <= max || Buffer.byteLength(this.text.slice(start, end), 'utf8') <= max
+  }
+
+  /** Named, non-empty children of `parent`, in order (`self`: skip `name`/`condition` fields). */
+  private children (parent: Node, self: boolean): Child[] {
+    for (;;) {
+      const out = this.namedChildren(parent, self)
+      const only = out.length === 1 ? out[0] : undefined
+      if (only === undefined || only.node === null || !this.unwrap.has(only.type)) return out
+      parent = only.node // look through a wrapper such as Go's `statement_list`
+      self = false
+    }
+  }
+
+  private namedChildren (parent: Node, self: boolean): Child[] {
+    const out: Child[] = []
+    const c = parent.walk()
+    try {
+      if (c.gotoFirstChild()) {
+        do {
+          if (!c.nodeIsNamed) continue
+          const start = c.startIndex
+          const end = c.endIndex
+          if (start === end) continue
+          if (self && SKIP_FIELDS.has(c.currentFieldName ?? '')) continue
+          const type = c.nodeType
+          let compound = false
+          let doc = false
+          const docCandidate = this.docstrings && type === 'expression_statement'
+          if ((docCandidate || !this.fits(start, end)) && c.gotoFirstChild()) {
+            let named = 0
+            do {
+              const t = c.nodeType
+              if (this.bodies.has(t)) compound = true
+              if (c.nodeIsNamed) doc = ++named === 1 && (t === 'string' || t === 'concatenated_string')
+            } while (c.gotoNextSibling())
+            c.gotoParent()
+            doc &&= docCandidate && named === 1
+          }
+          const wanted = compound || this.bodies.has(type) || this.decls.has(type) || this.wrappers.has(type) || this.unwrap.has(type)
+          out.push({ type, start, end, node: wanted ? c.currentNode : null, compound, doc })
+        } while (c.gotoNextSibling())
+      }
+    } finally {
+      c.delete()
+    }
+    return out
+  }
+
+  /** The members of a container. */
+  private members (d: Decl): Child[] {
+    if (d.body === null) return []
+    if (!d.compound) {
+      const members = this.children(d.body, d.self)
+      if (d.self || members.length === 0) return members
+      // Comments on their own lines between the signature and the body (Ruby's `class A` then
+      // `# doc` then the body) belong to the first member, not to the signature.
+      const before: Child[] = []
+      let prevEnd = -1
+      for (const ch of this.namedChildren(d.inner, false)) {
+        if (ch.start >= d.body.startIndex) break
+        if (prevEnd >= 0 && isComment(ch.type) && hasNewline(this.text, prevEnd, ch.start)) before.push(ch)
+        else before.length = 0
+        prevEnd = ch.end
+      }
+      return before.length > 0 ? [...before, ...members] : members
+    }
+    // A compound statement: the statements of each body, and the clauses after the first body.
+    const out: Child[] = []
+    let seenBody = false
+    for (const ch of this.children(d.body, false)) {
+      if (this.bodies.has(ch.type)) {
+        seenBody = true
+        if (ch.node !== null) for (const m of this.children(ch.node, false)) out.push(m)
+      } else if (seenBody) {
+        out.push(ch)
+      }
+    }
+    return out
+  }
+
+  private describe (child: Child): Decl | null {
+    let inner = child.node
+    if (inner === null) return null
+    const outer = inner
+    for (let hops = 0; hops < 4 && inner !== null; hops++) {
+      const wrap = this.wrappers.get(inner.type)
+      if (wrap === undefined) break
+      const next: Node | null = wrap(inner)
+      if (next === null) return child.compound ? { kind: 'statement', outer, inner: outer, body: outer, self: false, compound: true } : null
+      inner = next
+    }
+    if (inner === null) return null
+    const k = this.decls.get(inner.type)
+    if (k === undefined) {
+      return child.compound && inner === outer ? { kind: 'statement', outer, inner, body: inner, self: false, compound: true } : null
+    }
+    const kind = typeof k === 'function' ? k(inner) : k
+    if (this.selfBodies.has(inner.type)) return { kind, outer, inner, body: inner, self: true, compound: false }
+    let body = inner.childForFieldName('body')
+    if (body !== null && !this.bodies.has(body.type)) body = null
+    if (body === null) {
+      for (let i = 0; i < inner.namedChildCount; i++) {
+        const c = inner.namedChild(i)
+        if (c !== null && this.bodies.has(c.type)) {
+          body = c
+          break
+        }
+      }
+    }
+    // A wrapper around something that is not a container (`struct s x;`) is a plain statement.
+    if (body === null && outer !== inner) return null
+    return { kind, outer, inner, body, self: false, compound: false }
+  }
+
+  /** Groups a list of children into items (see the file comment). */
+  private items (list: Child[], parentKind: string): Item[] {
+    const text = this.text
+    const items: Item[] = []
+    let pending: Child[] = []
+    let prevEnd = -1
+    const flush = (attachNext: boolean): void => {
+      for (const p of pending) items.push({ start: p.start, nodeStart: p.start, kind: isComment(p.type) ? 'comment' : 'decorator', attachNext })
+      pending = []
+    }
+    for (let k = 0; k < list.length; k++) {
+      const ch = list[k] as Child
+      const comment = isComment(ch.type)
+      if (comment && pending.length === 0 && items.length > 0 && !hasNewline(text, prevEnd, ch.start)) {
+        prevEnd = ch.end // a comment at the end of the previous item's line belongs to it
+        continue
+      }
+      if (comment || DECORATIONS.has(ch.type)) {
+        pending.push(ch)
+        prevEnd = ch.end
+        continue
+      }
+      const decl = this.describe(ch)
+      let kind = decl?.kind ?? (ch.type === 'ERROR' ? 'error' : 'statement')
+      if (kind === 'function' && TYPE_KINDS.has(parentKind)) kind = 'method'
+      if (decl !== null && decl.body !== null) {
+        let a = pending.length
+        while (a > 0) {
+          const p = pending[a - 1] as Child
+          const next = a === pending.length ? ch.start : (pending[a] as Child).start
+          if (blankBetween(text, p.end, next) || /^(?:\/\/!|\/\*!|#!)/.test(text.slice(p.start, p.start + 3))) break
+          a--
+        }
+        const attached = pending.slice(a)
+        pending = pending.slice(0, a)
+        flush(true)
+        items.push({ start: attached[0]?.start ?? ch.start, nodeStart: ch.start, kind, attachNext: false, decl, attached })
+      } else {
+        flush(true)
+        const doc = k === 0 && ch.doc
+        items.push({ start: ch.start, nodeStart: ch.start, kind: doc ? 'docstring' : kind, attachNext: doc })
+      }
+      prevEnd = ch.end
+    }
+    flush(false)
+    return items
+  }
+
+  private label (d: Decl): string {
+    const text = this.text
+    const name = d.inner.childForFieldName('name')
+    let pos = d.inner.startIndex
+    if (name !== null) {
+      pos = name.startIndex
+    } else {
+      for (let i = 0; i < d.inner.childCount; i++) {
+        const c = d.inner.child(i)
+        if (c !== null && !isComment(c.type) && !DECORATIONS.has(c.type)) {
+          pos = c.startIndex
+          break
+        }
+      }
+    }
+    const from = Math.max(text.lastIndexOf('\n', pos - 1) + 1, d.outer.startIndex)
+    let to = text.indexOf('\n', pos)
+    if (to === -1) to = text.length
+    to = Math.min(to, d.outer.endIndex)
+    const bodyStart = d.body !== null && !d.self ? d.body.startIndex : -1
+    if (bodyStart > pos && bodyStart < to) to = bodyStart
+    let label = text.slice(from, to).trim().replace(/[\s{:=]+$/, '').replace(/\s+/g, ' ')
+    if (label.length > LABEL_MAX) {
+      const cut = (label.charCodeAt(LABEL_MAX - 2) & 0xfc00) === 0xd800 ? LABEL_MAX - 2 : LABEL_MAX - 1 // not inside a surrogate pair
+      label = label.slice(0, cut) + '…'
+    }
+    return label === '' ? d.kind : label
+  }
+
+  private block (start: number, end: number, kind: string, attachNext: boolean): void {
+    if (end <= start) return
+    const e: DocEvent = { type: 'block', kind, start, end, text: this.text.slice(start, end), cut: 'lines' }
+    if (attachNext) e.attachNext = true
+    this.emit(e)
+  }
+
+  /** Emits the events for the children of `root` (the tree's root node). */
+  walk (root: Node): void {
+    const text = this.text
+    const top = this.children(root, false)
+    if (top.length === 0) {
+      this.block(0, text.length, 'statement', false)
+      return
+    }
+    const stack: Frame[] = [{ items: this.items(top, ''), index: 0, lo: 0, hi: text.length, kind: '', end: -1 }]
+    while (stack.length > 0) {
+      const f = stack[stack.length - 1] as Frame
+      if (f.index >= f.items.length) {
+        stack.pop()
+        if (f.end >= 0) {
+          this.block(f.hi, f.end, 'close', false)
+          this.emit({ type: 'exit', end: f.end })
+        }
+        continue
+      }
+      const k = f.index++
+      const item = f.items[k] as Item
+      const start = k === 0 ? f.lo : item.start
+      const end = k + 1 < f.items.length ? (f.items[k + 1] as Item).start : f.hi
+      const d = item.decl
+      if (d !== undefined && this.fits(start, end)) {
+        // Never opened by the packer: one block, members not walked.
+        if (d.compound) {
+          this.block(start, end, 'statement', item.attachNext)
+        } else {
+          this.emit({ type: 'enter', kind: item.kind, label: this.label(d), start })
+          this.block(start, end, item.kind, false)
+          this.emit({ type: 'exit', end })
+        }
+        continue
+      }
+      const members = d === undefined ? [] : this.members(d)
+      if (d === undefined || members.length === 0) {
+        this.block(start, end, item.kind, item.attachNext)
+        continue
+      }
+      this.emit({ type: 'enter', kind: item.kind, label: this.label(d), start })
+      const attached = item.attached ?? []
+      for (let j = 0; j < attached.length; j++) {
+        const c = attached[j] as Child
+        const next = j + 1 < attached.length ? (attached[j + 1] as Child).start : item.nodeStart
+        this.block(j === 0 ? start : c.start, next, isComment(c.type) ? 'comment' : 'decorator', true)
+      }
+      const first = (members[0] as Child).start
+      this.block(attached.length > 0 ? item.nodeStart : start, first, d.compound ? 'statement' : 'signature', true)
+      let close = skipSpace(text, (members[members.length - 1] as Child).end, end)
+      while (close < end && (text.charCodeAt(close) === 59 || text.charCodeAt(close) === 44)) close = skipSpace(text, close + 1, end) // `;` `,`
+      stack.push({ items: this.items(members, item.kind), index: 0, lo: first, hi: close, kind: item.kind, end })
+    }
+  }
+}
+
+/** Parses `text` and emits its events; false when the parser gave no tree (the caller falls back). */
+export function emitSyntax (text: string, spec: LanguageSpec, grammar: Grammar, emit: (e: DocEvent) => void, fitsBytes = 0): boolean {
+  const parser = grammar.newParser()
+  try {
+    const tree = parser.parse(text)
+    if (tree === null) return false
+    try {
+      new SyntaxWalker(spec, text, emit, fitsBytes).walk(tree.rootNode)
+    } finally {
+      tree.delete()
+    }
+    return true
+  } finally {
+    parser.delete()
+  }
+}

@@ -1,0 +1,541 @@
+/**
+ * The code parser: vendored grammars (checksums, all 17 load and parse), events per language
+ * (tiling, balanced containers, labels, attachNext), parse errors, deep nesting, the fallback
+ * with the extra made unavailable, real code read at run time (node_modules, Python's stdlib),
+ * and, through `split`, the invariants plus "no boundary inside a declaration that fits",
+ * checked against the tree-sitter tree and, for Python, against Python's own `ast`.
+ */
+import t from 'tap'
+import fc from 'fast-check'
+import { execFileSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { Node } from 'web-tree-sitter'
+import { definePlugin, register, split, type DocEvent, type SplitResponse } from '../../../index.js'
+import { listTokenizers } from '../../../core/registry.js'
+import { DocsplitError } from '../../../core/errors.js'
+import { invariantProblems } from '../../../testing.js'
+import code, { setGrammarLoader } from '../../../plugins/formats/code/index.js'
+import { grammarsFolder, loadGrammar } from '../../../plugins/formats/code/grammars.js'
+import { DECORATIONS, LANGUAGES, languageByFormat, type LanguageSpec } from '../../../plugins/formats/code/languages.js'
+import { assertTiles, collectEvents } from '../../helpers/events.js'
+
+const fixtures = fileURLToPath(new URL('../../fixtures/code/', import.meta.url))
+const EXT: Record<string, string> = {
+  python: 'py', javascript: 'js', typescript: 'ts', tsx: 'tsx', bash: 'sh', c: 'c', cpp: 'cpp', csharp: 'cs', go: 'go',
+  java: 'java', kotlin: 'kt', lua: 'lua', php: 'php', ruby: 'rb', rust: 'rs', swift: 'swift', zig: 'zig',
+}
+const fixture = (lang: string): string => readFileSync(join(fixtures, `sample.${EXT[lang]}`), 'utf8')
+
+/** Labels each fixture must produce, outermost first where nested. */
+const LABELS: Record<string, string[]> = {
+  python: ['class Token', 'class Parser', 'def __init__(self)', 'def feed(self, data)', 'def empty()', 'def main(argv=None)'],
+  javascript: ['export class Bus extends EventEmitter', 'constructor (limit = DEFAULT_LIMIT)', 'publish (topic, payload)', 'export function createBus ()', 'const double = (x) =>'],
+  typescript: ['export interface Item<T>', 'export class Queue<T>', 'push (value: T): number', 'drain (handler: Handler<T>): void', 'export enum Level', 'export namespace Util', 'export function clamp (n: number, lo: number, hi: number): number', 'function log (msg: string): void'],
+  tsx: ['interface Props', 'export function Counter ({ start }: Props)'],
+  bash: ['copy_dir()', 'main()'],
+  c: ['struct ring', 'static int ring_push(struct ring *r, int v)', 'int main(void)'],
+  cpp: ['namespace geo', 'class Shape', 'class Square : public Shape', 'double area() const override', 'T sum(const std::vector<T>& xs)', 'int main()'],
+  csharp: ['namespace Shop', 'public class Inventory', 'public void Add(string name, int n)'],
+  go: ['func (s *Stack) Push(v int)', 'func (s *Stack) Pop() (int, error)', 'func Describe(s *Stack) string'],
+  java: ['public class WordCounter', 'public String toString()', 'public void add(String text)', 'enum Mode'],
+  kotlin: ['class Greeter(private val name: String)', 'fun greet(times: Int): String', 'companion object', 'fun main()'],
+  lua: ['function Vec.new(x, y)', 'function Vec:len()', 'local function add(a, b)'],
+  php: ['class Cart', 'public function add(string $sku, int $qty): void', 'public function count(): int', 'function make_cart(): Cart'],
+  ruby: ['module Library', 'class Book', 'def initialize(title)', 'def to_s', 'def self.catalog(titles)'],
+  rust: ['pub struct Mat2', 'impl Mat2', 'pub fn identity() -> Self', 'pub fn mul(&self, o: &Mat2) -> Mat2', 'impl fmt::Display for Mat2', 'fn main()'],
+  swift: ['struct Reading', 'protocol Sensor', 'final class FakeSensor: Sensor', 'func read() -> Reading'],
+  zig: ['const Stack = struct', 'pub fn push(self: *Stack, v: u32) !void', 'pub fn main() !void'],
+}
+
+const info = (events: DocEvent[], key: string): unknown => {
+  const e = events.find((x) => x.type === 'info' && x.key === key)
+  return e?.type === 'info' ? e.value : undefined
+}
+const labels = (events: DocEvent[]): string[] => events.flatMap((e) => e.type === 'enter' ? [e.label] : [])
+const blocks = (events: DocEvent[]): Array<Extract<DocEvent, { type: 'block' }>> => events.filter((e): e is Extract<DocEvent, { type: 'block' }> => e.type === 'block')
+
+/** Checks that every enter/exit pair spans exactly the blocks between them. */
+function assertContainers (events: DocEvent[]): void {
+  const open: Array<{ start: number, first: number | null }> = []
+  let last = 0
+  for (const e of events) {
+    if (e.type === 'enter') open.push({ start: e.start, first: null })
+    else if (e.type === 'exit') {
+      const o = open.pop()!
+      if (o.first !== null && o.first !== o.start) throw new Error(`container at ${o.start} starts its first block at ${o.first}`)
+      if (e.end !== last) throw new Error(`container exit at ${e.end}, last block ended at ${last}`)
+    } else if (e.type === 'block') {
+      for (const o of open) if (o.first === null) o.first = e.start
+      last = e.end
+    }
+  }
+}
+
+/** Source files under `root` with one of `exts`, sorted, up to `limit` characters, each under `max`. */
+function sourceFiles (root: string, exts: string[], limit: number, max = 200_000): string[] {
+  const out: string[] = []
+  let size = 0
+  const walk = (dir: string): void => {
+    let names: string[]
+    try { names = readdirSync(dir).sort() } catch { return }
+    for (const name of names) {
+      if (size >= limit) return
+      const full = join(dir, name)
+      let st
+      try { st = statSync(full) } catch { continue }
+      if (st.isDirectory()) {
+        if (!name.startsWith('.') && name !== 'test' && name !== 'tests') walk(full)
+      } else if (exts.some((e) => name.endsWith(e)) && st.size > 0 && st.size < max) {
+        out.push(full)
+        size += st.size
+      }
+    }
+  }
+  walk(root)
+  return out
+}
+
+const nodeModules = fileURLToPath(new URL('../../../node_modules/', import.meta.url))
+const pythonLib = ['/usr/lib/python3.13', '/usr/lib/python3.12', '/usr/lib/python3.11', '/usr/lib/python3'].find((d) => existsSync(join(d, 'ast.py')))
+let python3 = false
+try { execFileSync('python3', ['-c', 'pass']); python3 = true } catch {}
+
+// An exactly additive tokenizer (one token per UTF-16 unit), so "fits" is unambiguous.
+const CHARS = 'code-test-chars'
+if (!listTokenizers().some((p) => p.name === CHARS)) {
+  register(definePlugin({ kind: 'tokenizer', name: CHARS, docsplit: '^1', load: () => ({ name: CHARS, cheap: true, count: (s: string) => s.length }) }))
+}
+const charCount = { name: CHARS, count: (s: string) => s.length }
+
+t.test('vendored grammars match manifest.json and cover every language', async (t) => {
+  const dir = grammarsFolder()
+  t.ok(dir, 'grammars folder found')
+  const manifest = JSON.parse(readFileSync(join(dir!, 'manifest.json'), 'utf8')) as { grammars: Array<{ grammar: string, file: string, package: string, version: string, sha256: string, bytes: number }> }
+  t.equal(manifest.grammars.length, 17)
+  for (const g of manifest.grammars) {
+    const bytes = readFileSync(join(dir!, g.file))
+    t.equal(createHash('sha256').update(bytes).digest('hex'), g.sha256, `${g.file} sha256 (${g.package}@${g.version})`)
+    t.equal(bytes.length, g.bytes, `${g.file} size`)
+  }
+  const wasm = readdirSync(dir!).filter((f) => f.endsWith('.wasm')).sort()
+  t.same(wasm, manifest.grammars.map((g) => g.file).sort(), 'no unlisted .wasm files')
+  t.same(LANGUAGES.map((l) => `${l.grammar}.wasm`).sort(), manifest.grammars.map((g) => g.file).sort(), 'one grammar per language')
+})
+
+t.test('all 17 grammars load and parse their fixture without errors', async (t) => {
+  for (const spec of LANGUAGES) {
+    const g = await loadGrammar(spec.grammar)
+    t.ok(g, `${spec.name} loads`)
+    if (g === null) continue
+    const p = g.newParser()
+    const tree = p.parse(fixture(spec.name))!
+    t.notOk(tree.rootNode.hasError, `${spec.name} fixture parses cleanly`)
+    tree.delete()
+    p.delete()
+  }
+})
+
+t.test('plugin shape: formats, extensions, options', async (t) => {
+  t.equal(code.name, 'code')
+  t.equal(code.extra, 'code-parsing')
+  t.equal(code.defaultSplitter, 'sibling')
+  for (const l of Object.keys(EXT)) t.ok(code.formats.includes(l), `format ${l}`)
+  for (const e of ['.py', '.pyi', '.js', '.mjs', '.cjs', '.jsx', '.ts', '.mts', '.cts', '.tsx', '.sh', '.bash', '.c', '.h', '.cpp', '.cc', '.cxx', '.hpp', '.hh', '.cs', '.go', '.java', '.kt', '.kts', '.lua', '.php', '.rb', '.rs', '.swift', '.zig']) {
+    t.ok(code.extensions.includes(e), `extension ${e}`)
+  }
+  t.equal(code.extensionFormats?.['.rs'], 'rust')
+  t.equal(code.extensionFormats?.['.tsx'], 'tsx')
+  t.equal(code.detect?.('#!/usr/bin/env bash\necho hi\n'), 0.9)
+  t.equal(code.detect?.('# Title\n\nSome prose.\n'), 0)
+})
+
+for (const spec of LANGUAGES) {
+  t.test(`${spec.name}: fixture events tile, nest and label`, async (t) => {
+    const src = fixture(spec.name)
+    const events = await collectEvents(code, src, { input_format: spec.name, max_tokens: 8 })
+    assertTiles(events, src)
+    assertContainers(events)
+    t.equal(info(events, 'syntax_aware'), true)
+    t.equal(info(events, 'language'), spec.name)
+    const got = labels(events)
+    for (const l of LABELS[spec.name] ?? []) t.ok(got.includes(l), `label ${JSON.stringify(l)}`)
+    for (const b of blocks(events)) t.equal(b.cut, 'lines')
+    // Pieces of any size give the same events.
+    t.same(await collectEvents(code, src, { input_format: spec.name, max_tokens: 8 }, 7), events, 'same events from 7-character pieces')
+  })
+}
+
+t.test('python: nesting, docstrings, decorators and comments', async (t) => {
+  const src = fixture('python')
+  const events = await collectEvents(code, src, { input_format: 'python', max_tokens: 8 })
+  const path: string[] = []
+  const paths = new Map<string, string[]>()
+  for (const e of events) {
+    if (e.type === 'enter') { path.push(e.label); paths.set(e.label, [...path]) } else if (e.type === 'exit') path.pop()
+  }
+  t.same(paths.get('def feed(self, data)'), ['class Parser', 'def feed(self, data)'])
+  t.same(paths.get('def empty()'), ['class Parser', 'def empty()'])
+  const feed = events.findIndex((e) => e.type === 'enter' && e.label === 'def feed(self, data)')
+  const comment = events[feed + 1]
+  t.match(comment, { type: 'block', kind: 'comment', attachNext: true, text: /^# Append data/ }, 'the comment above a method is inside it, attached')
+  t.match(events[feed + 2], { type: 'block', kind: 'signature', attachNext: true, text: /^def feed/ })
+  t.match(events.find((e) => e.type === 'enter' && e.label === 'def feed(self, data)'), { kind: 'method' })
+  t.match(events.find((e) => e.type === 'enter' && e.label === 'def main(argv=None)'), { kind: 'function' })
+  t.match(blocks(events).find((b) => b.kind === 'docstring'), { attachNext: true, text: /^"""A small tokenizer/ })
+  const token = blocks(events).find((b) => b.text.startsWith('@dataclass'))
+  t.match(token, { kind: 'signature', attachNext: true }, 'decorators open the signature')
+  t.ok(blocks(events).some((b) => b.text.startsWith('TOKEN = re.compile') && b.text.includes('# one token')), 'a same-line comment stays with its statement')
+})
+
+t.test('containers that certainly fit are one block (their members are not walked)', async (t) => {
+  const src = fixture('python')
+  const events = await collectEvents(code, src, { input_format: 'python', max_tokens: 512 })
+  assertTiles(events, src)
+  assertContainers(events)
+  const i = events.findIndex((e) => e.type === 'enter' && e.label === 'class Parser')
+  t.match(events[i + 1], { type: 'block', kind: 'class', text: /^class Parser:[^]*return Parser\(\)\n/ })
+  t.match(events[i + 2], { type: 'exit' })
+  t.notOk(labels(events).includes('def feed(self, data)'))
+  // The budget is what is left after the overlap; multi-byte text counts in bytes.
+  const wide = 'def f():\n    return "' + 'é'.repeat(200) + '"\n'
+  const open = await collectEvents(code, wide, { input_format: 'python', max_tokens: 300 })
+  t.ok(blocks(open).some((b) => b.kind === 'signature'), '410 bytes in 224 characters do not certainly fit 300')
+  const closed = await collectEvents(code, wide, { input_format: 'python', max_tokens: 500, overlap_tokens: 50 })
+  t.notOk(blocks(closed).some((b) => b.kind === 'signature'), '410 bytes fit 500 - 50')
+})
+
+t.test('rust: doc comments and attributes stay with their item', async (t) => {
+  const events = await collectEvents(code, fixture('rust'), { input_format: 'rust', max_tokens: 8 })
+  const i = events.findIndex((e) => e.type === 'enter' && e.label === 'pub struct Mat2')
+  t.match(events[i + 1], { kind: 'comment', attachNext: true, text: /^\/\/\/ A 2x2/ })
+  t.match(events[i + 2], { kind: 'decorator', attachNext: true, text: /^#\[derive/ })
+  t.match(blocks(events)[0], { kind: 'comment', text: /^\/\/! A matrix/ }, 'an inner doc comment is not pulled into the next item')
+})
+
+t.test('language: by format, alias, file name, shebang', async (t) => {
+  const sh = fixture('bash')
+  // `python` without a file name is also what `auto` gives after content detection: the shebang wins.
+  t.equal(info(await collectEvents(code, sh, { input_format: 'python' }), 'language'), 'bash')
+  t.equal(info(await collectEvents(code, sh, { input_format: 'py' }), 'language'), 'python', 'an alias is an explicit choice')
+  t.equal(info(await collectEvents(code, sh, { input_format: 'python', filename: 'x.py' }), 'language'), 'python')
+  t.equal(info(await collectEvents(code, 'x = 1\n', { input_format: 'auto', filename: 'a.kts' }), 'language'), 'kotlin')
+  const unknown = await collectEvents(code, 'x = 1\n', { input_format: 'auto' })
+  t.equal(info(unknown, 'language'), 'unknown')
+  t.equal(info(unknown, 'syntax_aware'), false)
+  const failure = await collectEvents(code, 'x = 1\n', { input_format: 'auto', code_parsing: 'syntax' }).then(() => null, (e: unknown) => e)
+  t.match(failure, { code: 'DOCSPLIT_UNSUPPORTED_FORMAT' })
+})
+
+t.test('CRLF line endings', async (t) => {
+  for (const lang of ['python', 'java', 'ruby']) {
+    const src = fixture(lang).replace(/\n/g, '\r\n')
+    const events = await collectEvents(code, src, { input_format: lang, max_tokens: 8 })
+    assertTiles(events, src)
+    assertContainers(events)
+    t.same(labels(events), labels(await collectEvents(code, fixture(lang), { input_format: lang, max_tokens: 8 })), `${lang}: same labels as with LF`)
+    const fb = await collectEvents(code, src, { input_format: lang, code_parsing: 'fallback' })
+    t.same(blocks(fb).length, blocks(await collectEvents(code, fixture(lang), { input_format: lang, code_parsing: 'fallback' })).length, `${lang}: same fallback blocks as with LF`)
+  }
+})
+
+t.test('empty and whitespace-only input', async (t) => {
+  t.same(blocks(await collectEvents(code, '', { input_format: 'python' })), [])
+  const ws = ' \n\n\t\n'
+  const events = await collectEvents(code, ws, { input_format: 'go' })
+  assertTiles(events, ws)
+})
+
+t.test('parse errors do not fail the split: tiling holds', async (t) => {
+  const rand = fc.sample(fc.tuple(fc.nat(), fc.constantFrom('}', '{', ')', '(((', '"', "'", '/*', 'def ', 'class {', '\n\tend\n', '<?php', '`', '\u00e9\ud83d\ude00')), { numRuns: 6, seed: 42 })
+  for (const spec of LANGUAGES) {
+    const src = fixture(spec.name)
+    for (const [n, junk] of rand) {
+      const at = n % (src.length + 1)
+      for (const broken of [src.slice(0, at), src.slice(0, at) + junk + src.slice(at)]) {
+        const events = await collectEvents(code, broken, { input_format: spec.name, max_tokens: 8 })
+        assertTiles(events, broken)
+        assertContainers(events)
+        t.equal(info(events, 'syntax_aware'), true)
+      }
+    }
+  }
+  const garbage = '}}}{{{ class def fn ((( \n\n ;;; end end \n'
+  const events = await collectEvents(code, garbage, { input_format: 'javascript' })
+  assertTiles(events, garbage)
+  t.ok(blocks(events).length > 0)
+})
+
+t.test('random code-like text tiles (property, syntax-aware and fallback)', async (t) => {
+  const piece = fc.constantFrom('def f(x):\n', '    return x\n', 'class A:\n', '  ', '\n', '\n\n', 'function g() {', '}', '{', '(', ')', ' x = 1;', '"s', "'", '/* c */', '// c\n', '# c\n',
+    'if (a) {\n', '} else {\n', 'fn main() {\n', 'end\n', '@dec\n', 'é😀', '\t', 'int main(void)\n{\n', 'struct S {\n', '`t', '"""doc\n')
+  const doc = fc.array(piece, { maxLength: 60 }).map((p) => p.join(''))
+  for (const lang of ['python', 'javascript', 'c', 'ruby', 'rust']) {
+    for (const mode of ['auto', 'fallback']) {
+      await fc.assert(fc.asyncProperty(doc, async (src) => {
+        const events = await collectEvents(code, src, { input_format: lang, code_parsing: mode, max_tokens: 8 })
+        assertTiles(events, src)
+        assertContainers(events)
+        if (info(events, 'syntax_aware') !== (mode === 'auto')) throw new Error(`syntax_aware should be ${mode === 'auto'}`)
+      }), { numRuns: 60, seed: 7 })
+    }
+  }
+  t.pass('properties held')
+})
+
+t.test('deep nesting does not grow the stack', async (t) => {
+  const depth = 3000
+  const js = 'function f() {\n'.repeat(depth) + 'x()\n' + '}\n'.repeat(depth)
+  const events = await collectEvents(code, js, { input_format: 'javascript', max_tokens: 8 })
+  assertTiles(events, js)
+  assertContainers(events)
+  t.ok(labels(events).length >= 1000, `${labels(events).length} nested containers`)
+  let py = ''
+  for (let i = 0; i < 300; i++) py += ' '.repeat(i) + `def f${i}():\n`
+  py += ' '.repeat(300) + 'pass\n'
+  const pyEvents = await collectEvents(code, py, { input_format: 'python', max_tokens: 8 })
+  assertTiles(pyEvents, py)
+  assertContainers(pyEvents)
+})
+
+t.test('real code read at run time: node_modules and the Python stdlib', async (t) => {
+  const sets: Array<[string, string[]]> = [
+    ['javascript', [...sourceFiles(join(nodeModules, 'semver'), ['.js'], 150_000), ...sourceFiles(join(nodeModules, 'yaml/dist'), ['.js'], 250_000)]],
+    ['typescript', [...sourceFiles(join(nodeModules, 'ajv/lib'), ['.ts'], 250_000), ...sourceFiles(join(nodeModules, 'gpt-tokenizer/src'), ['.ts'], 100_000)]],
+    ['typescript', sourceFiles(join(nodeModules, '@types/node'), ['.d.ts'], 300_000)],
+    ['python', pythonLib === undefined ? [] : sourceFiles(pythonLib, ['.py'], 600_000).filter((f) => !/bad|lib2to3|test/.test(f))],
+  ]
+  for (const [lang, files] of sets) {
+    if (files.length === 0) { t.comment(`no ${lang} files found here; skipped`); continue }
+    t.comment(`${lang}: ${files.length} files`)
+    let containers = 0
+    for (const f of files) {
+      const src = readFileSync(f, 'utf8')
+      const events = await collectEvents(code, src, { input_format: lang, max_tokens: 64 })
+      try {
+        assertTiles(events, src)
+        assertContainers(events)
+      } catch (e) {
+        t.fail(`${f}: ${(e as Error).message}`)
+      }
+      const odd = labels(events).filter((l) => l === '' || /[\r\n]/.test(l) || l.length > 160 || l !== l.trim())
+      if (odd.length > 0) t.fail(`${f}: labels not one trimmed line: ${JSON.stringify(odd.slice(0, 3))}`)
+      containers += labels(events).length
+    }
+    t.ok(containers > files.length, `${lang}: ${files.length} files, ${containers} containers`)
+  }
+})
+
+t.test('fallback: extra unavailable', async (t) => {
+  setGrammarLoader(async () => null)
+  t.teardown(() => setGrammarLoader())
+  const src = fixture('python')
+  const events = await collectEvents(code, src, { input_format: 'python' })
+  assertTiles(events, src)
+  t.equal(info(events, 'syntax_aware'), false)
+  t.equal(info(events, 'language'), 'python')
+  t.same(labels(events), [], 'no containers without a parser')
+  // Blocks start at lines with no indentation after a blank line.
+  for (const b of blocks(events).slice(1)) {
+    t.match(src.slice(b.start - 2, b.start), /\n\n$/, `block at ${b.start} follows a blank line`)
+    t.match(src[b.start], /\S/)
+  }
+  t.ok(blocks(events).some((b) => b.text.startsWith('class Parser:') && b.text.includes('return Parser()')), 'a class stays one block')
+  const failure = await collectEvents(code, src, { input_format: 'python', code_parsing: 'syntax' }).then(() => null, (e: unknown) => e)
+  t.ok(failure instanceof DocsplitError, 'code_parsing "syntax" fails without the extra')
+  t.match(failure, { code: 'DOCSPLIT_EXTRA_UNAVAILABLE', message: 'syntax-aware code splitting needs the code-parsing extra: npm install web-tree-sitter' })
+  // A loader that throws is the same as a missing one.
+  setGrammarLoader(async () => { throw new Error('boom') })
+  t.equal(info(await collectEvents(code, src, { input_format: 'python' }), 'syntax_aware'), false)
+})
+
+t.test('fallback: brackets, strings and comments', async (t) => {
+  const js = 'const a = {\n  x: 1,\n\n  y: `\n\nz`,\n}\n\n/* one\n\nblock */\n// about f\nfunction f () {\n\n  return "}"\n}\n\nf()\n'
+  const events = await collectEvents(code, js, { input_format: 'javascript', code_parsing: 'fallback' })
+  assertTiles(events, js)
+  t.equal(info(events, 'syntax_aware'), false)
+  t.same(blocks(events).map((b) => [b.kind, b.text.split('\n')[0], b.attachNext === true]), [
+    ['code', 'const a = {', false],
+    ['code', '/* one', false],
+    ['code', 'f()', false],
+  ], 'no cut inside brackets, template strings or block comments')
+  const doc = '# About main.\n# More.\n\nmain()\n'
+  t.same(blocks(await collectEvents(code, doc, { input_format: 'python', code_parsing: 'fallback' })).map((b) => [b.kind, b.attachNext === true]), [['comment', true], ['code', false]])
+  const sh = 'x=${#arr[@]}\nif [ $# -gt 0 ]; then {\n\necho\n}\nfi\n\ny=2\n'
+  const shEvents = await collectEvents(code, sh, { input_format: 'bash', code_parsing: 'fallback' })
+  assertTiles(shEvents, sh)
+  t.same(blocks(shEvents).map((b) => b.text.split('\n')[0]), ['x=${#arr[@]}', 'y=2'], '`${#` and `$#` are not comments')
+})
+
+// Offsets (UTF-16) where one chunk ends and the next starts.
+function boundaries (r: SplitResponse): number[] {
+  const out: number[] = []
+  let pos = 0
+  for (const c of r.chunks.slice(0, -1)) { pos += c.text.length; out.push(pos) }
+  return out
+}
+
+/** Declarations in the tree whose surroundings fit the budget: no boundary may fall inside them. */
+function fittingDeclarations (root: Node, spec: LanguageSpec, text: string, max: number): Array<[number, number]> {
+  const decl = new Set(Object.keys(spec.declarations))
+  const wrap = new Set([...Object.keys(spec.wrappers ?? {}), 'variable_declarator'])
+  const out: Array<[number, number]> = []
+  const cursor = root.walk()
+  const hiOf = (n: Node): number => {
+    for (let x: Node | null = n; x !== null && x.id !== root.id; x = x.parent) {
+      const next = x.nextNamedSibling
+      if (next !== null) return next.startIndex
+    }
+    return text.length
+  }
+  // What is glued before a node: comments, decorators and docstrings (attachNext) and, for the
+  // first member of a body, the signature of its container (attachNext), and so on outwards.
+  const glued = (n: Node): boolean => n.type.includes('comment') || DECORATIONS.has(n.type) ||
+    (n.type === 'expression_statement' && n.namedChildCount === 1 && n.namedChild(0)?.type === 'string')
+  const lists = new Set(spec.bodies)
+  const loOf = (n: Node): number => {
+    for (let x: Node | null = n; x !== null && x.id !== root.id; x = x.parent) {
+      const inList = x.parent === null || x.parent.id === root.id || lists.has(x.parent.type)
+      if (!inList) continue
+      let prev = x.previousNamedSibling
+      while (prev !== null && glued(prev)) prev = prev.previousNamedSibling
+      if (prev !== null) return prev.endIndex
+    }
+    return 0
+  }
+  let more = true
+  while (more) {
+    if (decl.has(cursor.nodeType)) {
+      let n = cursor.currentNode
+      while (n.parent !== null && wrap.has(n.parent.type)) n = n.parent
+      // Declarations are items of a list (the file, a body); a function passed as an argument is not.
+      const inList = n.parent === null || n.parent.id === root.id || lists.has(n.parent.type)
+      if (inList && hiOf(n) - loOf(n) <= max) out.push([n.startIndex, n.endIndex])
+    }
+    if (cursor.gotoFirstChild()) continue
+    while (!cursor.gotoNextSibling()) {
+      if (!cursor.gotoParent()) { more = false; break }
+    }
+  }
+  cursor.delete()
+  return out
+}
+
+/** Python statements from `ast`: [start, end, lo, hi] as UTF-8 byte offsets (lo..hi: with surroundings). */
+const AST_SCRIPT = `
+import ast, json, re, sys
+src = sys.stdin.buffer.read()
+lines = [0] + [m.end() for m in re.finditer(b'\\n', src)]
+off = lambda l, c: lines[l - 1] + c
+def start(s):
+    a = off(s.lineno, s.col_offset)
+    for d in getattr(s, 'decorator_list', None) or []:
+        a = min(a, off(d.lineno, d.col_offset) - 1)
+    return a
+out = []
+def walk(stmts, lo, hi):
+    for i, s in enumerate(stmts):
+        a, b = start(s), off(s.end_lineno, s.end_col_offset)
+        glued = i == 0 or (i == 1 and isinstance(stmts[0], ast.Expr) and isinstance(stmts[0].value, ast.Constant) and isinstance(stmts[0].value.value, str))
+        plo = lo if glued else off(stmts[i - 1].end_lineno, stmts[i - 1].end_col_offset)
+        phi = start(stmts[i + 1]) if i + 1 < len(stmts) else hi
+        out.append([a, b, plo, phi])
+        bodies = [getattr(s, k, None) for k in ('body', 'orelse', 'finalbody')]
+        bodies += [h.body for h in getattr(s, 'handlers', None) or []] + [c.body for c in getattr(s, 'cases', None) or []]
+        for body in bodies:
+            if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+                walk(body, plo, phi)
+walk(ast.parse(src).body, 0, len(src))
+print(json.dumps(out))
+`
+
+function byteToU16 (text: string): (byte: number) => number {
+  const map = new Map<number, number>()
+  let b = 0
+  for (let i = 0; i < text.length; i++) {
+    map.set(b, i)
+    const c = text.codePointAt(i)!
+    b += c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4
+    if (c >= 0x10000) i++
+  }
+  map.set(b, text.length)
+  return (byte) => map.get(byte) ?? -1
+}
+
+t.test('split: lossless, budget, no boundary inside a declaration that fits (tree-sitter)', async (t) => {
+  const docs: Array<[string, string, string]> = LANGUAGES.map((l) => [l.name, `sample.${EXT[l.name]}`, fixture(l.name)])
+  for (const f of sourceFiles(join(nodeModules, 'semver'), ['.js'], 80_000)) docs.push(['javascript', f, readFileSync(f, 'utf8')])
+  for (const f of sourceFiles(join(nodeModules, 'ajv/lib/compile'), ['.ts'], 80_000)) docs.push(['typescript', f, readFileSync(f, 'utf8')])
+  for (const f of sourceFiles(join(nodeModules, '@types/node'), ['.d.ts'], 60_000)) docs.push(['typescript', f, readFileSync(f, 'utf8')])
+  let checked = 0
+  for (const [lang, name, src] of docs) {
+    const spec = languageByFormat(lang)!
+    const g = (await loadGrammar(spec.grammar))!
+    const parser = g.newParser()
+    const tree = parser.parse(src)!
+    for (const max of [120, 400, 1500]) {
+      const r = await split(src, { input_format: lang, max_tokens: max, tokenizer: CHARS })
+      t.same(invariantProblems(r, src, { tokenizer: charCount }), [], `${name} @${max}: invariants`)
+      t.equal(r.metadata.syntax_aware, true)
+      const cuts = boundaries(r)
+      const bad: string[] = []
+      for (const [a, b] of fittingDeclarations(tree.rootNode, spec, src, max)) {
+        checked++
+        for (const c of cuts) if (c > a && c < b) bad.push(`boundary ${c} inside declaration ${a}-${b} (${JSON.stringify(src.slice(a, a + 30))})`)
+      }
+      t.same(bad.slice(0, 5), [], `${name} @${max}: fitting declarations are whole`)
+    }
+    tree.delete()
+    parser.delete()
+  }
+  t.ok(checked > 100, `${checked} declaration checks`)
+})
+
+t.test('split (python): every boundary is a statement boundary unless the statement is over budget (ast)', { skip: python3 ? false : 'python3 not found' }, async (t) => {
+  const files: Array<[string, string]> = [['sample.py', fixture('python')]]
+  if (pythonLib !== undefined) {
+    for (const name of ['textwrap.py', 'shlex.py', 'fnmatch.py', 'json/decoder.py', 'dataclasses.py']) {
+      const f = join(pythonLib, name)
+      if (existsSync(f)) files.push([name, readFileSync(f, 'utf8')])
+    }
+  }
+  let statements = 0
+  for (const [name, src] of files) {
+    const stmts = JSON.parse(execFileSync('python3', ['-c', AST_SCRIPT], { input: src, maxBuffer: 1 << 26 }).toString()) as number[][]
+    const u16 = byteToU16(src)
+    const spans = stmts.map((s) => s.map(u16) as [number, number, number, number])
+    t.notOk(spans.some((s) => s.includes(-1)), `${name}: statement offsets map to characters`)
+    statements += spans.length
+    for (const max of [200, 800, 3000]) {
+      const r = await split(src, { input_format: 'python', max_tokens: max, tokenizer: CHARS })
+      t.same(invariantProblems(r, src, { tokenizer: charCount }), [], `${name} @${max}: invariants`)
+      const bad: string[] = []
+      for (const c of boundaries(r)) {
+        for (const [a, b, lo, hi] of spans) {
+          if (c > a && c < b && hi - lo <= max) bad.push(`boundary ${c} inside a statement that fits (${a}-${b}: ${JSON.stringify(src.slice(a, a + 30))})`)
+        }
+      }
+      t.same(bad.slice(0, 5), [], `${name} @${max}: boundaries fall between statements`)
+    }
+  }
+  t.ok(statements > 500, `${statements} statements checked`)
+})
+
+t.test('split: formats by name, by extension, by shebang; options', async (t) => {
+  const rs = fixture('rust')
+  const byExt = await split(rs, { filename: 'lib.rs', max_tokens: 64, tokenizer: CHARS })
+  t.equal(byExt.document.input_format, 'rust')
+  t.equal(byExt.document.info.language, 'rust')
+  const chunk = byExt.chunks.find((c) => c.text.includes('Matrix product'))
+  t.ok(chunk !== undefined && chunk.path.includes('impl Mat2'), 'path names the impl')
+  const sh = fixture('bash')
+  const sniffed = await split(sh, { max_tokens: 64, tokenizer: CHARS })
+  t.equal(sniffed.document.info.language, 'bash', 'a shebang names the language')
+  t.equal(sniffed.metadata.syntax_aware, true)
+  const fb = await split(fixture('go'), { input_format: 'go', max_tokens: 64, tokenizer: CHARS, code_parsing: 'fallback' })
+  t.equal(fb.metadata.syntax_aware, false)
+  t.same(invariantProblems(fb, fixture('go'), { tokenizer: charCount }), [])
+  await t.rejects(split('x = 1\n', { input_format: 'python', code_parsing: 'sometimes' }), { code: 'DOCSPLIT_INVALID_OPTION' })
+})
