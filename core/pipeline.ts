@@ -107,7 +107,7 @@ function chooseParser (options: ResolvedOptions, sample: () => string): { parser
     if (parser !== undefined) {
       const lower = options.filename.toLowerCase()
       const ext = parser.extensions.filter((e) => lower.endsWith(e.toLowerCase())).sort((a, b) => b.length - a.length)[0] ?? ''
-      const format = parser.extensionFormats?.[ext] ?? parser.formats.find((f) => `.${f}` === ext.toLowerCase()) ?? parser.formats[0]!
+      const format = parser.extensionFormats?.[ext] ?? parser.formats[0]!
       return { parser, format }
     }
   }

@@ -66,8 +66,8 @@ export interface ParserPlugin extends PluginBase {
   /** File extensions with the dot (`.md`), for `auto`. */
   extensions: string[]
   /**
-   * Which of `formats` an extension means, when a parser takes several (`.ts` → `typescript`).
-   * By default an extension names the format of the same name (`.tsv` → `tsv`), else the first.
+   * Which of `formats` an extension means, when a parser takes several distinct formats
+   * (`.ts` → `typescript`, `.tsv` → `tsv`). By default, the first (canonical) format.
    */
   extensionFormats?: Record<string, string>
   /** `text` parsers get decoded strings; `bytes` parsers get raw Uint8Array pieces. */

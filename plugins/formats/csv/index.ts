@@ -15,6 +15,7 @@ export default definePlugin({
   description: 'CSV and TSV: one record per row (quoted fields may hold delimiters, quotes and line breaks); every chunk carries the header row as context.',
   formats: ['csv', 'tsv'],
   extensions: ['.csv', '.tsv'],
+  extensionFormats: { '.tsv': 'tsv' },
   reads: 'text',
   defaultSplitter: 'record',
   options: Type.Object({

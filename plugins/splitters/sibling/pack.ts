@@ -152,6 +152,13 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     return e > budget * 4 || meter.count(u.text) > budget
   }
 
+  /** The strongest gap among those after units 0..k-1. */
+  const strongestGap = (k: number): number => {
+    let strongest = 0
+    for (let j = 0; j < k; j++) strongest = Math.max(strongest, queue[j]!.after)
+    return strongest
+  }
+
   const joined = (j: number): string => {
     let text = ''
     for (let i = 0; i < j; i++) text += queue[i]!.text
@@ -236,19 +243,19 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
       let sum = 0
       let k = 0
       while (k < queue.length && sum + estimate(queue[k]!) <= budget) sum += estimate(queue[k++]!)
-      if (meter.tokenizer.cheap === true && k > 0 && k < queue.length) {
-        k = extend(k)
-        if (k === queue.length && !final) return
-      }
+      // An estimate over budget is not proof: the exact count decides before anything is cut.
+      if (k === 0 && !overBudget(queue[0]!)) k = 1
+      // Grow the extent by exact counts: always with a cheap tokenizer; with an expensive one
+      // only when the extent would otherwise end right after a heading (rare, and worth it).
+      if (k > 0 && k < queue.length && (meter.tokenizer.cheap === true || strongestGap(k) <= ATTACHED)) k = extend(k)
+      if (k === queue.length && !final) return
       if (k < queue.length) {
         const next = queue[k]!
         // Inside a block being cut, see its real cut points before choosing.
         if (next.pending && cut(k)) continue
         // Only gaps after headings fit, and what follows is over budget anyway: cut it so the
         // heading travels with its first part. (What fits alone is never cut.)
-        let strongest = 0
-        for (let j = 0; j < k; j++) strongest = Math.max(strongest, queue[j]!.after)
-        if (k > 0 && strongest <= ATTACHED && overBudget(next) && cut(k)) continue
+        if (k > 0 && strongestGap(k) <= ATTACHED && overBudget(next) && cut(k)) continue
       }
       if (k > 0 && emitBest(k, final)) continue
       if (!cut(0)) {
