@@ -6,7 +6,7 @@ import plugins, { json, jsonl } from '../../../plugins/formats/json/index.js'
 import { MAX_DEPTH } from '../../../plugins/formats/json/scanner.js'
 import type { DocEvent, RecordEvent } from '../../../core/events.js'
 import { DocsplitError } from '../../../core/errors.js'
-import { definePlugin, listTokenizers, register, split } from '../../../index.js'
+import { split } from '../../../index.js'
 import { tokenizerByName } from '../../../core/registry.js'
 import { assertTiles, collectEvents } from '../../helpers/events.js'
 import { corpusDir, corpusFiles, corpusMissing } from '../../helpers/corpus.js'
@@ -321,11 +321,6 @@ t.test('corpus JSON/JSONL: tiles, records whole, slow streams give the same even
 })
 
 const tokenizerName = 'approx'
-// Until the built-in approx tokenizer is registered, a stand-in with its contract (exact for
-// itself, subadditive) takes its name in this test process only.
-if (!listTokenizers().some((p) => p.name === 'approx')) {
-  register(definePlugin({ kind: 'tokenizer', name: 'approx', docsplit: '^1', load: () => ({ name: 'approx', cheap: true, count: (s: string) => Math.ceil(s.length / 4) }) }))
-}
 const approx = await tokenizerByName(tokenizerName).load()
 
 t.test('end to end: split() keeps records whole and holds the invariants', async (t) => {

@@ -268,12 +268,8 @@ t.test('detect: logs score, CSV and prose do not', async (t) => {
 
 // ---- end to end, through split() and the record splitter ----
 
-const { split, register, listTokenizers } = await import('../../../index.js')
-/** The engine's `approx` tokenizer; a stand-in (4 characters a token) until it is registered. */
-const tokenizer = listTokenizers().some((x) => x.name === 'approx') ? 'approx' : 'test-quarter'
-if (tokenizer === 'test-quarter') {
-  register({ kind: 'tokenizer', name: 'test-quarter', docsplit: '^1', load: () => ({ name: 'test-quarter', count: (s: string) => Math.ceil(s.length / 4), cheap: true }) })
-}
+const { split } = await import('../../../index.js')
+const tokenizer = 'approx'
 
 /** Lossless, within budget unless protected, and no chunk boundary inside an entry. */
 async function checkSplit (t: Test, text: string, options: Record<string, unknown>, what: string): Promise<void> {

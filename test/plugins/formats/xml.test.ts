@@ -5,7 +5,7 @@ import { basename } from 'node:path'
 import xml from '../../../plugins/formats/xml/index.js'
 import type { DocEvent, RecordEvent } from '../../../core/events.js'
 import { DocsplitError } from '../../../core/errors.js'
-import { definePlugin, listTokenizers, register, split } from '../../../index.js'
+import { split } from '../../../index.js'
 import { tokenizerByName } from '../../../core/registry.js'
 import { assertTiles, collectEvents } from '../../helpers/events.js'
 import { corpusFiles, corpusMissing } from '../../helpers/corpus.js'
@@ -251,11 +251,6 @@ t.test('corpus XML: tiles, slow streams give the same events, malformed files re
 // ---- end to end ----
 
 const tokenizerName = 'approx'
-// Until the built-in approx tokenizer is registered, a stand-in with its contract (exact for
-// itself, subadditive) takes its name in this test process only.
-if (!listTokenizers().some((p) => p.name === 'approx')) {
-  register(definePlugin({ kind: 'tokenizer', name: 'approx', docsplit: '^1', load: () => ({ name: 'approx', cheap: true, count: (s: string) => Math.ceil(s.length / 4) }) }))
-}
 const tokenizer = await tokenizerByName(tokenizerName).load()
 
 async function e2e (text: string, options: Record<string, unknown>): Promise<string[]> {

@@ -6,7 +6,7 @@ import { parseAllDocuments } from 'yaml'
 import yaml from '../../../plugins/formats/yaml/index.js'
 import type { DocEvent, RecordEvent } from '../../../core/events.js'
 import { DocsplitError } from '../../../core/errors.js'
-import { definePlugin, listTokenizers, register, split } from '../../../index.js'
+import { split } from '../../../index.js'
 import { tokenizerByName } from '../../../core/registry.js'
 import { assertTiles, collectEvents } from '../../helpers/events.js'
 import { corpusFiles, corpusMissing } from '../../helpers/corpus.js'
@@ -263,11 +263,6 @@ t.test('corpus YAML: every file tiles or is rejected cleanly; test-suite verdict
 // ---- end to end ----
 
 const tokenizerName = 'approx'
-// Until the built-in approx tokenizer is registered, a stand-in with its contract (exact for
-// itself, subadditive) takes its name in this test process only.
-if (!listTokenizers().some((p) => p.name === 'approx')) {
-  register(definePlugin({ kind: 'tokenizer', name: 'approx', docsplit: '^1', load: () => ({ name: 'approx', cheap: true, count: (s: string) => Math.ceil(s.length / 4) }) }))
-}
 const tokenizer = await tokenizerByName(tokenizerName).load()
 
 async function e2e (text: string, maxTokens: number): Promise<string[]> {
