@@ -1,0 +1,151 @@
+/**
+ * Text samples per format for calibrating and testing the approx tokenizer, read at run time
+ * (nothing is copied into the repo): the shared corpus (../shared/corpus), JS/TS sources and
+ * English prose from node_modules, and CJK and other-script text from TypeScript's localized
+ * diagnostic messages (node_modules/typescript/lib/<locale>/diagnosticMessages.generated.json).
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const repo = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..')
+export const corpusDir = resolve(repo, '../shared/corpus')
+const modules = join(repo, 'node_modules')
+
+export const FORMATS = ['prose', 'markdown', 'code', 'log', 'csv', 'json', 'xml', 'yaml', 'cjk', 'i18n'] as const
+export type SampleFormat = typeof FORMATS[number]
+
+function walk (root: string, keep: (name: string) => boolean, out: string[] = []): string[] {
+  if (!existsSync(root)) return out
+  for (const name of readdirSync(root).sort()) {
+    const full = join(root, name)
+    const st = statSync(full)
+    if (st.isDirectory()) walk(full, keep, out)
+    else if (keep(name)) out.push(full)
+  }
+  return out
+}
+
+/** Decodes UTF-8, falling back to windows-1252 for the corpus's Latin-1 files. */
+function decode (bytes: Buffer): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes).replace(/^\uFEFF/, '')
+  } catch {
+    return new TextDecoder('windows-1252').decode(bytes)
+  }
+}
+
+function read (file: string): string { return decode(readFileSync(file)) }
+
+function corpusTexts (folder: string, exts: string[]): string[] {
+  return walk(join(corpusDir, folder), (n) => exts.some((e) => n.toLowerCase().endsWith(e))).map(read)
+}
+
+/** Joins small files so that each text is long enough to cut pieces of up to ~2000 tokens. */
+function batch (texts: string[], minChars = 24_000): string[] {
+  const out: string[] = []
+  let cur = ''
+  for (const t of texts) {
+    if (t.length >= minChars) { out.push(t); continue }
+    cur = cur === '' ? t : cur + '\n' + t
+    if (cur.length >= minChars) { out.push(cur); cur = '' }
+  }
+  if (cur !== '') out.push(cur)
+  return out
+}
+
+function prose (): string[] {
+  const out: string[] = []
+  const gsm = join(corpusDir, 'json/gsm8k-test.jsonl')
+  if (existsSync(gsm)) {
+    const lines = read(gsm).split('\n').filter((l) => l.trim() !== '')
+    out.push(lines.map((l) => { const o = JSON.parse(l) as { question: string, answer: string }; return `${o.question}\n\n${o.answer}` }).join('\n\n'))
+  }
+  const sonnets = join(corpusDir, 'json/corpora-shakespeare-sonnets.json')
+  if (existsSync(sonnets)) {
+    const o = JSON.parse(read(sonnets)) as { sonnets: Array<{ lines: string[] }> }
+    out.push(o.sonnets.map((s) => s.lines.join('\n')).join('\n\n'))
+  }
+  // Paragraph lines of package READMEs (outside code fences, not tables or lists).
+  const paras: string[] = []
+  for (const file of readdirSync(modules).sort().map((d) => join(modules, d, 'README.md')).filter(existsSync)) {
+    let fence = false
+    for (const line of read(file).split('\n')) {
+      if (/^\s*(```|~~~)/.test(line)) { fence = !fence; continue }
+      if (!fence && /^[A-Z][a-z]/.test(line) && line.length > 60 && !line.includes('|') && !line.includes('](')) paras.push(line)
+    }
+  }
+  out.push(...batch(paras.map((p) => p + '\n')))
+  return out
+}
+
+/** Hand-written JS and TS sources of installed packages (no bundles, no generated .d.ts). */
+function code (): string[] {
+  const dirs = ['ajv/lib', 'gpt-tokenizer/src', 'glob/src', 'piscina/src', 'markdown-it/lib', 'fastify/lib', 'semver/classes', 'semver/ranges', 'semver/functions', 'sax/lib', 'csv-parse/lib', 'yaml/dist/parse', 'yaml/dist/compose']
+  const files: string[] = []
+  for (const d of dirs) {
+    files.push(...walk(join(modules, d), (n) => /\.(js|mjs|cjs|ts)$/.test(n) && !n.endsWith('.d.ts') && !n.endsWith('.min.js') && !n.includes('.test.')).slice(0, 40))
+  }
+  return batch(files.map(read).filter((t) => t.length < 300_000 && !t.split('\n').some((l) => l.length > 400)))
+}
+
+function diagnostics (locales: string[]): string[] {
+  const out: string[] = []
+  for (const loc of locales) {
+    const file = join(modules, 'typescript/lib', loc, 'diagnosticMessages.generated.json')
+    if (!existsSync(file)) continue
+    const o = JSON.parse(read(file)) as Record<string, string>
+    out.push(Object.values(o).join('\n'))
+  }
+  return out
+}
+
+/** The sample texts of one format (empty when its source is missing). */
+export function formatTexts (format: SampleFormat): string[] {
+  switch (format) {
+    case 'prose': return prose()
+    case 'markdown': return corpusTexts('markdown', ['.md'])
+    case 'code': return code()
+    case 'log': return corpusTexts('log', ['.log', '.txt', '.jsonl', '.json'])
+    case 'csv': return batch(corpusTexts('csv', ['.csv', '.tsv']))
+    case 'json': return batch(corpusTexts('json', ['.json', '.jsonl']))
+    case 'xml': return batch(corpusTexts('xml', ['.xml', '.rss', '.atom', '.svg', '.osm', '.tei', '.xhtml', '.html', '.kml', '.gpx']))
+    case 'yaml': return batch(corpusTexts('yaml', ['.yaml', '.yml']))
+    case 'cjk': return diagnostics(['ja', 'ko', 'zh-cn', 'zh-tw'])
+    case 'i18n': return diagnostics(['ru', 'cs', 'pl', 'tr', 'de', 'fr', 'es', 'it', 'pt-br'])
+  }
+}
+
+/** A small seeded PRNG (mulberry32), so pieces are the same on every run. */
+export function rng (seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6D2B79F5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+/**
+ * Cuts texts into consecutive pieces of about `min`..`max` tokens (log-uniform sizes), using
+ * `charsPerToken` of the text to turn a token target into a cut position. Pieces never split a
+ * surrogate pair. Callers keep the pieces whose exact counts fall in the range.
+ */
+export function cutPieces (texts: string[], random: () => number, charsPerToken: (text: string) => number, min = 50, max = 2000): string[] {
+  const pieces: string[] = []
+  for (const text of texts) {
+    const cpt = Math.max(0.5, charsPerToken(text))
+    let at = 0
+    while (at < text.length) {
+      const tokens = Math.exp(Math.log(min) + random() * (Math.log(max) - Math.log(min)))
+      let end = Math.min(text.length, at + Math.max(1, Math.round(tokens * cpt)))
+      const c = text.charCodeAt(end - 1)
+      if (c >= 0xD800 && c <= 0xDBFF && end < text.length) end++
+      pieces.push(text.slice(at, end))
+      at = end
+    }
+  }
+  return pieces
+}

@@ -1,0 +1,203 @@
+/**
+ * The structure of the approx tokenizer: a character class table and a small state machine that
+ * follows the o200k_base / cl100k_base pre-tokenizers (words with one leading space or
+ * punctuation character, camelCase parts, numbers in groups of three digits, punctuation runs,
+ * newline and space runs). Each transition has an integer cost in 1/SCALE tokens (weights.ts),
+ * and count(text) = ceil(sum of the costs / SCALE): integer arithmetic, so the sum is exact.
+ *
+ * Subadditivity, count(a + b) <= count(a) + count(b): the sum over a + b is the sum over a plus
+ * the sum over b run from a's end state instead of START. So it holds when no state makes any
+ * string dearer than START does, G(s, b) <= G(START, b); ceil(x + y) <= ceil(x) + ceil(y) then
+ * finishes. `excess()` computes max over b of G(p, b) - G(q, b) for every pair of states, a
+ * finite fixpoint on the product automaton; the fit raises START costs until it is 0 for q =
+ * START, and the tests check it again.
+ */
+import { TABLE_BASE64, TABLE_FIRST } from './table.js'
+
+/** Character classes (UTF-16 code units). */
+export const C = {
+  SP: 0, // ' '
+  NL: 1, // '\n', '\r'
+  WS: 2, // tab, vertical tab, form feed, NBSP, Unicode spaces
+  LO: 3, // a-z
+  UP: 4, // A-Z
+  DG: 5, // 0-9
+  PQ: 6, // quotes: " ' `
+  PB: 7, // brackets: ( ) [ ] { } < >
+  PS: 8, // separators: . , : ;
+  PO: 9, // other ASCII punctuation and control characters
+  LX: 10, // Latin-1 and Latin Extended letters (2 UTF-8 bytes)
+  L2: 11, // other letters and marks of 2 UTF-8 bytes: Greek, Cyrillic, Hebrew, Arabic, ...
+  S2: 12, // other characters of 2 UTF-8 bytes: Latin-1 symbols, ...
+  // Characters of 3 UTF-8 bytes, by their token cost alone in o200k/cl100k (table.ts) and
+  // whether they are letters (which join words) or not.
+  U1L: 13,
+  U2L: 14,
+  U3L: 15,
+  U1P: 16,
+  U2P: 17,
+  U3P: 18,
+  HI: 19, // high surrogate (first half of a character of 4 UTF-8 bytes: emoji, ...)
+  LS: 20, // low surrogate
+  // Not in CLASS: a punctuation character equal to the one before it (----, ****, ====) costs
+  // COST[state * NC + RP], and moves to the state of its own class.
+  RP: 21,
+} as const
+export const NC = 22
+export const CLASS_NAMES = Object.keys(C)
+
+/** States: the class of the last character, with the digit phase and multi-space split out. */
+export const S = {
+  START: 0,
+  SP: 1, // one space after a non-space
+  SPN: 2, // a space after a space or other whitespace
+  NL: 3,
+  WS: 4,
+  UP: 5,
+  D1: 6, // the 1st, 2nd and 3rd digit of a group of three
+  D2: 7,
+  D3: 8,
+  PQ: 9,
+  PB: 10,
+  PS: 11,
+  PO: 12,
+  LX: 13,
+  L2: 14,
+  S2: 15,
+  U1L: 16,
+  U2L: 17,
+  U3L: 18,
+  U1P: 19,
+  U2P: 20,
+  U3P: 21,
+  HI: 22,
+  LS: 23,
+  // A lowercase letter ending an ASCII word part of 1, 2, ... 6, 7 or more letters (a capital
+  // starts a new part: camelCase splits into tokens at the humps).
+  LO1: 24,
+  LO2: 25,
+  LO3: 26,
+  LO4: 27,
+  LO5: 28,
+  LO6: 29,
+  LO7: 30,
+} as const
+export const NS = 31
+export const STATE_NAMES = Object.keys(S)
+
+function buildClassTable (): Uint8Array {
+  const t = new Uint8Array(0x10000)
+  const set = (from: number, to: number, cls: number): void => { t.fill(cls, from, to + 1) }
+  set(0x00, 0x7F, C.PO)
+  t[0x20] = C.SP
+  t[0x0A] = C.NL; t[0x0D] = C.NL
+  t[0x09] = C.WS; t[0x0B] = C.WS; t[0x0C] = C.WS
+  set(0x61, 0x7A, C.LO)
+  set(0x41, 0x5A, C.UP)
+  set(0x30, 0x39, C.DG)
+  for (const ch of '"\'`') t[ch.charCodeAt(0)] = C.PQ
+  for (const ch of '()[]{}<>') t[ch.charCodeAt(0)] = C.PB
+  for (const ch of '.,:;') t[ch.charCodeAt(0)] = C.PS
+  const letter = /^[\p{L}\p{M}]$/u
+  for (let c = 0x80; c < 0x800; c++) {
+    t[c] = !letter.test(String.fromCharCode(c)) ? C.S2 : c <= 0x2FF ? C.LX : C.L2
+  }
+  const bytes = Buffer.from(TABLE_BASE64, 'base64')
+  for (let c = TABLE_FIRST; c < 0x10000; c++) {
+    const i = c - TABLE_FIRST
+    const cost = (bytes[i >> 2]! >> ((i & 3) * 2)) & 3
+    const isLetter = letter.test(String.fromCharCode(c))
+    t[c] = (isLetter ? C.U1L : C.U1P) + Math.max(0, Math.min(2, cost - 1))
+  }
+  for (const c of [0x85, 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000]) t[c] = C.WS
+  set(0x2000, 0x200A, C.WS)
+  set(0xD800, 0xDBFF, C.HI)
+  set(0xDC00, 0xDFFF, C.LS)
+  return t
+}
+
+/** CLASS[code unit]: the class table (built once, about 10 ms). */
+export const CLASS = buildClassTable()
+
+/** REPEATS[cls] = 1 when a character of that class read twice in a row is read as RP the second time. */
+export const REPEATS = (() => {
+  const t = new Uint8Array(NC)
+  for (const c of [C.PQ, C.PB, C.PS, C.PO, C.U1P]) t[c] = 1
+  return t
+})()
+
+/** The state after a character of class `cls` in state `state`. */
+function next (state: number, cls: number): number {
+  switch (cls) {
+    case C.SP: return state === S.SP || state === S.SPN || state === S.WS ? S.SPN : S.SP
+    case C.DG: return state === S.D1 ? S.D2 : state === S.D2 ? S.D3 : S.D1
+    case C.RP: return S.PO // never used: a repeat moves by its own class
+    case C.LO:
+      if (state === S.UP) return S.LO2
+      if (state >= S.LO1 && state <= S.LO7) return Math.min(S.LO7, state + 1)
+      return S.LO1
+    default: return S[CLASS_NAMES[cls] as keyof typeof S]
+  }
+}
+
+/** NEXT[state * NC + cls]: the transition table (RP moves by the repeated character's class). */
+export const NEXT = (() => {
+  const t = new Uint8Array(NS * NC)
+  for (let s = 0; s < NS; s++) for (let c = 0; c < NC; c++) t[s * NC + c] = next(s, c)
+  return t
+})()
+
+/** Classes a repeated character can have (read as RP the second time). */
+export const REPEATABLE: readonly number[] = [C.PQ, C.PB, C.PS, C.PO, C.U1P]
+
+/**
+ * D[p * NS + q] = max over strings b of (cost of b from state p) - (cost of b from state q), for
+ * an integer cost table `cost[state * NC + cls]`; undefined when unbounded. A repeat (RP) at the
+ * start of b is covered by `startExcess`. Used by the fit and the tests.
+ */
+export function excess (cost: ArrayLike<number>): Float64Array | undefined {
+  let d = new Float64Array(NS * NS)
+  for (let round = 0; round < 1000; round++) {
+    const nd = new Float64Array(NS * NS)
+    let changed = false
+    for (let p = 0; p < NS; p++) {
+      for (let q = 0; q < NS; q++) {
+        let best = 0
+        for (let c = 0; c < NC; c++) {
+          if (c === C.RP) {
+            // Both read the same repeat: each moves by the repeated class, the same state.
+            const v = cost[p * NC + c]! - cost[q * NC + c]!
+            if (v > best) best = v
+            continue
+          }
+          const v = cost[p * NC + c]! - cost[q * NC + c]! + d[NEXT[p * NC + c]! * NS + NEXT[q * NC + c]!]!
+          if (v > best) best = v
+        }
+        nd[p * NS + q] = best
+        if (best !== d[p * NS + q]) changed = true
+      }
+    }
+    d = nd
+    if (!changed) return d
+  }
+  return undefined
+}
+
+/**
+ * The largest amount by which a continuation from some state can cost more than the same text
+ * from START, including a first character read as a repeat of a's last one. 0 means subadditive.
+ */
+export function startExcess (cost: ArrayLike<number>): number {
+  const d = excess(cost)
+  if (d === undefined) return Infinity
+  let worst = 0
+  for (let s = 0; s < NS; s++) worst = Math.max(worst, d[s * NS + S.START]!)
+  // b's first character repeats a's last: the merged text reads RP where b alone reads c.
+  for (const c of REPEATABLE) {
+    for (let s = 0; s < NS; s++) {
+      const v = cost[s * NC + C.RP]! - cost[S.START * NC + c]! // both then move to the state of c
+      worst = Math.max(worst, v)
+    }
+  }
+  return worst
+}

@@ -1,0 +1,129 @@
+/**
+ * Exact BPE tokenizers (cl100k_base, o200k_base, p50k_base, r50k_base) through the optional
+ * package `gpt-tokenizer`: pure JavaScript, the same token ids as OpenAI's tiktoken, and faster
+ * than the tiktoken WASM build for counting. The package loads on the first `load()` only, so a
+ * missing package is a typed DOCSPLIT_TOKENIZER_UNAVAILABLE at request time, never a crash at start.
+ *
+ * Special-token text such as `<|endoftext|>` is counted as ordinary text: uploads are untrusted,
+ * and a document that mentions a special token must neither throw nor shrink to one token.
+ */
+import { createRequire } from 'node:module'
+import { definePlugin } from '../../../core/registry.js'
+import { DocsplitError } from '../../../core/errors.js'
+import type { Tokenizer, TokenizerPlugin } from '../../../core/types.js'
+
+export const PACKAGE = 'gpt-tokenizer'
+
+export type EncodingName = 'o200k_base' | 'cl100k_base' | 'p50k_base' | 'r50k_base'
+
+/** Model names that select each encoding (the `tokenizer` option accepts them). */
+export const MODEL_ALIASES: Readonly<Record<EncodingName, readonly string[]>> = {
+  o200k_base: [
+    'gpt-4o', 'gpt-4o-mini', 'chatgpt-4o-latest', 'gpt-4.1', 'gpt-4.1-mini', 'gpt-4.1-nano', 'gpt-4.5-preview',
+    'o1', 'o1-mini', 'o1-pro', 'o3', 'o3-mini', 'o3-pro', 'o4-mini',
+    'gpt-5', 'gpt-5-mini', 'gpt-5-nano', 'gpt-5-chat-latest',
+  ],
+  cl100k_base: [
+    'gpt-4', 'gpt-4-turbo', 'gpt-4-32k', 'gpt-3.5-turbo', 'gpt-3.5-turbo-16k',
+    'text-embedding-3-small', 'text-embedding-3-large', 'text-embedding-ada-002',
+  ],
+  p50k_base: ['text-davinci-003', 'text-davinci-002', 'code-davinci-002', 'code-davinci-001', 'code-cushman-002', 'code-cushman-001'],
+  r50k_base: ['davinci', 'curie', 'babbage', 'ada', 'text-davinci-001', 'text-curie-001', 'text-babbage-001', 'text-ada-001', 'gpt-3', 'gpt2'],
+}
+
+/** The part of a gpt-tokenizer encoding module that docsplit uses. */
+export interface EncodingModule {
+  countTokens (input: string, options?: { disallowedSpecial?: Set<string>, allowedSpecial?: Set<string> }): number
+  encode (input: string, options?: { disallowedSpecial?: Set<string>, allowedSpecial?: Set<string> }): number[]
+}
+
+export type Importer = (encoding: EncodingName) => Promise<unknown>
+
+/** The real import: one static specifier per encoding, so bundlers can see them. */
+export const importEncoding: Importer = async (encoding) => {
+  switch (encoding) {
+    case 'o200k_base': return await import('gpt-tokenizer/encoding/o200k_base')
+    case 'cl100k_base': return await import('gpt-tokenizer/encoding/cl100k_base')
+    case 'p50k_base': return await import('gpt-tokenizer/encoding/p50k_base')
+    case 'r50k_base': return await import('gpt-tokenizer/encoding/r50k_base')
+  }
+}
+
+/** The error for a missing (or broken) gpt-tokenizer. The message names the package, never a path. */
+export function unavailable (encoding: EncodingName, cause?: unknown): DocsplitError {
+  return new DocsplitError('DOCSPLIT_TOKENIZER_UNAVAILABLE',
+    `tokenizer "${encoding}" needs the optional package ${PACKAGE}: npm install ${PACKAGE}`, { cause })
+}
+
+/** No special token is recognised: `<|endoftext|>` in a document is ordinary text. */
+const AS_TEXT = Object.freeze({ disallowedSpecial: new Set<string>() })
+
+function isEncodingModule (m: unknown): m is EncodingModule {
+  return typeof m === 'object' && m !== null &&
+    typeof (m as EncodingModule).countTokens === 'function' && typeof (m as EncodingModule).encode === 'function'
+}
+
+/** Wraps an encoding module as a docsplit Tokenizer. */
+export function tokenizerFrom (encoding: EncodingName, mod: EncodingModule): Tokenizer & { encode (text: string): number[] } {
+  return {
+    name: encoding,
+    cheap: false,
+    count: (text: string): number => text.length === 0 ? 0 : mod.countTokens(text, AS_TEXT),
+    encode: (text: string): number[] => mod.encode(text, AS_TEXT),
+  }
+}
+
+/**
+ * Loads one encoding through `importer` (injectable for tests). A failed import becomes
+ * DOCSPLIT_TOKENIZER_UNAVAILABLE; a successful one is cached by the caller.
+ */
+export async function loadEncoding (encoding: EncodingName, importer: Importer = importEncoding): Promise<Tokenizer & { encode (text: string): number[] }> {
+  let mod: unknown
+  try {
+    mod = await importer(encoding)
+  } catch (err) {
+    throw unavailable(encoding, err)
+  }
+  if (!isEncodingModule(mod)) throw unavailable(encoding)
+  return tokenizerFrom(encoding, mod)
+}
+
+let presence: Promise<boolean> | undefined
+
+/** Whether gpt-tokenizer can be found here, without loading its tables. */
+async function packageAvailable (): Promise<boolean> {
+  presence ??= Promise.resolve().then(() => {
+    createRequire(import.meta.url).resolve(`${PACKAGE}/encoding/r50k_base`)
+    return true
+  }).catch(() => false)
+  return await presence
+}
+
+const DESCRIPTIONS: Record<EncodingName, string> = {
+  o200k_base: 'Exact OpenAI o200k_base BPE counts (GPT-4o, GPT-4.1, GPT-5, o-series) via gpt-tokenizer.',
+  cl100k_base: 'Exact OpenAI cl100k_base BPE counts (GPT-4, GPT-3.5, text-embedding-3) via gpt-tokenizer.',
+  p50k_base: 'Exact OpenAI p50k_base BPE counts (text-davinci-003, code-davinci-002) via gpt-tokenizer.',
+  r50k_base: 'Exact OpenAI r50k_base (GPT-3) BPE counts via gpt-tokenizer.',
+}
+
+function plugin (encoding: EncodingName): TokenizerPlugin {
+  let loading: Promise<Tokenizer> | undefined
+  return definePlugin({
+    kind: 'tokenizer',
+    name: encoding,
+    docsplit: '^1',
+    description: DESCRIPTIONS[encoding],
+    extra: PACKAGE,
+    aliases: [...MODEL_ALIASES[encoding]],
+    load: async (): Promise<Tokenizer> => {
+      // A failed load is not cached: installing the package fixes the next request.
+      loading ??= loadEncoding(encoding).catch((err: unknown) => { loading = undefined; throw err })
+      return await loading
+    },
+    available: packageAvailable,
+  })
+}
+
+export const ENCODINGS: readonly EncodingName[] = ['o200k_base', 'cl100k_base', 'p50k_base', 'r50k_base']
+
+export default ENCODINGS.map(plugin)

@@ -1,0 +1,177 @@
+import t from 'tap'
+import fc from 'fast-check'
+import * as o200k from 'gpt-tokenizer/encoding/o200k_base'
+import * as cl100k from 'gpt-tokenizer/encoding/cl100k_base'
+import approx from '../../../plugins/tokenizers/approx/index.js'
+import { countApprox, COST, SCALE } from '../../../plugins/tokenizers/approx/count.js'
+import { C, CLASS, NC, NEXT, NS, REPEATS, S, startExcess } from '../../../plugins/tokenizers/approx/model.js'
+import { FORMATS, cutPieces, formatTexts, rng } from '../../../bench/lib/token-samples.js'
+import { corpusMissing } from '../../helpers/corpus.js'
+
+const AS_TEXT = { disallowedSpecial: new Set<string>() }
+const exact = (s: string): number => Math.max(o200k.countTokens(s, AS_TEXT), cl100k.countTokens(s, AS_TEXT))
+
+const tokenizer = await approx.load()
+const count = (s: string): number => tokenizer.count(s)
+
+t.test('plugin and tokenizer shape', async (t) => {
+  t.equal(approx.kind, 'tokenizer')
+  t.equal(approx.name, 'approx')
+  t.equal(approx.docsplit, '^1')
+  t.equal(approx.extra, undefined, 'no dependency')
+  t.equal(tokenizer.name, 'approx')
+  t.equal(tokenizer.cheap, true)
+  t.equal(await approx.available?.(), true)
+})
+
+t.test('empty string, determinism, small counts', async (t) => {
+  t.equal(count(''), 0)
+  const s = 'The quick brown fox 🦊 jumps over 13 lazy dogs. 日本語のテキスト。\n\tfunction f(x) { return x ** 2 }'
+  t.equal(count(s), count(s))
+  t.equal(count(s), countApprox(s))
+  t.ok(count('a') >= 1)
+  t.ok(count(' ') >= 1)
+  t.ok(count('hello world') >= exact('hello world'))
+})
+
+t.test('one code point costs 1 to 4 tokens (every code point)', async (t) => {
+  let worst = 0
+  let least = Infinity
+  for (let cp = 0; cp <= 0x10FFFF; cp++) {
+    const n = count(String.fromCodePoint(cp))
+    if (n > worst) worst = n
+    if (n < least) least = n
+  }
+  t.equal(least, 1)
+  t.ok(worst <= 4, `worst ${worst}`)
+  // lone surrogates too (JS strings can hold them)
+  t.ok(count('\uD800') <= 4 && count('\uDC00') <= 4)
+})
+
+t.test('subadditive by construction: no state makes a continuation dearer than START', async (t) => {
+  t.equal(COST.length, NS * NC)
+  t.equal(startExcess(COST), 0)
+  // and the check itself can fail: a state that charges more than START breaks it
+  const broken = Uint16Array.from(COST)
+  broken[S.SP * NC + C.LO] = broken[S.START * NC + C.LO]! + SCALE
+  t.ok(startExcess(broken) > 0)
+})
+
+/** The model read plainly, one code unit at a time: what the unrolled, packed loop must equal. */
+function reference (text: string): number {
+  let sum = 0
+  let state = 0
+  let prev = -1
+  for (let i = 0; i < text.length; i++) {
+    const cu = text.charCodeAt(i)
+    const cls = CLASS[cu]!
+    sum += COST[state * NC + (cu === prev && REPEATS[cls] === 1 ? C.RP : cls)]!
+    state = NEXT[state * NC + cls]!
+    prev = cu
+  }
+  return Math.ceil(sum / SCALE)
+}
+
+const pools = {
+  ascii: 'abcxyzABCXYZ',
+  digits: '0123456789',
+  space: ' \t\n\r\u00A0\u3000',
+  punct: '.,;:!?"\'`()[]{}<>-_=+*/\\|@#$%^&~',
+  latin: 'éèàüößçñøÅÉ',
+  greekCyrillic: 'αβγΩжщыЯ',
+  cjk: '日本語中文字漢한국어ひらがなカタカナ。、「」',
+  other: 'नमस्तेสวัสดีሰላም→═…—“”',
+  emoji: ['🎉', '🦊', '👨‍👩‍👧', '𝔘', '🇫🇷', '\uD83D', '\uDE00'],
+}
+const unit = fc.oneof(
+  ...Object.values(pools).map((p) => fc.constantFrom(...(typeof p === 'string' ? [...p] : p))),
+  fc.constantFrom('    ', '\n\n', '----', '****', '123456', 'the', ' word', 'camelCase', 'HTTP'),
+)
+const text = fc.string({ unit, maxLength: 60 })
+
+t.test('subadditive: count(a + b) <= count(a) + count(b) (property)', async (t) => {
+  fc.assert(fc.property(text, text, (a, b) => count(a + b) <= count(a) + count(b)), { numRuns: 2000 })
+  // any cut of any string, even inside a surrogate pair
+  fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 80 }), fc.nat(), (s, at) => {
+    const i = s.length === 0 ? 0 : at % (s.length + 1)
+    return count(s) <= count(s.slice(0, i)) + count(s.slice(i))
+  }), { numRuns: 2000 })
+  // a sum of many parts bounds the whole, as packers use it
+  fc.assert(fc.property(fc.array(text, { maxLength: 12 }), (parts) =>
+    count(parts.join('')) <= parts.reduce((sum, p) => sum + count(p), 0)), { numRuns: 500 })
+  t.pass('properties hold')
+})
+
+t.test('the counting loop equals the plain reading of the model', async (t) => {
+  fc.assert(fc.property(text, (s) => countApprox(s) === reference(s)), { numRuns: 1000 })
+  fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 200 }), (s) => countApprox(s) === reference(s)), { numRuns: 1000 })
+  for (const s of ['', 'a', 'aa', 'aaa', '--', '---', 'x--', 'x---', '  ', ' \n', '1234', '🎉🎉']) t.equal(countApprox(s), reference(s), JSON.stringify(s))
+})
+
+t.test('exhaustive short strings over one character per class', async (t) => {
+  const reps = ['a', 'Q', '7', ' ', '\n', '\t', '"', '(', '.', '-', 'é', 'ж', '\u00B0', '日', '한', '、', '→', 'ሰ', '🎉', '\uDE00']
+  // every string of up to 3 of these characters (20 + 400 + 8000), as a and as b
+  const strings = ['']
+  let level = ['']
+  for (let len = 1; len <= 3; len++) {
+    level = level.flatMap((s) => reps.map((r) => s + r))
+    strings.push(...level)
+  }
+  // first parts: up to 2 characters, and long runs that reach the deeper states
+  const firsts = [...strings.filter((s) => s.length <= 2), 'abcdefghij', 'xyzAbcdefgh', 'ABCDEFGH', '1234567', '12', '        ', '\n\n\n', '-----', '日本語日本語', '🎉🎉🎉', 'é'.repeat(9)]
+  let checked = 0
+  let failures = 0
+  for (const a of firsts) {
+    for (const b of strings) {
+      if (count(a + b) > count(a) + count(b) && failures++ < 5) t.fail(`not subadditive: ${JSON.stringify(a)} + ${JSON.stringify(b)}`)
+      checked++
+    }
+  }
+  t.equal(failures, 0, `${checked} pairs`)
+})
+
+// Lines of the sample texts shuffled into new documents (generated text of real shape).
+t.test('at least the o200k and cl100k counts on generated documents', { skip: corpusMissing }, async (t) => {
+  const lines = FORMATS.flatMap((f) => formatTexts(f).flatMap((s) => s.slice(0, 50_000).split('\n')))
+  let ok = 0
+  let runs = 0
+  fc.assert(fc.property(fc.array(fc.nat({ max: lines.length - 1 }), { minLength: 5, maxLength: 60 }), (picks) => {
+    const doc = picks.map((i) => lines[i]).join('\n')
+    if (exact(doc) < 50) return true
+    runs++
+    if (count(doc) >= exact(doc)) ok++
+    return true
+  }), { numRuns: 300, seed: 1 })
+  t.ok(runs > 100)
+  t.ok(ok / runs >= 0.99, `${ok}/${runs} documents counted at least the exact count`)
+})
+
+t.test('at least the o200k and cl100k counts on 99% of corpus pieces', { skip: corpusMissing }, async (t) => {
+  const random = rng(2024)
+  let all = 0
+  let allOk = 0
+  for (const format of FORMATS) {
+    const texts = formatTexts(format)
+    if (texts.length === 0) continue
+    const pieces = cutPieces(texts, random, (s) => { const h = s.slice(0, 20000); return h.length / Math.max(1, o200k.countTokens(h, AS_TEXT)) })
+    // a fixed sample of up to 80 pieces a format keeps the test lean
+    const sample = pieces.filter((_, i) => i % Math.max(1, Math.floor(pieces.length / 80)) === 0).slice(0, 80)
+    let n = 0
+    let ok = 0
+    let over = 0
+    for (const p of sample) {
+      const e = exact(p)
+      if (e < 50 || e > 2000) continue
+      const a = count(p)
+      n++
+      if (a >= e) ok++
+      over += a / e - 1
+    }
+    all += n
+    allOk += ok
+    t.comment(`${format}: ${n} pieces, ${(100 * ok / n).toFixed(1)}% >= max(o200k, cl100k), mean over-count ${(100 * over / n).toFixed(1)}%`)
+    if (format !== 'i18n') t.ok(ok / n >= 0.97, `${format}: ${ok}/${n} pieces at least the exact count`)
+    t.ok(over / n <= 0.3, `${format}: mean over-count ${(100 * over / n).toFixed(1)}% is sane`)
+  }
+  t.ok(allOk / all >= 0.99, `${allOk}/${all} pieces at least the exact count`)
+})

@@ -1,0 +1,100 @@
+import t from 'tap'
+import { readFileSync } from 'node:fs'
+import { get_encoding, type TiktokenEncoding } from 'tiktoken'
+import plugins, { ENCODINGS, MODEL_ALIASES, loadEncoding, type EncodingName } from '../../../plugins/tokenizers/tiktoken/index.js'
+import { register, tokenizerByName } from '../../../core/registry.js'
+import { DocsplitError } from '../../../core/errors.js'
+import { corpusFiles, corpusMissing } from '../../helpers/corpus.js'
+
+const tricky = [
+  '',
+  'hello world',
+  'Hello <|endoftext|> world',
+  '<|endoftext|><|fim_prefix|><|fim_middle|><|fim_suffix|><|im_start|><|im_end|><|endofprompt|>',
+  'emoji 🎉🦊 👨‍👩‍👧 🇫🇷 zwj and flags',
+  '日本語のテキスト。中文字符，한국어 문장입니다.',
+  'Ωμέγα Привет мир नमस्ते สวัสดี ሰላም 𝔘𝔫𝔦𝔠𝔬𝔡𝔢',
+  '   \t\n\n\r\n    indented\n\u00A0\u3000',
+  '12345678901234567890 3.14159 -42 1e10',
+  "it's they're we've I'm you'll he'd",
+  'lone surrogates \uD800 and \uDC00 here',
+  'x'.repeat(5000),
+]
+
+function samples (): string[] {
+  if (corpusMissing !== false) return []
+  const out: string[] = []
+  for (const folder of ['markdown', 'log', 'csv', 'json', 'xml', 'yaml']) {
+    for (const file of corpusFiles(folder).slice(0, 2)) out.push(readFileSync(file, 'utf8').slice(0, 6000))
+  }
+  return out
+}
+
+const byName = new Map(plugins.map((p) => [p.name, p]))
+
+t.test('plugins: names, extra, aliases, availability', async (t) => {
+  t.same(plugins.map((p) => p.name), ['o200k_base', 'cl100k_base', 'p50k_base', 'r50k_base'])
+  for (const p of plugins) {
+    t.equal(p.kind, 'tokenizer')
+    t.equal(p.extra, 'gpt-tokenizer')
+    t.equal(p.docsplit, '^1')
+    t.equal(await p.available?.(), true)
+  }
+  t.ok(byName.get('o200k_base')?.aliases?.includes('gpt-4o'))
+})
+
+t.test('model aliases resolve through the registry', async (t) => {
+  register(plugins)
+  const expected: Record<string, EncodingName> = {
+    'gpt-4o': 'o200k_base', 'gpt-4o-mini': 'o200k_base', 'gpt-4.1': 'o200k_base', 'gpt-4.1-mini': 'o200k_base',
+    o1: 'o200k_base', o3: 'o200k_base', 'o4-mini': 'o200k_base', 'gpt-5': 'o200k_base',
+    'gpt-4': 'cl100k_base', 'gpt-4-turbo': 'cl100k_base', 'gpt-3.5-turbo': 'cl100k_base',
+    'text-embedding-3-small': 'cl100k_base', 'text-embedding-3-large': 'cl100k_base', 'text-embedding-ada-002': 'cl100k_base',
+    'text-davinci-003': 'p50k_base', 'code-davinci-002': 'p50k_base', davinci: 'r50k_base',
+  }
+  for (const [model, encoding] of Object.entries(expected)) t.equal(tokenizerByName(model).name, encoding, model)
+  for (const encoding of ENCODINGS) t.equal(tokenizerByName(encoding).name, encoding)
+  const all = Object.values(MODEL_ALIASES).flat()
+  t.equal(new Set(all).size, all.length, 'no alias names two encodings')
+})
+
+for (const encoding of ENCODINGS) {
+  t.test(`${encoding}: ids equal the tiktoken WASM ids, counts equal id lengths`, async (t) => {
+    const tok = await loadEncoding(encoding)
+    const loaded = await byName.get(encoding)!.load()
+    t.equal(loaded.name, encoding)
+    t.equal(loaded.cheap, false)
+    const wasm = get_encoding(encoding as TiktokenEncoding)
+    try {
+      for (const s of [...tricky, ...samples()]) {
+        const ids = tok.encode(s)
+        const expected = Array.from(wasm.encode(s, [], []))
+        t.same(ids, expected, `ids of ${JSON.stringify(s.slice(0, 40))}`)
+        t.equal(loaded.count(s), expected.length, `count of ${JSON.stringify(s.slice(0, 40))}`)
+      }
+    } finally {
+      wasm.free()
+    }
+  })
+}
+
+t.test('special-token text is ordinary text and never throws', async (t) => {
+  const tok = await byName.get('o200k_base')!.load()
+  const s = 'before <|endoftext|> after'
+  t.ok(tok.count(s) > tok.count('before  after'), 'counted as text, more than one token')
+  t.ok(tok.count('<|endoftext|>') > 1)
+})
+
+t.test('a missing gpt-tokenizer is DOCSPLIT_TOKENIZER_UNAVAILABLE', async (t) => {
+  const missing = async (): Promise<unknown> => { throw Object.assign(new Error("Cannot find package 'gpt-tokenizer' imported from /srv/app/x.js"), { code: 'ERR_MODULE_NOT_FOUND' }) }
+  const err = await loadEncoding('o200k_base', missing).then(() => undefined, (e: unknown) => e)
+  t.ok(err instanceof DocsplitError)
+  const e = err as DocsplitError
+  t.equal(e.code, 'DOCSPLIT_TOKENIZER_UNAVAILABLE')
+  t.equal(e.status, 422)
+  t.equal(e.exitCode, 4)
+  t.equal(e.message, 'tokenizer "o200k_base" needs the optional package gpt-tokenizer: npm install gpt-tokenizer')
+  t.notMatch(e.message, /\/srv\//, 'no server path in the message')
+  const broken = await loadEncoding('cl100k_base', async () => ({ nothing: true })).then(() => undefined, (e: unknown) => e)
+  t.equal((broken as DocsplitError).code, 'DOCSPLIT_TOKENIZER_UNAVAILABLE')
+})
