@@ -34,12 +34,12 @@ function openInput (file: string): { stream: AsyncIterable<Buffer>, size: number
 }
 
 /** Passes bytes through while feeding the progress line and the verifier's view of the source. */
-async function * tee (source: AsyncIterable<Buffer>, progress: Progress | undefined, decoder: StreamDecoder | undefined, verifier: () => Verifier | undefined): AsyncGenerator<Buffer> {
+async function * tee (source: AsyncIterable<Buffer>, progress: Progress | undefined, decoder: StreamDecoder | undefined, verifier: Verifier | undefined): AsyncGenerator<Buffer> {
   for await (const piece of source) {
     progress?.advance(piece.length)
     if (decoder !== undefined) {
       try {
-        verifier()?.addSource(decoder.decode(piece))
+        verifier?.addSource(decoder.decode(piece))
       } catch {
         // The engine reports undecodable input itself.
       }
@@ -48,7 +48,7 @@ async function * tee (source: AsyncIterable<Buffer>, progress: Progress | undefi
   }
   if (decoder !== undefined) {
     try {
-      verifier()?.addSource(decoder.end())
+      verifier?.addSource(decoder.end())
     } catch {}
   }
 }
@@ -58,20 +58,18 @@ export async function runSplit (command: SplitCommand): Promise<number> {
   const options: SplitOptions = { ...command.options }
   if (command.file !== '-' && options.filename === undefined) options.filename = basename(command.file)
   const progress = Progress.wanted(size) ? new Progress(size) : undefined
-  let verifier: Verifier | undefined
+  const verifier = command.verify ? new Verifier() : undefined
   const decoder = command.verify ? new StreamDecoder(typeof options.encoding === 'string' ? options.encoding : 'utf-8') : undefined
-  const chunks = splitStream(tee(stream, progress, decoder, () => verifier), options)
+  const chunks = splitStream(tee(stream, progress, decoder, verifier), options)
   const output = new Output()
   const collected: Chunk[] = []
   let started = false
   for await (const chunk of chunks) {
-    if (!started) {
-      started = true
-      if (command.verify) {
-        const { metadata } = await chunks.start
-        verifier = new Verifier(await tokenizerByName(metadata.tokenizer).load(), metadata.max_tokens)
-      }
+    if (!started && verifier !== undefined) {
+      const { metadata } = await chunks.start
+      verifier.start(await tokenizerByName(metadata.tokenizer).load(), metadata.max_tokens)
     }
+    started = true
     verifier?.check(chunk)
     if (command.jsonl) await output.write(JSON.stringify(chunk) + '\n')
     else collected.push(chunk)
@@ -83,8 +81,7 @@ export async function runSplit (command: SplitCommand): Promise<number> {
     await output.write((command.pretty ? JSON.stringify(response, null, 2) : JSON.stringify(response)) + '\n')
   }
   await output.flush()
-  if (command.verify) {
-    verifier ??= new Verifier(await tokenizerByName(summary.metadata.tokenizer).load(), summary.metadata.max_tokens)
+  if (verifier !== undefined) {
     const violations = verifier.finish(summary.document.encoding !== 'binary')
     if (violations.length > 0) {
       for (const v of violations) process.stderr.write(`docsplit: verify: chunk ${v.chunk}: ${v.rule}: ${v.detail}\n`)

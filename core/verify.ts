@@ -19,8 +19,14 @@ export class Verifier {
   private readonly source: Hash = createHash('sha256')
   private readonly tiles: Hash = createHash('sha256')
   private end = 0
+  private tokenizer: Tokenizer | undefined
+  private maxTokens = 0
 
-  constructor (private readonly tokenizer: Tokenizer, private readonly maxTokens: number) {}
+  /** The tokenizer and budget of the split, known once it has started. */
+  start (tokenizer: Tokenizer, maxTokens: number): void {
+    this.tokenizer = tokenizer
+    this.maxTokens = maxTokens
+  }
 
   /** Decoded source text, in order (skip for binary formats). */
   addSource (text: string): void {
@@ -37,6 +43,7 @@ export class Verifier {
     const fresh = repeated > 0 ? Array.from(chunk.text).slice(repeated).join('') : chunk.text
     this.tiles.update(fresh)
     this.end = Math.max(this.end, chunk.char_end)
+    if (this.tokenizer === undefined) throw new Error('Verifier.start must be called before check')
     const count = this.tokenizer.count(chunk.text)
     if (count !== chunk.token_count) add('token_count', `token_count ${chunk.token_count}, recounted ${count}`)
     if (!chunk.protected && count > this.maxTokens) add('budget', `${count} tokens over the budget of ${this.maxTokens}`)

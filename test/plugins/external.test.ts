@@ -47,7 +47,7 @@ t.test('should load a plugin by package name from the current project', async (t
   writeFileSync(join(project, 'a.cfg'), sample)
   const r = docsplit(['split', 'a.cfg', '--plugin', 'docsplit-plugin-ini'], project)
   t.equal(r.code, 0, r.stderr)
-  t.equal(JSON.parse(r.stdout).document.input_format, 'cfg')
+  t.equal(JSON.parse(r.stdout).document.input_format, 'ini', 'the canonical format of the extension')
 })
 
 t.test('should refuse bad plugins at start, naming the module and the reason', async (t) => {

@@ -1,0 +1,42 @@
+/**
+ * /docs in headless Chromium: the page renders from the service's own assets (every request
+ * stays on the loopback origin), and one split runs through Swagger UI's "Try it out" with the
+ * result read from the page. Skipped when Chromium is not installed (Debian: apt-get install
+ * chromium).
+ */
+import { existsSync } from 'node:fs'
+import t from 'tap'
+import { chromium } from 'playwright-core'
+import { SCHEMA_VERSION } from '../../index.js'
+import { serve } from './helpers.js'
+
+const executablePath = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p))
+const args = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+
+t.test('Swagger UI runs a split through "Try it out"', { skip: executablePath === undefined ? 'chromium not installed (apt-get install chromium): /docs not tested in a browser' : false }, async (t) => {
+  const s = await serve({ maxConcurrentSplits: 1 })
+  t.teardown(s.close)
+  const browser = await chromium.launch({ executablePath, args })
+  t.teardown(() => browser.close())
+  const page = await browser.newPage()
+  const origins = new Set<string>()
+  page.on('request', (request) => { origins.add(new URL(request.url()).origin) })
+
+  await page.goto(`${s.url}/docs`)
+  const operation = page.locator('#operations-split-post_docsplit_api_split_text')
+  await operation.waitFor({ timeout: 30_000 })
+  t.match(await page.locator('.info .title').innerText(), /docsplit/)
+  await operation.locator('.opblock-summary').click()
+  await operation.getByRole('button', { name: 'Try it out' }).click()
+  const document = '# Title\n\nFirst paragraph of the page test.\n\n## Part\n\nSecond paragraph.\n'
+  await operation.locator('textarea.body-param__text').fill(JSON.stringify({ text: document, max_tokens: 16 }))
+  await operation.getByRole('button', { name: 'Execute' }).click()
+  const live = operation.locator('.live-responses-table')
+  await live.locator('tr.response .response-col_status').first().waitFor({ timeout: 30_000 })
+  t.equal((await live.locator('tr.response .response-col_status').first().innerText()).trim(), '200', 'status shown on the page')
+  const shown = await live.locator('.response-col_description .microlight, .response-col_description pre').first().innerText()
+  const body = JSON.parse(shown) as { schema_version: string, chunks: Array<{ text: string }> }
+  t.equal(body.schema_version, SCHEMA_VERSION, 'the split response read from the page')
+  t.equal(body.chunks.map((c) => c.text).join(''), document, 'lossless chunks')
+  t.same([...origins], [new URL(s.url).origin], 'every request stayed on the service (no CDN, no validator)')
+})

@@ -1,0 +1,120 @@
+/**
+ * Start-up settings: every DOCSPLIT_WEB_* variable and HOST/PORT validated with a message that
+ * names the variable and its range; a bad value or a bad plugin makes the process exit
+ * non-zero; a good start listens, and SIGTERM lets the in-flight split finish, refuses new
+ * requests and exits 0.
+ */
+import t from 'tap'
+import { isDocsplitError } from '../../index.js'
+import { defaultConfig, loadEnv } from '../../server/env.js'
+import { TEXT, startChild, startScript, testPlugins, waitFor } from './helpers.js'
+
+const invalid: Array<[string, string, RegExp]> = [
+  ['PORT', '70000', /PORT must be an integer from 0 to 65535/],
+  ['PORT', 'eighty', /PORT must be an integer from 0 to 65535/],
+  ['HOST', 'my host', /HOST must be an IP address or host name/],
+  ['DOCSPLIT_WEB_MAX_BODY_BYTES', '0', /DOCSPLIT_WEB_MAX_BODY_BYTES must be an integer from 1024 to 1073741824/],
+  ['DOCSPLIT_WEB_MAX_BODY_BYTES', '5MB', /DOCSPLIT_WEB_MAX_BODY_BYTES must be an integer/],
+  ['DOCSPLIT_WEB_MAX_CONCURRENT_SPLITS', '0', /DOCSPLIT_WEB_MAX_CONCURRENT_SPLITS must be an integer from 1 to 256/],
+  ['DOCSPLIT_WEB_MAX_QUEUED_SPLITS', '-1', /DOCSPLIT_WEB_MAX_QUEUED_SPLITS must be an integer from 0 to 100000/],
+  ['DOCSPLIT_WEB_SPLIT_TIMEOUT_SECONDS', '0', /DOCSPLIT_WEB_SPLIT_TIMEOUT_SECONDS must be a number from 0.1 to 3600/],
+  ['DOCSPLIT_WEB_WORKER_MAX_MEMORY_MB', '16', /DOCSPLIT_WEB_WORKER_MAX_MEMORY_MB must be an integer from 64 to 65536/],
+  ['DOCSPLIT_WEB_RATE_LIMIT_REQUESTS', '0', /DOCSPLIT_WEB_RATE_LIMIT_REQUESTS must be an integer from 1 to 1000000/],
+  ['DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS', '100000', /DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS must be an integer from 1 to 86400/],
+  ['DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL', 'http://127.0.0.1:6379', /DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL/],
+  ['DOCSPLIT_WEB_LOG_LEVEL', 'loud', /DOCSPLIT_WEB_LOG_LEVEL must be one of "fatal"/],
+  ['DOCSPLIT_TRUST_PROXY', 'maybe', /DOCSPLIT_TRUST_PROXY must be "off", "on", a hop count/],
+  ['DOCSPLIT_TRUST_PROXY', '99', /DOCSPLIT_TRUST_PROXY must be/],
+  ['DOCSPLIT_BUILD_COMMIT', 'not a commit!', /DOCSPLIT_BUILD_COMMIT must be up to 64 letters/],
+  ['DOCSPLIT_WEB_MAX_BODY', '1', /unknown variable DOCSPLIT_WEB_MAX_BODY; accepted: .*"DOCSPLIT_WEB_MAX_BODY_BYTES"/],
+]
+
+t.test('loadEnv: defaults', async (t) => {
+  t.same(loadEnv({}), defaultConfig)
+  t.equal(defaultConfig.maxBodyBytes, 5 * 1024 * 1024)
+  t.equal(defaultConfig.maxConcurrentSplits, 2)
+  t.equal(defaultConfig.maxQueuedSplits, 64)
+  t.equal(defaultConfig.splitTimeoutSeconds, 30)
+  t.equal(defaultConfig.rateLimitRequests, 60)
+  t.equal(defaultConfig.rateLimitWindowSeconds, 60)
+  t.equal(defaultConfig.host, '127.0.0.1')
+  t.equal(defaultConfig.port, 8000)
+  t.equal(defaultConfig.trustProxy, false)
+})
+
+t.test('loadEnv: valid values', async (t) => {
+  const config = loadEnv({
+    HOST: '0.0.0.0', PORT: '0', DOCSPLIT_WEB_MAX_BODY_BYTES: '2048', DOCSPLIT_WEB_SPLIT_TIMEOUT_SECONDS: '1.5',
+    DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL: 'redis://127.0.0.1:6379/0', DOCSPLIT_BUILD_COMMIT: 'abc123', DOCSPLIT_PLUGINS: 'a, ./b.js',
+  })
+  t.equal(config.host, '0.0.0.0')
+  t.equal(config.port, 0)
+  t.equal(config.maxBodyBytes, 2048)
+  t.equal(config.splitTimeoutSeconds, 1.5)
+  t.equal(config.rateLimitRedisUrl, 'redis://127.0.0.1:6379/0')
+  t.equal(config.buildCommit, 'abc123')
+  t.same(config.plugins, ['a', './b.js'])
+  t.equal(loadEnv({ DOCSPLIT_TRUST_PROXY: 'on' }).trustProxy, true)
+  t.equal(loadEnv({ DOCSPLIT_TRUST_PROXY: 'off' }).trustProxy, false)
+  t.equal(loadEnv({ DOCSPLIT_TRUST_PROXY: '2' }).trustProxy, 2)
+  t.equal(loadEnv({ DOCSPLIT_TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).trustProxy, '10.0.0.0/8,127.0.0.1')
+})
+
+t.test('loadEnv: each invalid value names the variable and its range', async (t) => {
+  for (const [name, value, message] of invalid) {
+    try {
+      loadEnv({ [name]: value })
+      t.fail(`${name}=${value} accepted`)
+    } catch (error) {
+      t.ok(isDocsplitError(error), `${name}=${value}: a DocsplitError`)
+      t.match((error as Error).message, message, `${name}=${value}`)
+    }
+  }
+  t.notMatch(((): string => { try { loadEnv({ DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL: 'http://user:pw@host' }); return '' } catch (e) { return (e as Error).message } })(), /pw/, 'a URL with a password is not echoed')
+})
+
+t.test('the process exits non-zero on each invalid value, naming it', async (t) => {
+  const batch = 4
+  for (let i = 0; i < invalid.length; i += batch) {
+    await Promise.all(invalid.slice(i, i + batch).map(async ([name, value, message]) => {
+      const child = startChild(process.execPath, ['--import', 'tsx', startScript], { [name]: value, PORT: name === 'PORT' ? value : '0' })
+      const code = await child.exited
+      t.not(code, 0, `${name}=${value}: exit code ${String(code)}`)
+      t.match(child.stderr(), message, `${name}=${value}: message`)
+      t.notMatch(child.stderr(), /\n\s+at /, 'no stack trace')
+    }))
+  }
+})
+
+t.test('the process exits non-zero when a plugin cannot load', async (t) => {
+  const child = startChild(process.execPath, ['--import', 'tsx', startScript], { PORT: '0', DOCSPLIT_PLUGINS: './no/such/plugin.mjs' })
+  t.not(await child.exited, 0)
+  t.match(child.stderr(), /plugin module "\.\/no\/such\/plugin\.mjs" was not found/)
+})
+
+t.test('without the web extra, the start fails with a message naming it', async (t) => {
+  const noFastify = new URL('./fixtures/no-fastify.mjs', import.meta.url).href
+  const child = startChild(process.execPath, ['--import', 'tsx', '--import', noFastify, startScript], { PORT: '0' })
+  t.not(await child.exited, 0)
+  t.match(child.stderr(), /docsplit serve needs the web extra: npm install fastify/)
+})
+
+t.test('SIGTERM: the in-flight split finishes, new requests are refused, exit 0', async (t) => {
+  const child = startChild(process.execPath, ['--import', 'tsx', startScript], {
+    HOST: '127.0.0.1', PORT: '0', DOCSPLIT_PLUGINS: testPlugins().join(','), DOCSPLIT_WEB_MAX_CONCURRENT_SPLITS: '1', DOCSPLIT_WEB_LOG_LEVEL: 'warn',
+  })
+  t.teardown(() => { if (child.process.exitCode === null) child.process.kill('SIGKILL') })
+  await waitFor(() => /listening http/.test(child.stdout()), 90_000, 'the server to listen')
+  const url = /listening (http\S+)/.exec(child.stdout())![1]!
+  t.equal((await fetch(`${url}/health`)).status, 200)
+  const inFlight = fetch(url + TEXT, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: 'slow', input_format: 'spin', spin_ms: 2000 }) })
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  child.process.kill('SIGTERM')
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  const late = await fetch(`${url}/health`).then((r) => r.status, () => 'refused')
+  t.ok(late === 'refused' || late === 503, `a new request is refused (${String(late)})`)
+  const res = await inFlight
+  t.equal(res.status, 200, 'the in-flight split completed')
+  t.equal(((await res.json()) as { chunk_count: number }).chunk_count, 1)
+  t.equal(await child.exited, 0, 'exit code 0')
+})

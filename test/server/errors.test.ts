@@ -1,0 +1,124 @@
+/**
+ * Every error status the service answers (400, 404, 413, 415, 422, 500; 429 and 503 are in
+ * limits.test.ts), each as RFC 9457 problem+json from the one error table, with no stack, no
+ * server path and no piece of the document. 413 exactly at the body limit + 1 byte, for JSON
+ * and for multipart files.
+ */
+import t, { type Test } from 'tap'
+import { errorTable } from '../../index.js'
+import { FILE, TEXT, postFile, postJson, serve, type ProblemJson } from './helpers.js'
+
+const LIMIT = 4096
+const SECRET = 'zebra-quartz-7731'
+
+/** Checks the problem shape and returns it. */
+async function problem (t: Test, res: Response, status: number, code: string): Promise<ProblemJson> {
+  t.equal(res.status, status, `status ${status}`)
+  t.match(res.headers.get('content-type'), /^application\/problem\+json/)
+  const raw = await res.text()
+  const body = JSON.parse(raw) as ProblemJson
+  t.same(Object.keys(body).sort(), ['code', 'detail', 'status', 'title', 'type'])
+  t.equal(body.code, code)
+  t.equal(body.status, status)
+  const spec = errorTable[code as keyof typeof errorTable]
+  t.equal(body.title, spec.title)
+  t.equal(spec.status, status, 'status from the error table')
+  t.equal(body.type, `urn:docsplit:error:${code}`)
+  t.notMatch(raw, /\n\s+at |\/work\/|\/srv\/|node_modules|\.ts\b|file:\/\//, 'no stack or server path')
+  t.notMatch(raw, SECRET, 'no document content')
+  return body
+}
+
+/** A JSON body of exactly `size` bytes. */
+function jsonOfSize (size: number): string {
+  const empty = JSON.stringify({ text: '' })
+  return JSON.stringify({ text: `${SECRET} ${'a'.repeat(size - empty.length - SECRET.length - 1)}` })
+}
+
+t.test('errors', async (t) => {
+  const s = await serve({ maxConcurrentSplits: 1, maxBodyBytes: LIMIT })
+  t.teardown(s.close)
+
+  t.test('400: invalid requests and options', async (t) => {
+    await problem(t, await postJson(s.url + TEXT, { text: 5 }), 400, 'DOCSPLIT_INVALID_REQUEST')
+    await problem(t, await postJson(s.url + TEXT, { max_tokens: 64 }), 400, 'DOCSPLIT_INVALID_REQUEST')
+    await problem(t, await postJson(s.url + TEXT, `["${SECRET}"]`), 400, 'DOCSPLIT_INVALID_REQUEST')
+    await problem(t, await postJson(s.url + TEXT, `{"text": "${SECRET}`), 400, 'DOCSPLIT_INVALID_REQUEST')
+    const budget = await problem(t, await postJson(s.url + TEXT, { text: SECRET, max_tokens: 2 }), 400, 'DOCSPLIT_INVALID_BUDGET')
+    t.match(budget.detail, /max_tokens must be an integer from 8 to 1000000/)
+    await problem(t, await postJson(s.url + TEXT, { text: SECRET, max_tokens: '64' }), 400, 'DOCSPLIT_INVALID_BUDGET')
+    const unknown = await problem(t, await postJson(s.url + TEXT, { text: SECRET, maxTokens: 64 }), 400, 'DOCSPLIT_UNKNOWN_OPTION')
+    t.match(unknown.detail, /"maxTokens".*"max_tokens"/)
+    await problem(t, await postJson(s.url + TEXT, { text: SECRET, input_format: 'docx' }), 400, 'DOCSPLIT_UNSUPPORTED_FORMAT')
+    await problem(t, await postJson(s.url + TEXT, { text: SECRET, splitter: 'nope' }), 400, 'DOCSPLIT_UNKNOWN_SPLITTER')
+    await problem(t, await postJson(s.url + TEXT, { text: SECRET, spin_ms: 'soon' }), 400, 'DOCSPLIT_INVALID_OPTION')
+    const xlsx = await problem(t, await postJson(s.url + TEXT, { text: SECRET, input_format: 'xlsx' }), 400, 'DOCSPLIT_FORMAT_NEEDS_FILE')
+    t.match(xlsx.detail, '/docsplit/api/split/file', 'names the file endpoint')
+    await problem(t, await postFile(s.url + FILE, SECRET, 'a.txt', { max_tokens: 'lots' }), 400, 'DOCSPLIT_INVALID_BUDGET')
+    await problem(t, await postFile(s.url + FILE, SECRET, 'a.txt', { no_such_option: '1' }), 400, 'DOCSPLIT_UNKNOWN_OPTION')
+    const form = new FormData()
+    form.append('max_tokens', '64')
+    await problem(t, await fetch(s.url + FILE, { method: 'POST', body: form }), 400, 'DOCSPLIT_INVALID_REQUEST')
+  })
+
+  t.test('404: unknown routes', async (t) => {
+    await problem(t, await fetch(`${s.url}/nope?${SECRET}`), 404, 'DOCSPLIT_NOT_FOUND')
+    await problem(t, await fetch(s.url + TEXT), 404, 'DOCSPLIT_NOT_FOUND')
+  })
+
+  t.test('413: JSON body one byte over the limit', async (t) => {
+    const atLimit = jsonOfSize(LIMIT)
+    t.equal(Buffer.byteLength(atLimit), LIMIT)
+    t.equal((await postJson(s.url + TEXT, atLimit)).status, 200, 'exactly the limit is accepted')
+    const over = jsonOfSize(LIMIT + 1)
+    t.equal(Buffer.byteLength(over), LIMIT + 1)
+    await problem(t, await postJson(s.url + TEXT, over), 413, 'DOCSPLIT_INPUT_TOO_LARGE')
+  })
+
+  t.test('413: multipart file one byte over the limit, second file, too many fields', async (t) => {
+    const file = (n: number): string => `${SECRET}\n${'b'.repeat(n - SECRET.length - 1)}`
+    t.equal((await postFile(s.url + FILE, file(LIMIT), 'a.txt')).status, 200, 'exactly the limit is accepted')
+    await problem(t, await postFile(s.url + FILE, file(LIMIT + 1), 'a.txt'), 413, 'DOCSPLIT_INPUT_TOO_LARGE')
+    const two = new FormData()
+    two.append('file', new Blob([SECRET]), 'a.txt')
+    two.append('file', new Blob([SECRET]), 'b.txt')
+    await problem(t, await fetch(s.url + FILE, { method: 'POST', body: two }), 413, 'DOCSPLIT_INPUT_TOO_LARGE')
+    const many = new FormData()
+    for (let i = 0; i < 200; i++) many.append(`f${i}`, 'x')
+    many.append('file', new Blob([SECRET]), 'a.txt')
+    await problem(t, await fetch(s.url + FILE, { method: 'POST', body: many }), 413, 'DOCSPLIT_INPUT_TOO_LARGE')
+  })
+
+  t.test('415: wrong content types', async (t) => {
+    await problem(t, await fetch(s.url + TEXT, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: SECRET }), 415, 'DOCSPLIT_UNSUPPORTED_MEDIA_TYPE')
+    await problem(t, await fetch(s.url + TEXT, { method: 'POST', body: new Uint8Array(Buffer.from(JSON.stringify({ text: SECRET }))) }), 415, 'DOCSPLIT_UNSUPPORTED_MEDIA_TYPE')
+    await problem(t, await postFile(s.url + TEXT, SECRET, 'a.txt'), 415, 'DOCSPLIT_UNSUPPORTED_MEDIA_TYPE')
+    await problem(t, await postJson(s.url + FILE, { text: SECRET }), 415, 'DOCSPLIT_UNSUPPORTED_MEDIA_TYPE')
+  })
+
+  t.test('422: input the engine refuses', async (t) => {
+    const bad = new Uint8Array([...Buffer.from(SECRET), 0x41, 0xc3, 0x28, 0x0a])
+    const body = await problem(t, await postFile(s.url + FILE, bad, 'a.txt'), 422, 'DOCSPLIT_INVALID_UTF8')
+    t.match(body.detail, /byte/)
+  })
+
+  t.test('500: an unexpected failure says nothing', async (t) => {
+    const body = await problem(t, await postJson(s.url + TEXT, { text: SECRET, input_format: 'spin', spin_crash: true }), 500, 'DOCSPLIT_INTERNAL')
+    t.notMatch(body.detail, /secret|internal\.ts|failed at/)
+    t.equal((await postJson(s.url + TEXT, { text: 'still works', input_format: 'spin' })).status, 200, 'the next split works')
+  })
+
+  t.test('NDJSON: a failure is a problem before the header, an error line after it', async (t) => {
+    const res = await postJson(s.url + TEXT, { text: SECRET, input_format: 'xlsx' }, { accept: 'application/x-ndjson' })
+    if (res.status !== 200) {
+      await problem(t, res, 400, 'DOCSPLIT_FORMAT_NEEDS_FILE')
+      return
+    }
+    // The engine announced the split before it found the problem: the stream ends with it.
+    const lines = (await res.text()).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)
+    const last = lines[lines.length - 1] as { error?: ProblemJson }
+    t.equal(last.error?.code, 'DOCSPLIT_FORMAT_NEEDS_FILE')
+    t.equal(last.error?.status, 400)
+    t.notMatch(JSON.stringify(lines), SECRET)
+  })
+})

@@ -1,0 +1,134 @@
+/**
+ * Limits through real HTTP: a split past its budget is stopped (503) and its worker really
+ * stops burning CPU, the next split works; the queue bound (503 with Retry-After); health answers
+ * while every worker is busy; the rate limit (429 with Retry-After and RateLimit-* headers) on
+ * split routes only.
+ */
+import t from 'tap'
+import { FILE, TEXT, postFile, postJson, serve, type ProblemJson } from './helpers.js'
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** CPU time of this process (main thread and workers) per wall-clock ms over `ms`. */
+async function cpuShare (ms: number): Promise<number> {
+  const before = process.cpuUsage()
+  const start = performance.now()
+  await sleep(ms)
+  const used = process.cpuUsage(before)
+  return (used.user + used.system) / 1000 / (performance.now() - start)
+}
+
+t.test('timeout: a split past its budget is stopped and the next one works', async (t) => {
+  const s = await serve({ maxConcurrentSplits: 2, splitTimeoutSeconds: 1 })
+  t.teardown(s.close)
+  const res = await postJson(s.url + TEXT, { text: 'spin forever', input_format: 'spin', spin_ms: 600_000 })
+  t.equal(res.status, 503)
+  const body = await res.json() as ProblemJson
+  t.equal(body.code, 'DOCSPLIT_TIMEOUT')
+  t.match(body.detail, /budget of 1 s/)
+  const next = await postJson(s.url + TEXT, { text: 'quick one', input_format: 'spin' })
+  t.equal(next.status, 200, 'the next split works')
+  // A worker still spinning would use a whole core; a stopped one uses none.
+  await sleep(3000)
+  const share = await cpuShare(1500)
+  t.ok(share < 0.6, `the spinning worker was stopped (CPU share ${share.toFixed(2)})`)
+  const after = await postFile(s.url + FILE, 'file after timeout', 'a.spin')
+  t.equal(after.status, 200, 'and splits keep working')
+})
+
+t.test('timeout in NDJSON: a problem before the header, an error line after it', async (t) => {
+  // Two workers: the next split runs on the warm one while the stopped one is replaced.
+  const s = await serve({ maxConcurrentSplits: 2, splitTimeoutSeconds: 1 })
+  t.teardown(s.close)
+  const res = await postJson(s.url + TEXT, { text: 'spin', input_format: 'spin', spin_ms: 600_000 }, { accept: 'application/x-ndjson' })
+  if (res.status === 503) {
+    t.equal((await res.json() as ProblemJson).code, 'DOCSPLIT_TIMEOUT')
+  } else {
+    t.equal(res.status, 200)
+    const lines = (await res.text()).trim().split('\n').map((l) => JSON.parse(l) as { error?: ProblemJson })
+    t.equal(lines[lines.length - 1]!.error?.code, 'DOCSPLIT_TIMEOUT')
+    t.equal(lines[lines.length - 1]!.error?.status, 503)
+  }
+  t.equal((await postJson(s.url + TEXT, { text: 'quick', input_format: 'spin' })).status, 200, 'the next split works')
+})
+
+t.test('a client that goes away cancels its split and frees the worker', async (t) => {
+  // One worker and no queue: while the abandoned split still ran, any other split would be
+  // refused at once with 503 DOCSPLIT_OVERLOADED.
+  const s = await serve({ maxConcurrentSplits: 1, maxQueuedSplits: 0, splitTimeoutSeconds: 120 })
+  t.teardown(s.close)
+  for (const accept of ['application/json', 'application/x-ndjson']) {
+    const gone = new AbortController()
+    const request = fetch(s.url + TEXT, { method: 'POST', headers: { 'content-type': 'application/json', accept }, body: JSON.stringify({ text: 'long', input_format: 'spin', spin_ms: 600_000 }), signal: gone.signal })
+    await sleep(500)
+    const busy = await postJson(s.url + TEXT, { text: 'meanwhile', input_format: 'spin' })
+    t.equal(busy.status, 503, `while the ${accept} split runs, another is refused`)
+    gone.abort()
+    await request.then(() => {}, () => {})
+    await sleep(300)
+    const next = await postJson(s.url + TEXT, { text: 'next', input_format: 'spin' })
+    t.equal(next.status, 200, `once the ${accept} client has gone, the next split runs`)
+  }
+  await sleep(100)
+  t.equal(s.logs.filter((l) => /"status":499/.test(l)).length, 2, 'each abandoned request logged once, as 499')
+})
+
+t.test('memory: a split past the worker memory limit is a 422 and the worker is replaced', async (t) => {
+  const s = await serve({ maxConcurrentSplits: 2, workerMaxMemoryMb: 64 })
+  t.teardown(s.close)
+  const res = await postJson(s.url + TEXT, { text: 'hog', input_format: 'spin', spin_hog: true })
+  t.equal(res.status, 422)
+  const body = await res.json() as ProblemJson
+  t.equal(body.code, 'DOCSPLIT_LIMIT_EXCEEDED')
+  t.match(body.detail, /DOCSPLIT_WEB_WORKER_MAX_MEMORY_MB = 64/)
+  t.equal((await postJson(s.url + TEXT, { text: 'quick', input_format: 'spin' })).status, 200, 'the next split works')
+})
+
+t.test('queue bound: past it 503 with Retry-After; health answers while both workers are busy', async (t) => {
+  const s = await serve({ maxConcurrentSplits: 2, maxQueuedSplits: 1, splitTimeoutSeconds: 20 })
+  t.teardown(s.close)
+  const slow = (): Promise<Response> => postJson(s.url + TEXT, { text: 'slow', input_format: 'spin', spin_ms: 3000 })
+  const running = [slow(), slow()]
+  await sleep(300)
+  const queued = slow()
+  await sleep(300)
+  const rejected = await slow()
+  t.equal(rejected.status, 503, 'a fourth split is refused: two running, one waiting')
+  t.equal((await rejected.json() as ProblemJson).code, 'DOCSPLIT_OVERLOADED')
+  t.match(rejected.headers.get('retry-after'), /^\d+$/, 'Retry-After given')
+  for (const path of ['/health', '/docsplit/api/health', '/version']) {
+    const health = await fetch(s.url + path)
+    t.equal(health.status, 200, `${path} answers while both workers are busy`)
+  }
+  t.same(await Promise.all(running.map(async (r) => (await r).status)), [200, 200], 'the running splits complete')
+  t.equal((await queued).status, 200, 'the queued split completes')
+})
+
+t.test('rate limit: 429 on split routes after N requests, never on health, version, docs', async (t) => {
+  const s = await serve({ maxConcurrentSplits: 1, rateLimitRequests: 3, rateLimitWindowSeconds: 60 })
+  t.teardown(s.close)
+  for (let i = 1; i <= 3; i++) {
+    const res = i === 2 ? await postFile(s.url + FILE, 'x', 'a.txt') : await postJson(s.url + TEXT, { text: `request ${i}` })
+    t.equal(res.status, 200, `request ${i} allowed`)
+    t.equal(res.headers.get('ratelimit-limit'), '3')
+    t.equal(res.headers.get('ratelimit-remaining'), String(3 - i))
+    await res.arrayBuffer()
+  }
+  for (const send of [() => postJson(s.url + TEXT, { text: 'four' }), () => postFile(s.url + FILE, 'x', 'a.txt')]) {
+    const limited = await send()
+    t.equal(limited.status, 429, 'over the limit, both split routes share one count')
+    t.match(limited.headers.get('content-type'), /^application\/problem\+json/)
+    t.equal((await limited.json() as ProblemJson).code, 'DOCSPLIT_RATE_LIMITED')
+    const retry = Number(limited.headers.get('retry-after'))
+    t.ok(retry >= 1 && retry <= 60, `Retry-After ${retry}`)
+    t.equal(limited.headers.get('ratelimit-remaining'), '0')
+    t.match(limited.headers.get('ratelimit-reset'), /^\d+$/)
+  }
+  for (let i = 0; i < 10; i++) {
+    for (const path of ['/health', '/docsplit/api/health', '/version', '/docsplit/api/version', '/docs', '/docs/static/swagger-ui.css', '/openapi.json']) {
+      const res = await fetch(s.url + path)
+      t.equal(res.status, 200, `${path} never limited`)
+      await res.arrayBuffer()
+    }
+  }
+})

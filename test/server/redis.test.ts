@@ -1,0 +1,70 @@
+/**
+ * A shared rate limit through a real redis-server: two service instances hold one limit; when
+ * Redis goes away the service keeps answering, counts locally and logs it once; when Redis is
+ * back the instances share the limit again. Skipped when redis-server is not installed
+ * (Debian: apt-get install redis-server).
+ */
+import { existsSync } from 'node:fs'
+import t from 'tap'
+import { TEXT, freePort, postJson, serve, startChild, waitFor, type Child, type Served } from './helpers.js'
+
+const redisBinary = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((p) => existsSync(p))
+
+async function startRedis (port: number): Promise<Child> {
+  const child = startChild(redisBinary!, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'])
+  await waitFor(async () => {
+    try {
+      const { Redis } = await import('ioredis')
+      const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null })
+      probe.on('error', () => {})
+      await probe.connect()
+      const pong = await probe.ping()
+      probe.disconnect()
+      return pong === 'PONG'
+    } catch {
+      return false
+    }
+  }, 15_000, 'redis-server to answer')
+  return child
+}
+
+async function stopRedis (child: Child): Promise<void> {
+  if (child.process.exitCode !== null) return
+  child.process.kill('SIGTERM')
+  await child.exited
+}
+
+const split = async (s: Served, n: number): Promise<number> => {
+  const res = await postJson(s.url + TEXT, { text: `request ${n}` })
+  await res.arrayBuffer()
+  return res.status
+}
+
+t.test('two instances share one limit through Redis, and survive Redis going away', { skip: redisBinary === undefined ? 'redis-server not installed (apt-get install redis-server): shared rate limit not tested' : false }, async (t) => {
+  const port = await freePort()
+  let redis = await startRedis(port)
+  t.teardown(async () => { await stopRedis(redis) })
+  const options = { maxConcurrentSplits: 1, rateLimitRequests: 3, rateLimitWindowSeconds: 60, rateLimitRedisUrl: `redis://127.0.0.1:${port}` }
+  const a = await serve(options)
+  t.teardown(a.close)
+  const b = await serve(options)
+  t.teardown(b.close)
+
+  t.same([await split(a, 1), await split(b, 2), await split(a, 3)], [200, 200, 200], 'three requests across both instances')
+  t.equal(await split(b, 4), 429, 'the fourth, on the other instance, is limited: one shared count')
+  t.equal(await split(a, 5), 429)
+
+  await stopRedis(redis)
+  const local = [await split(a, 6), await split(a, 7), await split(a, 8), await split(a, 9)]
+  t.same(local, [200, 200, 200, 429], 'without Redis the instance answers and limits on its own')
+  t.equal(await split(b, 9), 200, 'the other instance counts on its own too')
+  const degraded = a.logs.filter((l) => /Redis unavailable/.test(l))
+  t.equal(degraded.length, 1, 'logged once')
+  t.match(degraded[0], /"level":40/, 'as a warning')
+  t.notMatch(degraded.join('\n'), /ECONNREFUSED|127\.0\.0\.1|redis:\/\//, 'without address or error text')
+
+  redis = await startRedis(port)
+  await waitFor(() => a.logs.some((l) => /Redis is back/.test(l)) && b.logs.some((l) => /Redis is back/.test(l)), 20_000, 'both instances to reconnect')
+  t.same([await split(b, 10), await split(a, 11), await split(b, 12)], [200, 200, 200], 'a fresh shared count')
+  t.equal(await split(a, 13), 429, 'shared again across instances')
+})

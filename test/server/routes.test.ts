@@ -1,0 +1,122 @@
+/**
+ * Every route through real HTTP on 127.0.0.1: health, version, both split endpoints (JSON and
+ * NDJSON), the docs page and its local assets, and the generated OpenAPI document.
+ */
+import t from 'tap'
+import { SCHEMA_VERSION, errorTable, optionsSchema } from '../../index.js'
+import { FILE, TEXT, postFile, postJson, serve } from './helpers.js'
+
+const doc = '# Title\n\nA first paragraph with some words in it.\n\n## Part\n\nA second paragraph, also with words.\n\n- a list\n- of items\n'
+
+t.test('routes', async (t) => {
+  const s = await serve({ maxConcurrentSplits: 1, buildCommit: 'abc1234' })
+  t.teardown(s.close)
+
+  t.test('should answer health on both paths', async (t) => {
+    for (const path of ['/health', '/docsplit/api/health']) {
+      const res = await fetch(s.url + path)
+      t.equal(res.status, 200, path)
+      t.same(await res.json(), { status: 'ok', version: (await import('../../index.js')).VERSION })
+    }
+  })
+
+  t.test('should answer version on both paths, with the build commit', async (t) => {
+    for (const path of ['/version', '/docsplit/api/version']) {
+      const res = await fetch(s.url + path)
+      t.equal(res.status, 200)
+      const body = await res.json() as Record<string, unknown>
+      t.equal(body.status, 'ok')
+      t.equal(body.commit, 'abc1234')
+      t.type(body.version, 'string')
+    }
+  })
+
+  t.test('should split text as one JSON response, losslessly', async (t) => {
+    const res = await postJson(s.url + TEXT, { text: doc, max_tokens: 16, input_format: 'markdown' })
+    t.equal(res.status, 200)
+    t.match(res.headers.get('content-type'), /^application\/json/)
+    const body = await res.json() as { schema_version: string, chunk_count: number, chunks: Array<{ text: string, token_count: number }>, metadata: { max_tokens: number } }
+    t.equal(body.schema_version, SCHEMA_VERSION)
+    t.ok(body.chunks.length > 1, 'several chunks')
+    t.equal(body.chunk_count, body.chunks.length)
+    t.equal(body.chunks.map((c) => c.text).join(''), doc, 'chunks tile the text')
+    t.equal(body.metadata.max_tokens, 16)
+  })
+
+  t.test('should stream the same content as NDJSON when asked', async (t) => {
+    const whole = await (await postJson(s.url + TEXT, { text: doc, max_tokens: 16 })).json() as Record<string, unknown> & { chunks: unknown[] }
+    const res = await postJson(s.url + TEXT, { text: doc, max_tokens: 16 }, { accept: 'application/x-ndjson' })
+    t.equal(res.status, 200)
+    t.match(res.headers.get('content-type'), /^application\/x-ndjson/)
+    const lines = (await res.text()).split('\n')
+    t.equal(lines.pop(), '', 'ends with a newline')
+    const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>)
+    const header = parsed[0]!
+    const trailer = parsed[parsed.length - 1]!
+    t.same(header, { schema_version: SCHEMA_VERSION, input_format: whole.document && (whole.document as { input_format: string }).input_format, metadata: whole.metadata })
+    t.same(parsed.slice(1, -1), whole.chunks, 'one chunk per line, same chunks')
+    t.same(trailer, { document: whole.document, reference_definitions: whole.reference_definitions, chunk_count: whole.chunk_count })
+  })
+
+  t.test('should split an uploaded file, choosing the format by its name', async (t) => {
+    const csv = 'name,age\nada,36\nalan,41\ngrace,85\n'
+    const res = await postFile(s.url + FILE, csv, 'people.csv', { max_tokens: '8' })
+    t.equal(res.status, 200)
+    const body = await res.json() as { schema_version: string, document: { input_format: string }, metadata: { max_tokens: number }, chunks: Array<{ text: string }> }
+    t.equal(body.schema_version, SCHEMA_VERSION)
+    t.equal(body.document.input_format, 'csv')
+    t.equal(body.metadata.max_tokens, 8, 'form field coerced to a number')
+    t.ok(body.chunks.length >= 1)
+  })
+
+  t.test('should stream an uploaded file as NDJSON too', async (t) => {
+    const res = await postFile(s.url + FILE, 'line one\n\nline two\n', 'notes.txt', {}, { accept: 'application/x-ndjson' })
+    t.equal(res.status, 200)
+    const lines = (await res.text()).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)
+    t.equal(lines[0]!.schema_version, SCHEMA_VERSION)
+    t.ok('chunk_count' in lines[lines.length - 1]!)
+  })
+
+  t.test('should serve Swagger UI from local assets only', async (t) => {
+    const res = await fetch(s.url + '/docs')
+    t.equal(res.status, 200)
+    const html = await res.text()
+    t.match(html, /swagger-ui/i)
+    t.notMatch(html, /https?:\/\/(?!127\.0\.0\.1)/, 'no absolute URL to another host')
+    const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!)
+    t.ok(assets.length > 0)
+    for (const asset of assets) {
+      t.notMatch(asset, /^(https?:)?\/\//, `local asset ${asset}`)
+      const a = await fetch(new URL(asset, s.url + '/docs/').href)
+      t.equal(a.status, 200, asset)
+      await a.arrayBuffer()
+    }
+  })
+
+  t.test('should publish OpenAPI 3 generated from the schemas', async (t) => {
+    const res = await fetch(s.url + '/openapi.json')
+    t.equal(res.status, 200)
+    const api = await res.json() as { openapi: string, info: { description: string }, paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { properties: Record<string, Record<string, unknown>>, required?: string[] } }> }, responses: Record<string, { content?: Record<string, unknown> }> }>> }
+    t.match(api.openapi, /^3\./)
+    for (const path of [TEXT, FILE, '/health', '/docsplit/api/health', '/version', '/docsplit/api/version']) t.ok(api.paths[path], path)
+    const text = api.paths[TEXT]!.post!
+    const body = text.requestBody!.content['application/json']!.schema
+    t.same(body.required, ['text'])
+    const options = optionsSchema().properties as Record<string, Record<string, unknown>>
+    for (const [name, schema] of Object.entries(options)) {
+      const documented = body.properties[name]
+      t.ok(documented, `option ${name} documented`)
+      for (const key of ['type', 'default', 'minimum', 'maximum', 'description']) {
+        if (schema[key] !== undefined) t.same(documented![key], schema[key], `${name}.${key}`)
+      }
+      if (Array.isArray(schema.enum) && schema.enum.length > 0) t.same(documented!.enum, schema.enum, `${name}.enum`)
+    }
+    t.ok(text.responses['200']!.content!['application/json'], 'JSON response documented')
+    t.ok(text.responses['200']!.content!['application/x-ndjson'], 'NDJSON response documented')
+    for (const status of ['400', '413', '415', '422', '429', '500', '503']) {
+      t.ok(text.responses[status]?.content?.['application/problem+json'], `problem ${status} documented`)
+    }
+    t.ok(api.paths[FILE]!.post!.requestBody!.content['multipart/form-data'], 'multipart form documented')
+    for (const code of Object.keys(errorTable)) t.match(api.info.description, code, `${code} in the errors table`)
+  })
+})
