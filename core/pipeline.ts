@@ -12,7 +12,7 @@ import { Meter } from './budget.js'
 import { StreamDecoder, UTF8, type EncodingInfo } from './decode.js'
 import type { DocEvent } from './events.js'
 import { DocsplitError, isDocsplitError, type ErrorCode } from './errors.js'
-import { applyPluginDefaults, resolveOptions } from './options.js'
+import { applyPluginDefaults, baseOptions, resolveOptions } from './options.js'
 import { withOverlap } from './overlap.js'
 import { PositionTracker } from './positions.js'
 import { freeze, packerByName, parserForFilename, parserForFormat, listParsers, tokenizerByName, formatNames } from './registry.js'
@@ -158,11 +158,14 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
   const packerPlugin = packerByName(options.splitter ?? parser.defaultSplitter)
   options.splitter = packerPlugin.name
   const tokenizer = await loadTokenizer(tokenizerByName(options.tokenizer))
+  // The default tokenizer, when cheap, sharpens the packers' estimates for an exact one.
+  const fallback = (baseOptions.tokenizer as { default?: string }).default
+  const estimator = tokenizer.cheap === true || fallback === undefined ? undefined : await loadTokenizer(tokenizerByName(fallback)).catch(() => undefined)
   applyPluginDefaults(options, [parser.options, packerPlugin.options])
 
   const maxTokens = options.max_tokens
   const overlapTokens = options.overlap_tokens
-  const meter = new Meter(tokenizer, maxTokens - overlapTokens)
+  const meter = new Meter(tokenizer, maxTokens - overlapTokens, estimator)
   const metadata: Metadata = {
     splitter: packerPlugin.name,
     tokenizer: tokenizer.name,
