@@ -1,8 +1,10 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=2
 /**
  * The `docsplit` command: a thin front over the engine. Every split option is a flag named
  * after the option (`max_tokens` is `--max-tokens`), including options of loaded plugins.
  * Exit codes: 0 ok, 1 internal, 2 usage, 3 input error (or --verify failed), 4 missing extra.
+ * The smaller young generation (shebang) keeps streaming runs under 150 MB peak RSS instead of
+ * about 200 MB, at no measured CPU cost (64 MB log: 138-150 MB vs 203 MB).
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import '../plugins/index.js'
@@ -98,10 +100,10 @@ async function main (argv: string[]): Promise<number> {
     case 'formats':
       return await printFormats(values.json === true)
     case 'serve': {
-      // Loaded only here: the server and its `web` extra are optional.
-      const server = '../server/start.js'
-      const { startServer } = await import(server) as { startServer: () => Promise<void> }
-      await startServer()
+      // Loaded only here: the server and its `web` extra are optional (startServer says which
+      // packages to install when they are missing).
+      const { startServer } = await import('../server/start.js')
+      await startServer(process.env, { plugins: pluginModules(argv) })
       return 0
     }
     default:

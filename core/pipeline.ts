@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto'
 import { Meter } from './budget.js'
-import { StreamDecoder, UTF8, type EncodingInfo } from './decode.js'
+import { StreamDecoder, UTF8, encodingInfo, type EncodingInfo } from './decode.js'
 import type { DocEvent } from './events.js'
 import { DocsplitError, isDocsplitError, type ErrorCode } from './errors.js'
 import { applyPluginDefaults, baseOptions, resolveOptions } from './options.js'
@@ -153,7 +153,11 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
       size += next.value.length
     }
   }
+  encodingInfo(options.encoding)
   const { parser, format } = chooseParser(options, sample)
+  if (parser.reads === 'bytes' && (typeof input === 'string' || typeof buffered[0] === 'string')) {
+    throw new DocsplitError('DOCSPLIT_FORMAT_NEEDS_FILE', `input_format "${format}" is binary: send it as a file (POST /docsplit/api/split/file, or docsplit split FILE)`)
+  }
   options.input_format = format
   const packerPlugin = packerByName(options.splitter ?? parser.defaultSplitter)
   options.splitter = packerPlugin.name

@@ -9,48 +9,56 @@ import type { ParserContext, ParserHandler } from '../../../core/types.js'
 const BLANK = /^[ \t\r\f\v]*$/
 
 export function createTextParser (ctx: ParserContext): ParserHandler<string> {
-  let held = ''
-  /** Offset of `held` in the document. */
+  /** Complete lines of the current paragraph (and blank lines after it), not yet emitted. */
+  let pieces: string[] = []
+  /** Offset in the document where `pieces` start, and their total length. */
   let heldStart = 0
-  /** Where the next unscanned line starts inside `held`. */
-  let scan = 0
+  let heldLength = 0
+  /** The incomplete last line. */
+  let partial = ''
   /** Whether the current paragraph has content, and whether a blank line followed it. */
   let hasContent = false
   let sawBlank = false
 
-  const emit = (length: number): void => {
-    const text = held.slice(0, length)
-    ctx.emit({ type: 'block', kind: 'paragraph', start: heldStart, end: heldStart + length, text, cut: 'prose' })
-    held = held.slice(length)
-    heldStart += length
+  const emitHeld = (): void => {
+    if (heldLength === 0) return
+    const text = pieces.length === 1 ? pieces[0]! : pieces.join('')
+    ctx.emit({ type: 'block', kind: 'paragraph', start: heldStart, end: heldStart + heldLength, text, cut: 'prose' })
+    heldStart += heldLength
+    heldLength = 0
+    pieces = []
   }
 
-  /** Looks at one line of `held`; returns how many characters were emitted before it. */
-  const line = (from: number, to: number): number => {
-    const blank = BLANK.test(held.slice(from, to))
-    if (blank) {
+  /** One line, with its line break; a non-blank line after blank lines starts a paragraph. */
+  const line = (text: string): void => {
+    if (BLANK.test(text.endsWith('\n') ? text.slice(0, -1) : text)) {
       sawBlank = hasContent
-      return 0
+    } else {
+      if (hasContent && sawBlank) emitHeld()
+      hasContent = true
+      sawBlank = false
     }
-    const paragraphEnds = hasContent && sawBlank
-    hasContent = true
-    sawBlank = false
-    if (paragraphEnds) emit(from)
-    return paragraphEnds ? from : 0
+    pieces.push(text)
+    heldLength += text.length
   }
 
   return {
     write (piece) {
-      held += piece
-      let nl = held.indexOf('\n', scan)
+      // Only the new piece is scanned: a long paragraph costs O(length), not O(length^2).
+      let from = 0
+      let nl = piece.indexOf('\n')
       while (nl !== -1) {
-        scan = nl + 1 - line(scan, nl)
-        nl = held.indexOf('\n', scan)
+        line(partial + piece.slice(from, nl + 1))
+        partial = ''
+        from = nl + 1
+        nl = piece.indexOf('\n', from)
       }
+      partial += piece.slice(from)
     },
     end () {
-      if (scan < held.length) line(scan, held.length)
-      if (held.length > 0) emit(held.length)
+      if (partial.length > 0) line(partial)
+      partial = ''
+      emitHeld()
     },
   }
 }

@@ -48,6 +48,8 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
   let records = 0
   let current: Unit[] = []
   let currentEstimate = 0
+  /** The last record in `current`, for grouping. */
+  let lastRecord: Unit | undefined
   /** The last draft is held back so the final one can say `end`. */
   let held: ChunkDraft | undefined
 
@@ -87,19 +89,32 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
   /** Emits `current`, dropping trailing records until the exact count fits; returns what was dropped. */
   const flush = (): Unit[] => {
     if (current.length === 0) return []
-    const carry: Unit[] = []
-    let units = current
-    let text = units.map((u) => u.text).join('')
+    // Prefix lengths, so any number of leading units is one slice of the joined text.
+    const ends: number[] = []
+    let text = ''
+    for (const u of current) { text += u.text; ends.push(text.length) }
+    let keep = current.length
     let n = meter.count(text)
-    while (n > budget && units.length > 1) {
-      carry.unshift(units[units.length - 1]!)
-      units = units.slice(0, -1)
-      text = text.slice(0, text.length - carry[0]!.text.length)
-      n = meter.count(text)
+    if (n > budget && keep > 1) {
+      // Over by the exact count: binary-search how many units fit (O(log n) counts, not O(n)).
+      let fits = 1
+      let fails = keep
+      let fitsCount = -1
+      while (fails - fits > 1) {
+        const mid = (fits + fails) >> 1
+        const c = meter.count(text.slice(0, ends[mid - 1]))
+        if (c <= budget) { fits = mid; fitsCount = c } else fails = mid
+      }
+      keep = fits
+      text = text.slice(0, ends[keep - 1])
+      n = fitsCount >= 0 ? fitsCount : meter.count(text)
     }
+    const units = current.slice(0, keep)
+    const carry = current.slice(keep)
     release(draftOf(units, text, n, n > budget))
     current = []
     currentEstimate = 0
+    lastRecord = undefined
     return carry
   }
 
@@ -109,24 +124,24 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
    * container (it then travels with the records after it); a closing block stays behind.
    */
   const sameGroup = (u: Unit): boolean => {
-    const last = current.findLast((c) => c.record >= 0)
+    const last = lastRecord
     if (last === undefined) return true
     if (u.record < 0) return isPrefix(u.path, last.path)
     const compatible = last.context === undefined || u.context === undefined || last.context === u.context
     return compatible && samePath(last.path, u.path)
   }
 
-  const add = (incoming: Unit): void => {
-    const pending = [incoming]
-    while (pending.length > 0) {
-      const u = pending.shift()!
-      if (current.length > 0 && (!sameGroup(u) || currentEstimate + u.est > budget)) pending.unshift(...flush(), u)
-      else {
-        current.push(u)
-        currentEstimate += u.est
-        // Over budget on its own: it goes alone (protected if the exact count agrees).
-        if (current.length === 1 && u.est > budget) pending.unshift(...flush())
-      }
+  const add = (u: Unit): void => {
+    // Each flush emits at least one unit, so this ends; carried units go back in first.
+    while (current.length > 0 && (!sameGroup(u) || currentEstimate + u.est > budget)) {
+      for (const carried of flush()) add(carried)
+    }
+    current.push(u)
+    currentEstimate += u.est
+    if (u.record >= 0) lastRecord = u
+    // Over budget on its own: it goes alone (protected if the exact count agrees).
+    if (current.length === 1 && u.est > budget) {
+      for (const carried of flush()) add(carried)
     }
   }
 

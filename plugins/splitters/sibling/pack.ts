@@ -23,6 +23,8 @@ const LEVEL_BOUNDARY: Record<CutLevel, Boundary> = { line: 'line', sentence: 'se
 const ATTACHED = 1
 /** Summed estimates of small pieces may overstate their joined count this many times. */
 const EXTEND_FACTOR = 10
+/** With a cheap tokenizer, recount a queue that may fit only after this share of the budget arrives. */
+const RECOUNT_SHARE = 0.1
 
 interface Unit {
   start: number
@@ -71,6 +73,13 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
   let structureChanged = false
   let exitedSinceUnit = false
 
+  /**
+   * Cheap tokenizers only: queue[0..units) holds at most `count` tokens (an exact count, or a sum
+   * of exact counts of consecutive parts). Counts are subadditive, so `count` plus the estimates
+   * of later units bounds the whole queue, and it need not be recounted for every new unit.
+   */
+  let proven = { units: 0, count: 0 }
+
   const estimate = (u: Unit): number => {
     // A remainder longer than a window is cut before it could fit: no need to scan megabytes.
     if (u.est < 0) u.est = u.pending && u.text.length > window ? budget + 1 : meter.estimate(u.text)
@@ -103,6 +112,7 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     if (refs.size > 0) draft.refs = [...refs]
     for (const u of units) queuedEstimate -= estimate(u)
     queue.splice(0, j)
+    proven = { units: 0, count: 0 }
     if (queue.length === 0) queuedEstimate = 0
     ctx.emit(draft)
   }
@@ -141,6 +151,7 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     }
     queuedEstimate -= estimate(u)
     queue.splice(i, 1, ...pieces)
+    if (i < proven.units) proven = { units: 0, count: 0 }
     for (const p of pieces) queuedEstimate += estimate(p)
     return true
   }
@@ -159,9 +170,10 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     return strongest
   }
 
-  const joined = (j: number): string => {
+  /** The text of units [from, j). */
+  const joined = (j: number, from = 0): string => {
     let text = ''
-    for (let i = 0; i < j; i++) text += queue[i]!.text
+    for (let i = from; i < j; i++) text += queue[i]!.text
     return text
   }
 
@@ -174,21 +186,27 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     let limit = k
     let sum = 0
     while (limit < queue.length && !queue[limit]!.pending && (sum += estimate(queue[limit]!)) <= budget * EXTEND_FACTOR) limit++
+    // Cheap path: the proven prefix plus an exact count of only the new tail bounds the whole
+    // (subadditive counts), so a queue that still fits costs O(new text), not O(queue).
+    if (meter.tokenizer.cheap === true && proven.units >= k && proven.units < limit) {
+      const bound = proven.count + meter.count(joined(limit, proven.units))
+      if (bound <= budget) {
+        proven = { units: limit, count: bound }
+        return limit
+      }
+    }
     let fits = k
+    let fitsCount = -1
     let fails = limit + 1
-    for (let step = 1; k + step <= limit; step *= 2) {
-      if (meter.count(joined(k + step)) <= budget) fits = k + step
-      else { fails = k + step; break }
+    const test = (j: number): boolean => {
+      const n = meter.count(joined(j))
+      if (n <= budget) { fits = j; fitsCount = n } else fails = j
+      return n <= budget
     }
-    if (fails > limit && fits < limit) {
-      if (meter.count(joined(limit)) <= budget) return limit
-      fails = limit
-    }
-    while (fails - fits > 1) {
-      const mid = (fits + fails) >> 1
-      if (meter.count(joined(mid)) <= budget) fits = mid
-      else fails = mid
-    }
+    for (let step = 1; k + step <= limit; step *= 2) if (!test(k + step)) break
+    if (fails > limit && fits < limit && !test(limit)) fails = limit
+    while (fails - fits > 1) test((fits + fails) >> 1)
+    if (fitsCount >= 0) proven = { units: fits, count: fitsCount }
     return fits
   }
 
@@ -237,17 +255,27 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     return false
   }
 
+  /** Whether the queue may still all fit, judged from the proven prefix (cheap tokenizers). */
+  const mayAllFit = (): boolean => {
+    if (meter.tokenizer.cheap !== true || proven.units === 0) return false
+    let unproven = 0
+    for (let i = proven.units; i < queue.length; i++) unproven += estimate(queue[i]!)
+    // Certainly fits, or too little has arrived since the last proof to be worth a recount.
+    return proven.count + unproven <= budget || unproven < budget * RECOUNT_SHARE
+  }
+
   const pump = (final: boolean): void => {
     while (queue.length > 0) {
-      if (!final && queuedEstimate <= budget) return
+      if (!final && (queuedEstimate <= budget || mayAllFit())) return
       let sum = 0
       let k = 0
       while (k < queue.length && sum + estimate(queue[k]!) <= budget) sum += estimate(queue[k++]!)
       // An estimate over budget is not proof: the exact count decides before anything is cut.
       if (k === 0 && !overBudget(queue[0]!)) k = 1
       // Grow the extent by exact counts: always with a cheap tokenizer; with an expensive one
-      // only when the extent would otherwise end right after a heading (rare, and worth it).
-      if (k > 0 && k < queue.length && (meter.tokenizer.cheap === true || strongestGap(k) <= ATTACHED)) k = extend(k)
+      // when the extent would otherwise end inside a cut block or right after a heading, where
+      // per-piece estimates overstate the joined count most.
+      if (k > 0 && k < queue.length && (meter.tokenizer.cheap === true || strongestGap(k) <= LEVEL_STRENGTH.line)) k = extend(k)
       if (k === queue.length && !final) return
       if (k < queue.length) {
         const next = queue[k]!

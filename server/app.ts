@@ -1,0 +1,161 @@
+/**
+ * `build(opts)` makes the HTTP service as a fastify instance without listening (tests and
+ * `start.ts` use it). Shared services are fastify-plugin wrapped (pool, problem, rate limit,
+ * access log); each route file is an encapsulated plugin.
+ */
+import Fastify, { LogController, type FastifyInstance } from 'fastify'
+import swagger from '@fastify/swagger'
+import type { TSchema } from 'typebox'
+import { loadPlugins, VERSION } from '../index.js'
+import { Chunk, Problem, SplitResponse } from '../core/schema.js'
+import { defaultConfig, type ServerConfig } from './env.js'
+import { httpCodes, type RetryHint } from './problem.js'
+import { splitOptions, SPLIT_PREFIX } from './schemas.js'
+import accessLog from './plugins/access-log.js'
+import pool, { type SplitPool } from './plugins/pool.js'
+import problem from './plugins/problem.js'
+import rateLimit from './plugins/rate-limit.js'
+import splitText from './routes/split-text.js'
+import splitFile from './routes/split-file.js'
+import health from './routes/health.js'
+import version from './routes/version.js'
+import docs from './routes/docs.js'
+import { DocsplitError, errorTable } from '../core/errors.js'
+
+export interface BuildOptions extends Partial<ServerConfig> {
+  /** Where log lines go (default: stdout). Tests pass a stream to read them. */
+  logStream?: NodeJS.WritableStream
+}
+
+/** Plugin modules already loaded in this process: the registry refuses a second registration. */
+const loaded = new Set<string>()
+
+/** Records modules the caller already loaded into this process (`docsplit serve --plugin`). */
+export function markPluginsLoaded (modules: readonly string[]): void {
+  for (const m of modules) loaded.add(m)
+}
+
+async function loadOnce (modules: string[]): Promise<void> {
+  const fresh = modules.filter((m) => !loaded.has(m))
+  await loadPlugins(fresh)
+  for (const m of fresh) loaded.add(m)
+}
+
+/** The errors table as an OpenAPI description (every code, status and problem type). */
+function errorsDescription (): string {
+  const rows = httpCodes.map((code) => `| \`${code}\` | ${errorTable[code].status} | ${errorTable[code].title} | ${errorTable[code].description} |`)
+  return [
+    'Split documents into chunks under a token budget (`docsplit.chunk.v1`).',
+    '',
+    'Errors are RFC 9457 `application/problem+json` bodies `{type, title, status, detail, code}`; `type` is `urn:docsplit:error:<code>`.',
+    '',
+    '| code | status | title | meaning |',
+    '|---|---|---|---|',
+    ...rows,
+  ].join('\n')
+}
+
+export async function build (opts: BuildOptions = {}): Promise<FastifyInstance> {
+  const { logStream, ...given } = opts
+  const config: ServerConfig = { ...defaultConfig, ...given }
+  await loadOnce(config.plugins)
+  const options: Record<string, TSchema> = splitOptions()
+
+  // Nothing about a request or an error reaches the log by accident.
+  const serializers = {
+    req: () => ({}),
+    res: () => ({}),
+    err: (err: { code?: unknown }) => ({ code: typeof err?.code === 'string' ? err.code : undefined }),
+  }
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      base: null,
+      ...(logStream !== undefined ? { stream: logStream } : {}),
+      serializers: serializers as never,
+    },
+    // Request lines come from access-log.ts only (fastify's own carry the client address).
+    logController: new LogController({ disableRequestLogging: true }),
+    return503OnClosing: false,
+    // Worker start-up (engine and plugins) happens in an onReady hook: give it room.
+    pluginTimeout: 120_000,
+    bodyLimit: config.maxBodyBytes,
+    // fastify takes a hop count too (proxy-addr), though its types list only the other forms.
+    trustProxy: config.trustProxy as boolean | string,
+    ajv: {
+      // Types are checked, not coerced ({"text": 5} is a 400, not "5"); unknown members are
+      // refused, not dropped; defaults are left to the engine, as in the library and the CLI.
+      customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false },
+    },
+  }) as unknown as FastifyInstance
+
+  // During shutdown every new request is refused (503), responses still in flight close their
+  // connection, and the listener closes once the splits in flight are done (start.ts calls
+  // startDraining on SIGTERM; app.close() does the same).
+  let draining = false
+  const startDraining = (): void => {
+    draining = true
+    app.server.closeIdleConnections()
+  }
+  app.decorate('startDraining', startDraining)
+  app.addHook('onRequest', async (_request, reply) => {
+    if (!draining) return
+    reply.header('connection', 'close')
+    throw Object.assign(new DocsplitError('DOCSPLIT_OVERLOADED', 'the service is shutting down; retry on another instance'), { retryAfterSeconds: 1 } satisfies RetryHint)
+  })
+  app.addHook('onSend', async (_request, reply) => {
+    if (draining) reply.header('connection', 'close')
+  })
+  app.addHook('preClose', async () => {
+    startDraining()
+    const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+    // Every split ends within its budget; then give the last responses a moment to flush, and
+    // close what is left (a client may leave a connection half-open after going away).
+    const splitsDone = Date.now() + (config.splitTimeoutSeconds + 1) * 1000
+    while ((app.splitPool as SplitPool | undefined)?.pending !== undefined && app.splitPool.pending > 0 && Date.now() < splitsDone) await sleep(50)
+    const flushed = Date.now() + 1000
+    while (Date.now() < flushed && await new Promise<number>((resolve) => { app.server.getConnections((_e, n) => { resolve(n) }) }) > 0) {
+      app.server.closeIdleConnections()
+      await sleep(50)
+    }
+    app.server.closeAllConnections()
+  })
+
+  await app.register(accessLog)
+  await app.register(problem, { options })
+  for (const schema of [Chunk, SplitResponse, Problem]) app.addSchema(schema)
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'docsplit', version: VERSION, description: errorsDescription() },
+      tags: [{ name: 'split', description: 'Split documents' }, { name: 'service', description: 'Health and version' }],
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  })
+  await app.register(pool, {
+    maxConcurrentSplits: config.maxConcurrentSplits,
+    maxQueuedSplits: config.maxQueuedSplits,
+    splitTimeoutSeconds: config.splitTimeoutSeconds,
+    workerMaxMemoryMb: config.workerMaxMemoryMb,
+    plugins: config.plugins,
+  })
+  await app.register(rateLimit, {
+    max: config.rateLimitRequests,
+    windowSeconds: config.rateLimitWindowSeconds,
+    redisUrl: config.rateLimitRedisUrl,
+    prefix: SPLIT_PREFIX,
+  })
+  await app.register(splitText, { options, maxBodyBytes: config.maxBodyBytes })
+  await app.register(splitFile, { options, maxBodyBytes: config.maxBodyBytes })
+  await app.register(health)
+  await app.register(version, { buildCommit: config.buildCommit })
+  await app.register(docs)
+  return app
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Refuse new requests from now on (503), while in-flight ones finish. */
+    startDraining: () => void
+  }
+}

@@ -1,0 +1,161 @@
+/**
+ * The service's settings, read once at start from the environment. One TypeBox schema per
+ * variable gives the default, the accepted range and the description (README Limits table).
+ * An invalid value stops the start with a message that names the variable and what it accepts.
+ */
+import { isIP } from 'node:net'
+import { Type, type TSchema } from 'typebox'
+import { Value } from 'typebox/value'
+import { describeSchema } from '../core/options.js'
+import { DocsplitError, listValues } from '../core/errors.js'
+
+const MiB = 1024 * 1024
+
+/** Defaults, also written into the schemas below. */
+const DEFAULTS = {
+  HOST: '127.0.0.1',
+  PORT: 8000,
+  DOCSPLIT_WEB_MAX_BODY_BYTES: 5 * MiB,
+  DOCSPLIT_WEB_MAX_CONCURRENT_SPLITS: 2,
+  DOCSPLIT_WEB_MAX_QUEUED_SPLITS: 64,
+  DOCSPLIT_WEB_SPLIT_TIMEOUT_SECONDS: 30,
+  DOCSPLIT_WEB_WORKER_MAX_MEMORY_MB: 2048,
+  DOCSPLIT_WEB_RATE_LIMIT_REQUESTS: 60,
+  DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS: 60,
+  DOCSPLIT_WEB_LOG_LEVEL: 'info',
+} as const
+
+/** Every variable the service reads, with its schema. Integers and numbers are parsed from text. */
+export const envSchema = {
+  HOST: Type.String({ minLength: 1, maxLength: 255, default: DEFAULTS.HOST, description: 'Address to listen on. Use `0.0.0.0` in a container.' }),
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: DEFAULTS.PORT, description: 'Port to listen on (0: any free port).' }),
+  DOCSPLIT_WEB_MAX_BODY_BYTES: Type.Integer({ minimum: 1024, maximum: 1024 * MiB, default: DEFAULTS.DOCSPLIT_WEB_MAX_BODY_BYTES, description: 'Largest JSON body or uploaded file, in bytes. Past it: 413.' }),
+  DOCSPLIT_WEB_MAX_CONCURRENT_SPLITS: Type.Integer({ minimum: 1, maximum: 256, default: DEFAULTS.DOCSPLIT_WEB_MAX_CONCURRENT_SPLITS, description: 'Worker threads: splits that run at the same time.' }),
+  DOCSPLIT_WEB_MAX_QUEUED_SPLITS: Type.Integer({ minimum: 0, maximum: 100_000, default: DEFAULTS.DOCSPLIT_WEB_MAX_QUEUED_SPLITS, description: 'Splits that may wait for a worker. Past it: 503 with Retry-After.' }),
+  DOCSPLIT_WEB_SPLIT_TIMEOUT_SECONDS: Type.Number({ minimum: 0.1, maximum: 3600, default: DEFAULTS.DOCSPLIT_WEB_SPLIT_TIMEOUT_SECONDS, description: 'Budget of one split, queue wait included. Past it the worker is stopped and replaced: 503.' }),
+  DOCSPLIT_WEB_WORKER_MAX_MEMORY_MB: Type.Integer({ minimum: 64, maximum: 65536, default: DEFAULTS.DOCSPLIT_WEB_WORKER_MAX_MEMORY_MB, description: 'Heap limit of each worker thread. A split past it: 422 DOCSPLIT_LIMIT_EXCEEDED.' }),
+  DOCSPLIT_WEB_RATE_LIMIT_REQUESTS: Type.Integer({ minimum: 1, maximum: 1_000_000, default: DEFAULTS.DOCSPLIT_WEB_RATE_LIMIT_REQUESTS, description: 'Split requests per client and window. Past it: 429 with Retry-After. Health, version and docs are never limited.' }),
+  DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS: Type.Integer({ minimum: 1, maximum: 86_400, default: DEFAULTS.DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS, description: 'Length of the rate-limit window.' }),
+  DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL: Type.String({ pattern: '^rediss?://', maxLength: 2048, description: 'Share the rate limit between instances through Redis (`redis://host:6379/0`). Unset: each instance counts alone.' }),
+  DOCSPLIT_WEB_LOG_LEVEL: Type.String({ enum: ['fatal', 'error', 'warn', 'info', 'debug', 'silent'], default: DEFAULTS.DOCSPLIT_WEB_LOG_LEVEL, description: 'Log level. Request lines are `info`.' }),
+  DOCSPLIT_TRUST_PROXY: Type.String({ default: 'off', description: 'Trust `X-Forwarded-For` for the client address (rate limiting): `off`, `on`, a hop count (1-32), or a comma-separated list of proxy addresses or CIDRs.' }),
+  DOCSPLIT_BUILD_COMMIT: Type.String({ pattern: '^[0-9A-Za-z._-]{1,64}$', description: 'Commit the service was built from, shown by /version.' }),
+  DOCSPLIT_PLUGINS: Type.String({ maxLength: 4096, description: 'Comma-separated plugin modules to load at start.' }),
+} as const satisfies Record<string, TSchema>
+
+export type TrustProxy = boolean | number | string
+
+/** The validated settings, as the app uses them. */
+export interface ServerConfig {
+  host: string
+  port: number
+  maxBodyBytes: number
+  maxConcurrentSplits: number
+  maxQueuedSplits: number
+  splitTimeoutSeconds: number
+  workerMaxMemoryMb: number
+  rateLimitRequests: number
+  rateLimitWindowSeconds: number
+  rateLimitRedisUrl: string | undefined
+  logLevel: string
+  trustProxy: TrustProxy
+  buildCommit: string | undefined
+  plugins: string[]
+}
+
+export const defaultConfig: ServerConfig = {
+  host: DEFAULTS.HOST,
+  port: DEFAULTS.PORT,
+  maxBodyBytes: DEFAULTS.DOCSPLIT_WEB_MAX_BODY_BYTES,
+  maxConcurrentSplits: DEFAULTS.DOCSPLIT_WEB_MAX_CONCURRENT_SPLITS,
+  maxQueuedSplits: DEFAULTS.DOCSPLIT_WEB_MAX_QUEUED_SPLITS,
+  splitTimeoutSeconds: DEFAULTS.DOCSPLIT_WEB_SPLIT_TIMEOUT_SECONDS,
+  workerMaxMemoryMb: DEFAULTS.DOCSPLIT_WEB_WORKER_MAX_MEMORY_MB,
+  rateLimitRequests: DEFAULTS.DOCSPLIT_WEB_RATE_LIMIT_REQUESTS,
+  rateLimitWindowSeconds: DEFAULTS.DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS,
+  rateLimitRedisUrl: undefined,
+  logLevel: DEFAULTS.DOCSPLIT_WEB_LOG_LEVEL,
+  trustProxy: false,
+  buildCommit: undefined,
+  plugins: [],
+}
+
+type EnvName = keyof typeof envSchema
+
+function invalid (name: string, accepted: string, raw: string): never {
+  // The value is echoed only when short and printable: it came from the operator, not a client.
+  const shown = raw.length <= 64 && /^[\x20-\x7e]*$/.test(raw) ? ` (got "${raw}")` : ''
+  throw new DocsplitError('DOCSPLIT_INVALID_OPTION', `${name} must be ${accepted}${shown}`)
+}
+
+/** Parses one variable against its schema; numbers must be written as plain decimals. */
+function read (env: NodeJS.ProcessEnv, name: EnvName): unknown {
+  const schema = envSchema[name] as TSchema & { type?: string, default?: unknown }
+  const raw = env[name]
+  if (raw === undefined || raw.trim() === '') return schema.default
+  const text = raw.trim()
+  let value: unknown = text
+  if (schema.type === 'integer') value = /^\d+$/.test(text) ? Number(text) : Number.NaN
+  if (schema.type === 'number') value = /^\d+(\.\d+)?$/.test(text) ? Number(text) : Number.NaN
+  if (!Value.Check(schema, value)) {
+    const accepted = name === 'DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL'
+      ? 'a redis:// or rediss:// URL'
+      : name === 'DOCSPLIT_BUILD_COMMIT' ? 'up to 64 letters, digits, ".", "_" or "-"' : describeSchema(schema)
+    invalid(name, accepted, name === 'DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL' ? '' : raw)
+  }
+  return value
+}
+
+const TRUST_ACCEPTED = '"off", "on", a hop count from 1 to 32, or a comma-separated list of IP addresses or CIDRs'
+
+function parseTrustProxy (raw: string): TrustProxy {
+  const text = raw.trim().toLowerCase()
+  if (['off', 'false', 'no', '0', ''].includes(text)) return false
+  if (['on', 'true', 'yes'].includes(text)) return true
+  if (/^\d+$/.test(text)) {
+    const hops = Number(text)
+    if (hops >= 1 && hops <= 32) return hops
+    invalid('DOCSPLIT_TRUST_PROXY', TRUST_ACCEPTED, raw)
+  }
+  const items = text.split(',').map((s) => s.trim())
+  for (const item of items) {
+    const [address, bits, extra] = item.split('/')
+    const family = isIP(address ?? '')
+    const bitsOk = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32))
+    if (family === 0 || !bitsOk || extra !== undefined) invalid('DOCSPLIT_TRUST_PROXY', TRUST_ACCEPTED, raw)
+  }
+  return items.join(',')
+}
+
+/**
+ * Reads and validates every setting. Throws DocsplitError naming the first bad variable, and
+ * refuses unknown `DOCSPLIT_WEB_*` names (a typo would otherwise fall back to a default silently).
+ */
+export function loadEnv (env: NodeJS.ProcessEnv = process.env): ServerConfig {
+  const known = Object.keys(envSchema)
+  for (const name of Object.keys(env)) {
+    if (name.startsWith('DOCSPLIT_WEB_') && !known.includes(name)) {
+      throw new DocsplitError('DOCSPLIT_UNKNOWN_OPTION',
+        `unknown variable ${name.slice(0, 64)}; accepted: ${listValues(known.filter((k) => k.startsWith('DOCSPLIT_WEB_')))}`)
+    }
+  }
+  const host = read(env, 'HOST') as string
+  if (!/^[A-Za-z0-9.:_-]+$/.test(host)) invalid('HOST', 'an IP address or host name', host)
+  const plugins = String(read(env, 'DOCSPLIT_PLUGINS') ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '')
+  return {
+    host,
+    port: read(env, 'PORT') as number,
+    maxBodyBytes: read(env, 'DOCSPLIT_WEB_MAX_BODY_BYTES') as number,
+    maxConcurrentSplits: read(env, 'DOCSPLIT_WEB_MAX_CONCURRENT_SPLITS') as number,
+    maxQueuedSplits: read(env, 'DOCSPLIT_WEB_MAX_QUEUED_SPLITS') as number,
+    splitTimeoutSeconds: read(env, 'DOCSPLIT_WEB_SPLIT_TIMEOUT_SECONDS') as number,
+    workerMaxMemoryMb: read(env, 'DOCSPLIT_WEB_WORKER_MAX_MEMORY_MB') as number,
+    rateLimitRequests: read(env, 'DOCSPLIT_WEB_RATE_LIMIT_REQUESTS') as number,
+    rateLimitWindowSeconds: read(env, 'DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS') as number,
+    rateLimitRedisUrl: read(env, 'DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL') as string | undefined,
+    logLevel: read(env, 'DOCSPLIT_WEB_LOG_LEVEL') as string,
+    trustProxy: parseTrustProxy(env.DOCSPLIT_TRUST_PROXY ?? ''),
+    buildCommit: read(env, 'DOCSPLIT_BUILD_COMMIT') as string | undefined,
+    plugins,
+  }
+}

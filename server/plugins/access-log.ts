@@ -1,0 +1,34 @@
+/**
+ * One log line per request with exactly: method, path (no query string), status and duration.
+ * fastify's own request logging is off (it logs the client address and more), and the line is
+ * written on the root logger so no request id or header rides along.
+ */
+import fp from 'fastify-plugin'
+import type { FastifyInstance } from 'fastify'
+
+const MAX_PATH = 256
+
+/** The path without query string or fragment, cut to a fixed length. */
+export function logPath (url: string): string {
+  const path = url.split(/[?#]/, 1)[0] ?? ''
+  return path.length > MAX_PATH ? `${path.slice(0, MAX_PATH)}...` : path
+}
+
+async function accessLogPlugin (app: FastifyInstance): Promise<void> {
+  const line = (method: string, url: string, status: number, ms: number): void => {
+    app.log.info({ method, path: logPath(url), status, duration_ms: Math.round(ms * 10) / 10 }, 'request')
+  }
+  app.addHook('onRequest', async (request, reply) => {
+    // A client that goes away before the answer gets no onResponse: log it as 499 (nginx's
+    // "client closed request").
+    const start = performance.now()
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) line(request.method, request.raw.url ?? '', 499, performance.now() - start)
+    })
+  })
+  app.addHook('onResponse', async (request, reply) => {
+    line(request.method, request.raw.url ?? '', reply.statusCode, reply.elapsedTime)
+  })
+}
+
+export default fp(accessLogPlugin, { name: 'docsplit-access-log', fastify: '5.x' })

@@ -1,0 +1,226 @@
+/**
+ * The worker pool (piscina): at most DOCSPLIT_WEB_MAX_CONCURRENT_SPLITS splits run at once, at
+ * most DOCSPLIT_WEB_MAX_QUEUED_SPLITS wait, and each has DOCSPLIT_WEB_SPLIT_TIMEOUT_SECONDS from
+ * the moment it is accepted (queue wait included). Past the budget the AbortSignal makes piscina
+ * terminate the thread and start a fresh one, so the work really stops.
+ */
+import { existsSync } from 'node:fs'
+import { MessageChannel, type MessagePort } from 'node:worker_threads'
+import { PassThrough, type Readable } from 'node:stream'
+import { fileURLToPath } from 'node:url'
+import fp from 'fastify-plugin'
+import type { FastifyInstance } from 'fastify'
+import { Piscina } from 'piscina'
+import { DocsplitError } from '../../core/errors.js'
+import { toProblem, type RetryHint } from '../problem.js'
+import type { StreamMessage, TaskFailure, TaskResult } from '../worker.js'
+
+export interface PoolOptions {
+  maxConcurrentSplits: number
+  maxQueuedSplits: number
+  splitTimeoutSeconds: number
+  workerMaxMemoryMb: number
+  /** External plugin modules the workers load (DOCSPLIT_PLUGINS). */
+  plugins: string[]
+}
+
+export interface SplitPool {
+  /** Runs one split; resolves to the response JSON text. */
+  json (input: string | Uint8Array, options: Record<string, unknown>, cancel: AbortSignal): Promise<string>
+  /**
+   * Runs one split as NDJSON. Resolves once the header line is ready (so a failure before it is
+   * still a plain problem response); later failures end the stream with an `{"error": ...}` line.
+   */
+  ndjson (input: string | Uint8Array, options: Record<string, unknown>, cancel: AbortSignal): Promise<Readable>
+  /** Splits running or queued. */
+  readonly pending: number
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    splitPool: SplitPool
+  }
+}
+
+/** Under tsx the worker is the .ts source; in the build it is the compiled .js. */
+function workerFile (): string {
+  const ts = fileURLToPath(new URL('../worker.ts', import.meta.url))
+  return import.meta.url.endsWith('.ts') && existsSync(ts) ? ts : fileURLToPath(new URL('../worker.js', import.meta.url))
+}
+
+function failureError (failure: TaskFailure): DocsplitError {
+  if (failure.code === 'DOCSPLIT_INTERNAL') {
+    // The worker sends only the error's class for an unknown failure; it goes to the log.
+    return Object.assign(new DocsplitError('DOCSPLIT_INTERNAL', 'internal error'), { errorClass: failure.message.slice(0, 64) })
+  }
+  return new DocsplitError(failure.code as DocsplitError['code'], failure.message)
+}
+
+async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<void> {
+  const pool = new Piscina({
+    filename: workerFile(),
+    minThreads: opts.maxConcurrentSplits,
+    maxThreads: opts.maxConcurrentSplits,
+    concurrentTasksPerWorker: 1,
+    idleTimeout: 60_000,
+    atomics: 'disabled',
+    workerData: { plugins: opts.plugins },
+    resourceLimits: { maxOldGenerationSizeMb: opts.workerMaxMemoryMb },
+  })
+  // A worker that fails to start is replaced by piscina; keep the event from crashing the process.
+  pool.on('error', () => { app.log.error({ code: 'DOCSPLIT_INTERNAL' }, 'worker error') })
+  const budgetMs = Math.round(opts.splitTimeoutSeconds * 1000)
+  let pending = 0
+
+  /** Why a task failed, as the DocsplitError the client gets. */
+  function poolError (err: unknown, timeout: AbortSignal): DocsplitError {
+    if (err instanceof DocsplitError) return err
+    const e = err as { name?: string, message?: string, code?: string }
+    if (e.name === 'AbortError') {
+      if (timeout.aborted) {
+        return new DocsplitError('DOCSPLIT_TIMEOUT',
+          `the split ran past its budget of ${opts.splitTimeoutSeconds} s (DOCSPLIT_WEB_SPLIT_TIMEOUT_SECONDS) and was stopped; send a smaller document or raise max_tokens`)
+      }
+      return new DocsplitError('DOCSPLIT_OVERLOADED', 'the request was cancelled')
+    }
+    if (e.message === 'Terminating worker thread' || (e.name === 'AbortError' && /pool is closed/.test(String((err as { cause?: unknown }).cause ?? '')))) {
+      return new DocsplitError('DOCSPLIT_OVERLOADED', 'the service is shutting down; retry on another instance')
+    }
+    if (e.message === 'Task queue is at limit' || e.message === 'No task queue available and all Workers are busy') return overloaded()
+    if (e.code === 'ERR_WORKER_OUT_OF_MEMORY') {
+      return new DocsplitError('DOCSPLIT_LIMIT_EXCEEDED',
+        `the split needed more memory than a worker may use (DOCSPLIT_WEB_WORKER_MAX_MEMORY_MB = ${opts.workerMaxMemoryMb})`)
+    }
+    return new DocsplitError('DOCSPLIT_INTERNAL', 'internal error')
+  }
+
+  function overloaded (): DocsplitError {
+    return Object.assign(new DocsplitError('DOCSPLIT_OVERLOADED',
+      `all ${opts.maxConcurrentSplits} workers are busy and ${opts.maxQueuedSplits} splits are waiting (DOCSPLIT_WEB_MAX_QUEUED_SPLITS); retry later`),
+    { retryAfterSeconds: Math.min(30, Math.max(1, Math.ceil(opts.splitTimeoutSeconds / 4))) } satisfies RetryHint)
+  }
+
+  // Splits wait here, not in piscina: a task is handed over only when a worker is free, so the
+  // queue bound and the budget (queue wait included) are exact. piscina 5 parks some waiting
+  // tasks outside the queue that its `maxQueue` counts.
+  let running = 0
+  const waiting: Array<() => void> = []
+
+  function acquire (signal: AbortSignal): Promise<void> {
+    if (running < opts.maxConcurrentSplits) {
+      running++
+      return Promise.resolve()
+    }
+    return new Promise<void>((resolve, reject) => {
+      const start = (): void => {
+        signal.removeEventListener('abort', onAbort)
+        resolve()
+      }
+      const onAbort = (): void => {
+        const at = waiting.indexOf(start)
+        if (at !== -1) waiting.splice(at, 1)
+        reject(Object.assign(new Error('The task has been aborted'), { name: 'AbortError' }))
+      }
+      waiting.push(start)
+      signal.addEventListener('abort', onAbort, { once: true })
+    })
+  }
+
+  /** Hands the slot to the next waiting split, or frees it. */
+  function release (): void {
+    const next = waiting.shift()
+    if (next !== undefined) next()
+    else running--
+  }
+
+  async function submit (task: object, transferList: Array<ArrayBuffer | MessagePort> | undefined, cancel: AbortSignal): Promise<TaskResult> {
+    if (pending >= opts.maxConcurrentSplits + opts.maxQueuedSplits) throw overloaded()
+    const timeout = AbortSignal.timeout(budgetMs)
+    const signal = AbortSignal.any([timeout, cancel])
+    pending++
+    try {
+      await acquire(signal)
+      try {
+        return await pool.run(task, { signal, transferList: transferList as never })
+      } finally {
+        release()
+      }
+    } catch (err) {
+      throw poolError(err, timeout)
+    } finally {
+      pending--
+    }
+  }
+
+  const splitPool: SplitPool = {
+    get pending () { return pending },
+
+    async json (input, options, cancel) {
+      const result = await submit({ input, options }, undefined, cancel)
+      if (!result.ok) throw failureError(result)
+      return result.json ?? '{}'
+    },
+
+    ndjson (input, options, cancel) {
+      const { port1, port2 } = new MessageChannel()
+      const body = new PassThrough()
+      // The client may go away mid-stream: fastify then destroys the body; later lines are dropped.
+      body.on('error', () => {})
+      const write = (line: string): void => { if (!body.destroyed) body.write(`${line}\n`) }
+      return new Promise<Readable>((resolve, reject) => {
+        let started = false
+        let finished = false
+        const finish = (line: string | undefined): void => {
+          if (finished) return
+          finished = true
+          port1.close()
+          if (line !== undefined) write(line)
+          if (!body.destroyed) body.end()
+        }
+        const fail = (err: DocsplitError): void => {
+          if (finished) return
+          if (!started) {
+            finished = true
+            port1.close()
+            reject(err)
+            return
+          }
+          finish(JSON.stringify({ error: toProblem(err).body }))
+        }
+        port1.on('message', (message: StreamMessage) => {
+          if (finished) return
+          if (message.kind === 'start') {
+            started = true
+            write(message.line)
+            resolve(body)
+          } else if (message.kind === 'chunk') {
+            write(message.line)
+          } else if (message.kind === 'end') {
+            finish(message.line)
+          } else {
+            fail(failureError(message.failure))
+          }
+        })
+        port1.on('close', () => { fail(new DocsplitError('DOCSPLIT_INTERNAL', 'internal error')) })
+        submit({ input, options, port: port2 }, [port2], cancel).then(
+          (result) => { if (!result.ok) fail(failureError(result)) },
+          (err: unknown) => { fail(poolError(err, AbortSignal.abort())) },
+        )
+      })
+    },
+  }
+
+  app.decorate('splitPool', splitPool)
+  // Start every worker (engine and plugins loaded) before the service answers, so the first
+  // splits do not spend their budget on start-up, and a plugin that fails in a worker stops the start.
+  app.addHook('onReady', async () => {
+    const count = opts.maxConcurrentSplits
+    const barrier = new Int32Array(new SharedArrayBuffer(4))
+    const results = await Promise.all(Array.from({ length: count }, () => pool.run({ warmup: { barrier, count } }) as Promise<TaskResult>))
+    const failed = results.find((r): r is TaskFailure => !r.ok)
+    if (failed !== undefined) throw failureError(failed)
+  })
+  app.addHook('onClose', async () => { await pool.destroy() })
+}
+
+export default fp(poolPlugin, { name: 'docsplit-pool', fastify: '5.x' })

@@ -1,0 +1,72 @@
+/**
+ * The one error handler and not-found handler: every failure leaves as problem+json.
+ * Schema validation failures get the same codes the engine would give (an out-of-range
+ * `max_tokens` is DOCSPLIT_INVALID_BUDGET through every front), with a message built from the
+ * schema, never from the request.
+ */
+import fp from 'fastify-plugin'
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
+import type { TSchema } from 'typebox'
+import { DocsplitError, listValues, type ErrorCode } from '../../core/errors.js'
+import { describeSchema } from '../../core/options.js'
+import { toProblem, type ProblemReply } from '../problem.js'
+
+export interface ProblemPluginOptions {
+  /** The split options by name (for messages on validation failures). */
+  options: Record<string, TSchema>
+}
+
+interface AjvError { keyword: string, instancePath: string, params: Record<string, unknown> }
+
+const codeForOption: Record<string, ErrorCode> = {
+  max_tokens: 'DOCSPLIT_INVALID_BUDGET',
+  overlap_tokens: 'DOCSPLIT_INVALID_BUDGET',
+  input_format: 'DOCSPLIT_UNSUPPORTED_FORMAT',
+  splitter: 'DOCSPLIT_UNKNOWN_SPLITTER',
+  tokenizer: 'DOCSPLIT_UNKNOWN_TOKENIZER',
+  encoding: 'DOCSPLIT_UNSUPPORTED_ENCODING',
+}
+
+/** The DocsplitError a body validation failure stands for. */
+export function validationError (errors: AjvError[], options: Record<string, TSchema>): DocsplitError {
+  const first = errors[0]
+  const accepted = (): string => listValues(['text', ...Object.keys(options)])
+  if (first === undefined) return new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'The request body does not match the documented schema.')
+  if (first.keyword === 'additionalProperties') {
+    const name = String(first.params.additionalProperty ?? '').slice(0, 64)
+    return new DocsplitError('DOCSPLIT_UNKNOWN_OPTION', `unknown option "${name}"; accepted: ${accepted()}`)
+  }
+  const name = first.keyword === 'required'
+    ? String(first.params.missingProperty ?? '')
+    : first.instancePath.split('/')[1] ?? ''
+  if (name === '' || name === 'text') {
+    return new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'The body must be a JSON object with a string member "text" (the document) and split options; see /openapi.json.')
+  }
+  const schema = options[name]
+  if (schema === undefined) return new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'The request body does not match the documented schema.')
+  return new DocsplitError(codeForOption[name] ?? 'DOCSPLIT_INVALID_OPTION', `${name} must be ${describeSchema(schema)}`)
+}
+
+export function sendProblem (reply: FastifyReply, problem: ProblemReply): FastifyReply {
+  for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value)
+  return reply.code(problem.body.status).type('application/problem+json').send(JSON.stringify(problem.body))
+}
+
+async function problemPlugin (app: FastifyInstance, opts: ProblemPluginOptions): Promise<void> {
+  app.setErrorHandler((err: FastifyError, _request, reply) => {
+    const problem = err.validation !== undefined
+      ? toProblem(validationError(err.validation as AjvError[], opts.options))
+      : toProblem(err)
+    if (problem.internal) {
+      // The class only: messages and stacks may hold input or paths.
+      const errorClass = (err as { errorClass?: unknown }).errorClass
+      app.log.error({ code: 'DOCSPLIT_INTERNAL', error_class: typeof errorClass === 'string' ? errorClass : err?.constructor?.name ?? typeof err }, 'unexpected error')
+    }
+    return sendProblem(reply, problem)
+  })
+  app.setNotFoundHandler((_request, reply) => {
+    return sendProblem(reply, toProblem(Object.assign(new Error('not found'), { statusCode: 404 })))
+  })
+}
+
+export default fp(problemPlugin, { name: 'docsplit-problem', fastify: '5.x' })

@@ -1,0 +1,91 @@
+/**
+ * POST /docsplit/api/split/file: multipart/form-data with one `file` part and options as form
+ * fields (strings; numbers are coerced by the engine). The file is read into memory only, never
+ * written to disk. Every multipart limit is set, and parts are iterated so that a second file
+ * is a 413 rather than silently ignored.
+ */
+import { basename } from 'node:path/win32'
+import multipart from '@fastify/multipart'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { TSchema } from 'typebox'
+import { DocsplitError } from '../../core/errors.js'
+import { fileBody, splitResponses } from '../schemas.js'
+import { sendSplit } from '../split-reply.js'
+
+export interface SplitFileOptions {
+  options: Record<string, TSchema>
+  maxBodyBytes: number
+}
+
+const FIELD_BYTES = 16 * 1024
+
+async function requireMultipart (request: FastifyRequest): Promise<void> {
+  // The multipart parser has not run yet at onRequest: look at the header.
+  const type = (request.headers['content-type'] ?? '').split(';', 1)[0]?.trim().toLowerCase()
+  if (type !== 'multipart/form-data') {
+    throw new DocsplitError('DOCSPLIT_UNSUPPORTED_MEDIA_TYPE',
+      'POST /docsplit/api/split/file takes multipart/form-data with a `file` part; send text as JSON to POST /docsplit/api/split/text')
+  }
+}
+
+export default async function splitFile (app: FastifyInstance, opts: SplitFileOptions): Promise<void> {
+  const fieldCount = Object.keys(opts.options).length
+  await app.register(multipart, {
+    limits: {
+      fileSize: opts.maxBodyBytes,
+      files: 1,
+      fields: fieldCount,
+      fieldSize: FIELD_BYTES,
+      fieldNameSize: 100,
+      parts: fieldCount + 1,
+      headerPairs: 100,
+    },
+    throwFileSizeLimit: true,
+  })
+  app.post('/docsplit/api/split/file', {
+    onRequest: requireMultipart,
+    // The form is parsed by hand below; the schema is for the documentation.
+    validatorCompiler: () => () => true,
+    schema: {
+      summary: 'Split an uploaded file',
+      description: 'Splits the uploaded `file`. `input_format` defaults to `auto`: chosen by the file name, then by content. Options are form fields.',
+      tags: ['split'],
+      consumes: ['multipart/form-data'],
+      body: fileBody(opts.options),
+      response: splitResponses() as never,
+    },
+  }, async (request, reply) => {
+    let file: Buffer | undefined
+    let filename: string | undefined
+    const options: Record<string, unknown> = {}
+    for await (const part of request.parts()) {
+      if (part.type === 'file') {
+        // Read it all (it counts against the limit) even when misnamed, then refuse.
+        const data = await part.toBuffer()
+        if (part.fieldname !== 'file') {
+          throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'the document goes in a form part named "file"')
+        }
+        file = data
+        filename = part.filename
+        continue
+      }
+      if (part.valueTruncated || part.fieldnameTruncated) {
+        throw new DocsplitError('DOCSPLIT_INPUT_TOO_LARGE', `form field values are limited to ${FIELD_BYTES} bytes`)
+      }
+      const value = typeof part.value === 'string' ? part.value : String(part.value)
+      if (value === '') continue
+      if (Object.hasOwn(options, part.fieldname)) {
+        throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `form field "${part.fieldname.slice(0, 64)}" is given twice`)
+      }
+      options[part.fieldname] = value
+    }
+    if (file === undefined) {
+      throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'the form needs a part named "file" with the document')
+    }
+    if (options.filename === undefined && filename !== undefined && filename !== '') {
+      // Browsers may send C:\fakepath\name.md: keep the last segment of either separator.
+      options.filename = basename(filename).slice(0, 1024)
+    }
+    return sendSplit(app, request, reply, new Uint8Array(file.buffer, file.byteOffset, file.byteLength), options)
+  })
+}

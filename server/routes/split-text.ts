@@ -1,0 +1,44 @@
+/**
+ * POST /docsplit/api/split/text: a JSON body with `text` and split options (snake_case).
+ * Only `application/json` is read (415 otherwise, before the body is read); the body limit
+ * answers 413 from Content-Length or while reading.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { TSchema } from 'typebox'
+import { DocsplitError } from '../../core/errors.js'
+import { textBody, splitResponses } from '../schemas.js'
+import { sendSplit } from '../split-reply.js'
+
+export interface SplitTextOptions {
+  options: Record<string, TSchema>
+  maxBodyBytes: number
+}
+
+/** onRequest: refuse anything but JSON before reading the body. */
+export async function requireJson (request: FastifyRequest): Promise<void> {
+  const type = (request.headers['content-type'] ?? '').split(';', 1)[0]?.trim().toLowerCase()
+  if (type !== 'application/json') {
+    throw new DocsplitError('DOCSPLIT_UNSUPPORTED_MEDIA_TYPE',
+      'POST /docsplit/api/split/text takes content-type application/json; send files to POST /docsplit/api/split/file as multipart/form-data')
+  }
+}
+
+export default async function splitText (root: FastifyInstance, opts: SplitTextOptions): Promise<void> {
+  const app = root.withTypeProvider<TypeBoxTypeProvider>()
+  const body = textBody(opts.options)
+  app.post('/docsplit/api/split/text', {
+    bodyLimit: opts.maxBodyBytes,
+    onRequest: requireJson,
+    schema: {
+      summary: 'Split a text document',
+      description: 'Splits `text` into chunks under the token budget. Every split option is a member of the body. Binary formats (xlsx) need the file endpoint.',
+      tags: ['split'],
+      body,
+      response: splitResponses() as never,
+    },
+  }, async (request, reply) => {
+    const { text, ...options } = request.body as { text: string } & Record<string, unknown>
+    return sendSplit(root, request, reply, text, options)
+  })
+}

@@ -1,0 +1,119 @@
+/**
+ * Route schemas, built from the engine's TypeBox definitions (options, chunk, response,
+ * problem) so validation, types and OpenAPI come from one source. Built after external plugins
+ * load, so their options and formats are in the enums.
+ */
+import { Type, type TObject, type TSchema } from 'typebox'
+import { optionsSchema, errorTable, type ErrorCode } from '../index.js'
+import { Chunk, Metadata, DocumentInfo, ReferenceDefinition, SCHEMA_VERSION } from '../core/schema.js'
+import { problemType } from './problem.js'
+
+export const SPLIT_PREFIX = '/docsplit/api/split/'
+
+/** The split options, by name. */
+export function splitOptions (): Record<string, TSchema> {
+  const out: Record<string, TSchema> = {}
+  for (const [name, schema] of Object.entries((optionsSchema() as TObject).properties)) {
+    // An empty enum (nothing of that kind registered) would make the whole schema invalid.
+    const s = schema as TSchema & { enum?: unknown[] }
+    if (Array.isArray(s.enum) && s.enum.length === 0) {
+      // Copy with descriptors: TypeBox keeps `~optional` as a non-enumerable key.
+      const copy = Object.defineProperties({}, Object.getOwnPropertyDescriptors(s)) as { enum?: unknown }
+      delete copy.enum
+      out[name] = copy as TSchema
+    } else {
+      out[name] = schema
+    }
+  }
+  return out
+}
+
+const TEXT_EXAMPLE = { text: '# Title\n\nA first paragraph.\n\n## Part\n\nA second paragraph.\n', max_tokens: 64 }
+
+/** JSON body of POST /docsplit/api/split/text: `text` plus every split option. */
+export function textBody (options: Record<string, TSchema>): TObject {
+  return Type.Object({
+    text: Type.String({ description: 'The document. Binary formats (xlsx) go to the file endpoint.' }),
+    ...options,
+  }, { additionalProperties: false, examples: [TEXT_EXAMPLE] })
+}
+
+/** Multipart form of POST /docsplit/api/split/file, for the documentation (parsed by hand). */
+export function fileBody (options: Record<string, TSchema>): TObject {
+  return Type.Object({
+    file: Type.String({ format: 'binary', description: 'The document. Its file name picks the format when `input_format` is `auto`.' }),
+    ...options,
+  }, { additionalProperties: false })
+}
+
+/** The header line of an NDJSON response. */
+export const NdjsonHeader = Type.Object({
+  schema_version: Type.Literal(SCHEMA_VERSION),
+  input_format: Type.String(),
+  metadata: Metadata,
+}, { description: 'First line.' })
+
+/** A chunk line (the Chunk schema, without its $id so it can be inlined). */
+export const NdjsonChunk = Type.Object({ ...Chunk.properties }, { additionalProperties: true, description: 'One line per chunk, in order.' })
+
+/** The last line of an NDJSON response that completed. */
+export const NdjsonTrailer = Type.Object({
+  document: DocumentInfo,
+  reference_definitions: Type.Array(ReferenceDefinition),
+  chunk_count: Type.Integer({ minimum: 0 }),
+}, { description: 'Last line when the split completed.' })
+
+const ProblemInline = Type.Object({
+  type: Type.String({ description: 'urn:docsplit:error:<code>' }),
+  title: Type.String(),
+  status: Type.Integer(),
+  detail: Type.String({ description: 'What was wrong and how to fix it. Never holds document text or server paths.' }),
+  code: Type.String({ enum: Object.keys(errorTable) }),
+})
+
+export const NdjsonError = Type.Object({ error: ProblemInline }, { description: 'Last line when the split failed after the header was sent (timeout, parse error).' })
+
+const splitErrors: ErrorCode[] = [
+  'DOCSPLIT_INVALID_REQUEST', 'DOCSPLIT_INVALID_OPTION', 'DOCSPLIT_INVALID_BUDGET', 'DOCSPLIT_UNKNOWN_OPTION',
+  'DOCSPLIT_UNSUPPORTED_FORMAT', 'DOCSPLIT_UNKNOWN_SPLITTER', 'DOCSPLIT_UNKNOWN_TOKENIZER', 'DOCSPLIT_UNSUPPORTED_ENCODING',
+  'DOCSPLIT_FORMAT_NEEDS_FILE', 'DOCSPLIT_INPUT_TOO_LARGE', 'DOCSPLIT_UNSUPPORTED_MEDIA_TYPE', 'DOCSPLIT_INVALID_UTF8',
+  'DOCSPLIT_PARSE_ERROR', 'DOCSPLIT_LIMIT_EXCEEDED', 'DOCSPLIT_TOKENIZER_UNAVAILABLE', 'DOCSPLIT_EXTRA_UNAVAILABLE',
+  'DOCSPLIT_RATE_LIMITED', 'DOCSPLIT_PLUGIN_CONTRACT', 'DOCSPLIT_INTERNAL', 'DOCSPLIT_TIMEOUT', 'DOCSPLIT_OVERLOADED',
+]
+
+/** One documented response per status, listing the codes that use it, as problem+json. */
+function problemResponses (codes: ErrorCode[]): Record<number, unknown> {
+  const byStatus = new Map<number, ErrorCode[]>()
+  for (const code of codes) {
+    const status = errorTable[code].status
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code])
+  }
+  const out: Record<number, unknown> = {}
+  for (const [status, list] of byStatus) {
+    const lines = list.map((code) => `- \`${code}\` (${problemType(code)}): ${errorTable[code].description}`)
+    out[status] = {
+      description: `${list.map((c) => errorTable[c].title).join('; ')}.\n\n${lines.join('\n')}`,
+      content: { 'application/problem+json': { schema: Type.Object({ ...ProblemInline.properties, code: Type.String({ enum: list }) }) } },
+    }
+  }
+  return out
+}
+
+/** Responses of both split routes: the response object, or NDJSON, or a problem. */
+export function splitResponses (): Record<number, unknown> {
+  return {
+    200: {
+      description: `The split, \`schema_version\` ${SCHEMA_VERSION}. With \`Accept: application/x-ndjson\`, the same content as lines: a header (schema_version, input_format, metadata), one chunk per line as it is made, then a trailer (document, reference_definitions, chunk_count) or, if the split failed after the header, an \`{"error": problem}\` line.`,
+      content: {
+        'application/json': { schema: { $ref: 'SplitResponse#' } },
+        'application/x-ndjson': { schema: Type.Union([NdjsonHeader, NdjsonChunk, NdjsonTrailer, NdjsonError]) },
+      },
+    },
+    ...problemResponses(splitErrors),
+  }
+}
+
+/** Health, version and docs fail only by a server fault. */
+export function plainErrorResponses (): Record<number, unknown> {
+  return problemResponses(['DOCSPLIT_INTERNAL'])
+}

@@ -1,0 +1,39 @@
+/**
+ * What both split routes do once they have the input and options: run the split in the pool
+ * and answer with the response JSON, or with NDJSON when the client asks for it. A client that
+ * goes away cancels its split, freeing the worker.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+
+export const NDJSON = 'application/x-ndjson'
+
+/** True when the Accept header asks for NDJSON (and does not refuse it with q=0). */
+export function wantsNdjson (accept: string | undefined): boolean {
+  if (accept === undefined) return false
+  return accept.split(',').some((item) => {
+    const [type, ...params] = item.split(';').map((s) => s.trim().toLowerCase())
+    return type === NDJSON && !params.some((p) => /^q=0(\.0*)?$/.test(p))
+  })
+}
+
+export async function sendSplit (
+  app: FastifyInstance,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  input: string | Uint8Array,
+  options: Record<string, unknown>,
+): Promise<FastifyReply> {
+  const cancel = new AbortController()
+  reply.raw.once('close', () => {
+    if (reply.raw.writableFinished) return
+    cancel.abort()
+    // Make sure the connection is released even if the client left it half-open.
+    reply.raw.destroy()
+  })
+  if (wantsNdjson(request.headers.accept)) {
+    const body = await app.splitPool.ndjson(input, options, cancel.signal)
+    return reply.type(NDJSON).send(body)
+  }
+  const json = await app.splitPool.json(input, options, cancel.signal)
+  return reply.type('application/json; charset=utf-8').send(json)
+}

@@ -1,0 +1,70 @@
+/**
+ * `startServer(env)`: validates the environment, builds the app and listens. `docsplit serve`
+ * calls it. On SIGTERM or SIGINT: new requests get 503, the listener closes, in-flight splits
+ * finish within their budget, the workers stop, and the process exits 0.
+ *
+ * fastify and its plugins are the `web` extra: they are imported only here, dynamically, so the
+ * library and the CLI work without them.
+ */
+import { DocsplitError } from '../core/errors.js'
+import { loadEnv } from './env.js'
+
+export interface StartedServer {
+  /** The address actually listened on (PORT=0 picks a free port). */
+  url: string
+  /** Drains and closes, as on SIGTERM (without exiting the process). */
+  close: () => Promise<void>
+}
+
+const WEB_EXTRA = 'npm install fastify @fastify/type-provider-typebox @fastify/swagger @fastify/swagger-ui @fastify/multipart @fastify/rate-limit piscina (and ioredis for a shared rate limit)'
+
+async function importApp (): Promise<typeof import('./app.js')> {
+  try {
+    return await import('./app.js')
+  } catch (error) {
+    const e = error as { code?: string }
+    if (e.code === 'ERR_MODULE_NOT_FOUND' || e.code === 'MODULE_NOT_FOUND') {
+      throw new DocsplitError('DOCSPLIT_EXTRA_UNAVAILABLE', `docsplit serve needs the web extra: ${WEB_EXTRA}`, { cause: error })
+    }
+    throw error
+  }
+}
+
+export interface StartOptions {
+  /** Handle SIGTERM and SIGINT (drain, then exit). Default true. */
+  signals?: boolean
+  /**
+   * Plugin modules the caller already loaded into this process (`docsplit serve --plugin X`):
+   * not loaded again here, but loaded by every worker, like DOCSPLIT_PLUGINS.
+   */
+  plugins?: string[]
+}
+
+export async function startServer (env: NodeJS.ProcessEnv = process.env, options: StartOptions = {}): Promise<StartedServer> {
+  const config = loadEnv(env)
+  const { build, markPluginsLoaded } = await importApp()
+  const preloaded = options.plugins ?? []
+  markPluginsLoaded(preloaded)
+  const app = await build({ ...config, plugins: [...new Set([...preloaded, ...config.plugins])] })
+  const url = await app.listen({ host: config.host, port: config.port })
+  let closing: Promise<void> | undefined
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      app.startDraining()
+      await app.close()
+    })()
+    return closing
+  }
+  if (options.signals !== false) {
+    const onSignal = (signal: NodeJS.Signals): void => {
+      app.log.info({ signal }, 'shutting down: finishing in-flight splits')
+      // If something holds the close past every split budget, leave anyway (non-zero).
+      const grace = setTimeout(() => { process.exit(1) }, (config.splitTimeoutSeconds + 10) * 1000)
+      grace.unref()
+      close().then(() => { process.exit(0) }, () => { process.exit(1) })
+    }
+    process.once('SIGTERM', onSignal)
+    process.once('SIGINT', onSignal)
+  }
+  return { url, close }
+}

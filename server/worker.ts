@@ -1,0 +1,108 @@
+/**
+ * Worker-thread entry (piscina): runs one split off the main event loop, so a split past its
+ * budget can be stopped for real (the thread is terminated) and health probes answer while
+ * splits run. Results travel back serialized: the main thread sends the JSON as is.
+ *
+ * For NDJSON the task carries a MessagePort; the header, each chunk (as soon as the engine
+ * makes it) and the trailer or error go through that one port, in order.
+ */
+import { workerData } from 'node:worker_threads'
+import type { MessagePort } from 'node:worker_threads'
+import { isDocsplitError, loadPlugins, split, splitStream } from '../index.js'
+
+export interface SplitTask {
+  /**
+   * Only load the engine and plugins (at start, so the first split does not wait for it). The
+   * barrier holds each warm-up task until all have arrived, so each lands on its own worker.
+   */
+  warmup?: { barrier: Int32Array, count: number }
+  input: string | Uint8Array
+  options: Record<string, unknown>
+  /** Present for streamed (NDJSON) responses. */
+  port?: MessagePort
+}
+
+/** A failure the client may see: a DocsplitError's code and message, or DOCSPLIT_INTERNAL. */
+export interface TaskFailure { ok: false, code: string, message: string }
+export type TaskResult = { ok: true, json?: string } | TaskFailure
+
+export type StreamMessage =
+  | { kind: 'start', line: string }
+  | { kind: 'chunk', line: string }
+  | { kind: 'end', line: string }
+  | { kind: 'error', failure: TaskFailure }
+
+let ready: Promise<unknown> | undefined
+
+/**
+ * Running from TypeScript sources (tests under tsx): a worker thread on Node 20 gets tsx's
+ * require hook but not its import hooks, so the engine's lazy `import()`s of .ts files would
+ * fail. Register them here. The compiled service (dist/, .js) never takes this path.
+ */
+async function sourceHooks (): Promise<void> {
+  if (!import.meta.url.endsWith('.ts')) return
+  const tsx = 'tsx/esm/api'
+  const { register } = await import(tsx) as { register: () => unknown }
+  register()
+}
+
+/** Loads the same external plugins as the main thread, once per worker. */
+function init (): Promise<unknown> {
+  const plugins = (workerData as { plugins?: string[] } | undefined)?.plugins ?? []
+  ready ??= sourceHooks().then(() => plugins.length > 0 ? loadPlugins(plugins) : undefined)
+  return ready
+}
+
+function failure (err: unknown): TaskFailure {
+  if (isDocsplitError(err) && err.code !== 'DOCSPLIT_INTERNAL') return { ok: false, code: err.code, message: err.message }
+  // Unknown errors may quote the input or name server files: only the class goes back (for
+  // the log), the class of the cause when the engine wrapped it.
+  const inner = isDocsplitError(err) && err.cause !== undefined ? err.cause : err
+  const name = inner instanceof Error ? inner.constructor.name : typeof inner
+  return { ok: false, code: 'DOCSPLIT_INTERNAL', message: name }
+}
+
+async function streamTo (port: MessagePort, task: SplitTask): Promise<void> {
+  const stream = splitStream(task.input, task.options)
+  const iterator = stream[Symbol.asyncIterator]()
+  // Asking for the first chunk starts the work; start resolves before that chunk arrives.
+  const first = iterator.next()
+  first.catch(() => {})
+  stream.summary.catch(() => {})
+  const start = await stream.start
+  port.postMessage({ kind: 'start', line: JSON.stringify(start) } satisfies StreamMessage)
+  for (let step = await first; step.done !== true; step = await iterator.next()) {
+    port.postMessage({ kind: 'chunk', line: JSON.stringify(step.value) } satisfies StreamMessage)
+  }
+  const summary = await stream.summary
+  const { document, reference_definitions: refs, chunk_count: count } = summary
+  port.postMessage({ kind: 'end', line: JSON.stringify({ document, reference_definitions: refs, chunk_count: count }) } satisfies StreamMessage)
+}
+
+export default async function run (task: SplitTask): Promise<TaskResult> {
+  try {
+    await init()
+    if (task.warmup !== undefined) {
+      const { barrier, count } = task.warmup
+      Atomics.add(barrier, 0, 1)
+      Atomics.notify(barrier, 0)
+      const deadline = Date.now() + 60_000
+      for (let seen = Atomics.load(barrier, 0); seen < count && Date.now() < deadline; seen = Atomics.load(barrier, 0)) {
+        Atomics.wait(barrier, 0, seen, 100)
+      }
+      return { ok: true }
+    }
+    if (task.port === undefined) {
+      const response = await split(task.input, task.options)
+      return { ok: true, json: JSON.stringify(response) }
+    }
+    await streamTo(task.port, task)
+    return { ok: true }
+  } catch (err) {
+    const result = failure(err)
+    task.port?.postMessage({ kind: 'error', failure: result } satisfies StreamMessage)
+    return result
+  } finally {
+    task.port?.close()
+  }
+}
