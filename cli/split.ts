@@ -20,11 +20,12 @@ export interface SplitCommand {
 
 function openInput (file: string): { stream: AsyncIterable<Buffer>, size: number | undefined } {
   if (file === '-') return { stream: process.stdin, size: undefined }
-  let size: number
+  let size: number | undefined
   try {
     const stat = statSync(file)
-    if (!stat.isFile()) throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `"${file}" is not a file`)
-    size = stat.size
+    // FIFOs and devices are fine (`docsplit split <(zcat big.log.gz)`); a directory is not.
+    if (stat.isDirectory()) throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `"${file}" is a directory`)
+    size = stat.isFile() ? stat.size : undefined
   } catch (error) {
     if (error instanceof DocsplitError) throw error
     const code = (error as { code?: string }).code

@@ -54,6 +54,7 @@ const PIECE = 1 << 20
 const SAMPLE = 1 << 16
 
 async function * inputPieces (input: SplitInput): AsyncGenerator<InputPiece> {
+  let kind: 'string' | 'bytes' | undefined
   if (typeof input === 'string') {
     for (let i = 0; i < input.length; i += PIECE) yield input.slice(i, i + PIECE)
     return
@@ -65,8 +66,14 @@ async function * inputPieces (input: SplitInput): AsyncGenerator<InputPiece> {
   }
   if (input !== null && typeof input === 'object' && (Symbol.asyncIterator in input || Symbol.iterator in input)) {
     for await (const piece of input as AsyncIterable<InputPiece>) {
-      if (typeof piece === 'string' || piece instanceof Uint8Array) yield piece
-      else throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'an input stream must yield strings or bytes (Uint8Array, Buffer)')
+      if (typeof piece !== 'string' && !(piece instanceof Uint8Array)) {
+        throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'an input stream must yield strings or bytes (Uint8Array, Buffer)')
+      }
+      // Text would overtake bytes the decoder still holds: one kind per stream.
+      const k = typeof piece === 'string' ? 'string' : 'bytes'
+      if (kind !== undefined && k !== kind) throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'an input stream must yield only strings or only bytes, not both')
+      kind = k
+      yield piece
     }
     return
   }
@@ -217,7 +224,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
       let start = draft.start
       let text = draft.text
       let tokenCount = draft.tokenCount
-      if (overlapTokens > 0 && previous !== undefined && draft.protected !== true && previous.protected !== true) {
+      if (overlapTokens > 0 && previous !== undefined && draft.protected !== true && previous.protected !== true && draft.noOverlap !== true) {
         const o = withOverlap(previous, draft, overlapTokens, maxTokens, meter, segmenters)
         if (o !== undefined) ({ start, text, tokenCount } = o)
       }
@@ -314,16 +321,21 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
     }
   }
 
-  for (const piece of buffered) {
-    guarded(() => feed(piece))
-    yield * ready.splice(0)
-  }
-  buffered.length = 0
-  while (!exhausted) {
-    const next = await source.next()
-    if (next.done === true) break
-    guarded(() => feed(next.value))
-    yield * ready.splice(0)
+  try {
+    for (const piece of buffered) {
+      guarded(() => feed(piece))
+      yield * ready.splice(0)
+    }
+    buffered.length = 0
+    while (!exhausted) {
+      const next = await source.next()
+      if (next.done === true) break
+      guarded(() => feed(next.value))
+      yield * ready.splice(0)
+    }
+  } finally {
+    // A consumer that stops early (break, an error) must not leave the input open.
+    await source.return(undefined)
   }
   guarded(() => {
     if (decoder !== undefined) {

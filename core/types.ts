@@ -101,6 +101,8 @@ export interface ChunkDraft {
   context?: string
   /** Offsets inside the draft where an overlap tail may start (record starts); default: word starts. */
   overlapStarts?: number[]
+  /** This chunk starts a new group (sheet, CSV context): it repeats nothing of the previous one. */
+  noOverlap?: boolean
   refs?: string[]
   /** Extra chunk fields from records (see RecordEvent.fields). */
   fields?: Record<string, string | number>

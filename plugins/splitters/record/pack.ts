@@ -48,8 +48,9 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
   let records = 0
   let current: Unit[] = []
   let currentEstimate = 0
-  /** The last record in `current`, for grouping. */
+  /** The last record in `current`, for grouping; the last record of the previous chunk. */
   let lastRecord: Unit | undefined
+  let previousRecord: Unit | undefined
   /** The last draft is held back so the final one can say `end`. */
   let held: ChunkDraft | undefined
 
@@ -75,6 +76,11 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
       overlapStarts: recordUnits.slice(recordUnits[0] === first ? 1 : 0).map((u) => u.start - first.start),
     }
     if (isProtected) draft.protected = true
+    // Overlap never repeats records of another container or context (another sheet, header).
+    const firstRecord = recordUnits[0]
+    if (previousRecord !== undefined && firstRecord !== undefined &&
+      (!samePath(previousRecord.path, firstRecord.path) || (previousRecord.context ?? '') !== (firstRecord.context ?? ''))) draft.noOverlap = true
+    if (recordUnits.length > 0) previousRecord = recordUnits[recordUnits.length - 1]
     if (recordUnits.length > 0) {
       draft.recordStart = recordUnits[0]!.record
       draft.recordCount = recordUnits.length
