@@ -1,0 +1,50 @@
+/**
+ * End to end through the service: a third-party plugin loaded at start (as DOCSPLIT_PLUGINS
+ * does) appears in /openapi.json and splits through both endpoints; xlsx goes through the
+ * file endpoint and is refused, naming it, by the text endpoint.
+ */
+import t from 'tap'
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { corpusFiles } from '../helpers/corpus.js'
+import { FILE, TEXT, postFile, postJson, serve, testPlugins } from './helpers.js'
+
+const ini = fileURLToPath(new URL('../fixtures/plugins/docsplit-plugin-ini/index.js', import.meta.url))
+const sample = '[server]\nhost = 127.0.0.1\nport = 8000\n\n[paths]\nroot = /srv\n'
+const served = await serve({ plugins: [...testPlugins(), ini] })
+t.teardown(served.close)
+
+t.test('should list a loaded plugin\'s formats in /openapi.json', async (t) => {
+  const spec = await (await fetch(`${served.url}/openapi.json`)).json() as Record<string, unknown>
+  t.match(JSON.stringify(spec), /"ini"/)
+})
+
+t.test('should split with a loaded plugin through the text and file endpoints', async (t) => {
+  const text = await postJson(`${served.url}${TEXT}`, { text: sample, input_format: 'ini', max_tokens: 12 })
+  t.equal(text.status, 200)
+  const body = await text.json() as { chunks: Array<{ text: string, path: string[] }>, document: { input_format: string } }
+  t.equal(body.chunks.map((c) => c.text).join(''), sample)
+  t.ok(body.chunks.some((c) => c.path[0] === 'server'))
+  const file = await postFile(`${served.url}${FILE}`, sample, 'app.ini', { max_tokens: '12' })
+  t.equal(file.status, 200)
+  t.equal((await file.json() as { document: { input_format: string } }).document.input_format, 'ini', 'auto by the uploaded file name')
+})
+
+const workbook = corpusFiles('xlsx', ['.xlsx'])[0]
+t.test('should split an xlsx upload through the file endpoint', { skip: workbook === undefined ? 'no corpus xlsx' : false }, async (t) => {
+  const res = await postFile(`${served.url}${FILE}`, readFileSync(workbook!), 'book.xlsx', { max_tokens: '64' })
+  t.equal(res.status, 200)
+  const body = await res.json() as { document: { input_format: string, encoding: string }, chunks: Array<Record<string, unknown>> }
+  t.equal(body.document.input_format, 'xlsx')
+  t.ok(body.chunks.length > 0)
+  t.type(body.chunks[0]!.sheet, 'string')
+  t.type(body.chunks[0]!.row_start, 'number')
+})
+
+t.test('should refuse xlsx on the text endpoint, naming the file endpoint', async (t) => {
+  const res = await postJson(`${served.url}${TEXT}`, { text: 'PK', input_format: 'xlsx' })
+  t.equal(res.status, 400)
+  const problem = await res.json() as { code: string, detail: string }
+  t.equal(problem.code, 'DOCSPLIT_FORMAT_NEEDS_FILE')
+  t.match(problem.detail, /\/docsplit\/api\/split\/file/)
+})
