@@ -109,6 +109,9 @@ export function invariantProblems (response: SplitResponse, source: string, opti
   let end = 0
   let newlinesBefore = 0
   let u16 = 0
+  // Bytes before the chunk, counted incrementally (chunks come in order).
+  let bytesBefore = 0
+  let bytesAt = 0
   response.chunks.forEach((c, i) => {
     if (c.index !== i) add(`chunk ${i}: index ${c.index}`)
     if (options.lossless !== false) {
@@ -120,7 +123,8 @@ export function invariantProblems (response: SplitResponse, source: string, opti
         // Lines and bytes, counted from scratch (the engine counts incrementally).
         while (u16 < from) { if (source.charCodeAt(u16) === 10) newlinesBefore++; u16++ }
         if (c.line_start !== newlinesBefore + 1) add(`chunk ${i}: line_start ${c.line_start}, expected ${newlinesBefore + 1}`)
-        const bytesBefore = Buffer.byteLength(source.slice(0, from), 'utf8')
+        bytesBefore += Buffer.byteLength(source.slice(bytesAt, from), 'utf8')
+        bytesAt = from
         if (c.byte_start !== bytesBefore) add(`chunk ${i}: byte_start ${c.byte_start}, expected ${bytesBefore}`)
         if (c.byte_end - c.byte_start !== Buffer.byteLength(c.text, 'utf8')) add(`chunk ${i}: byte span differs from the text's UTF-8 length`)
       }

@@ -3,6 +3,7 @@
  * `start.ts` use it). Shared services are fastify-plugin wrapped (pool, problem, rate limit,
  * access log); each route file is an encapsulated plugin.
  */
+import { isUtf8 } from 'node:buffer'
 import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import swagger from '@fastify/swagger'
 import type { TSchema } from 'typebox'
@@ -21,6 +22,7 @@ import health from './routes/health.js'
 import version from './routes/version.js'
 import docs from './routes/docs.js'
 import { DocsplitError, errorTable } from '../core/errors.js'
+import { firstInvalidUtf8 } from '../core/decode.js'
 
 export interface BuildOptions extends Partial<ServerConfig> {
   /** Where log lines go (default: stdout). Tests pass a stream to read them. */
@@ -80,6 +82,9 @@ export async function build (opts: BuildOptions = {}): Promise<FastifyInstance> 
     // Worker start-up (engine and plugins) happens in an onReady hook: give it room.
     pluginTimeout: 120_000,
     bodyLimit: config.maxBodyBytes,
+    // A client must finish sending its request within a minute (a body sent a byte a second
+    // would otherwise hold a connection forever; fastify's default is no limit).
+    requestTimeout: 60_000,
     // fastify takes a hop count too (proxy-addr), though its types list only the other forms.
     trustProxy: config.trustProxy as boolean | string,
     ajv: {
@@ -88,6 +93,20 @@ export async function build (opts: BuildOptions = {}): Promise<FastifyInstance> 
       customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false },
     },
   }) as unknown as FastifyInstance
+
+  // JSON must be UTF-8 (RFC 8259): fastify would decode bad bytes to U+FFFD and split the
+  // altered text; refuse them as the file endpoint does, with the byte offset.
+  const parseJson = app.getDefaultJsonParser('error', 'ignore')
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const bytes = body as Buffer
+    if (!isUtf8(bytes)) {
+      const at = Math.max(0, firstInvalidUtf8(bytes, true))
+      done(new DocsplitError('DOCSPLIT_INVALID_UTF8', `the request body is not valid UTF-8 at byte ${at}; JSON must be UTF-8`), undefined)
+      return
+    }
+    parseJson(request, bytes.toString('utf8'), done)
+  })
 
   // During shutdown every new request is refused (503), responses still in flight close their
   // connection, and the listener closes once the splits in flight are done (start.ts calls

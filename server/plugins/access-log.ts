@@ -4,7 +4,7 @@
  * written on the root logger so no request id or header rides along.
  */
 import fp from 'fastify-plugin'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 
 const MAX_PATH = 256
 
@@ -14,20 +14,25 @@ export function logPath (url: string): string {
   return path.length > MAX_PATH ? `${path.slice(0, MAX_PATH)}...` : path
 }
 
+/** The route's path, or the request path when it matched a route; an unmatched path is not logged (it is client text). */
+function routePath (request: FastifyRequest): string {
+  return request.routeOptions.url === undefined ? '(no route)' : logPath(request.raw.url ?? '')
+}
+
 async function accessLogPlugin (app: FastifyInstance): Promise<void> {
-  const line = (method: string, url: string, status: number, ms: number): void => {
-    app.log.info({ method, path: logPath(url), status, duration_ms: Math.round(ms * 10) / 10 }, 'request')
+  const line = (method: string, path: string, status: number, ms: number): void => {
+    app.log.info({ method, path, status, duration_ms: Math.round(ms * 10) / 10 }, 'request')
   }
   app.addHook('onRequest', async (request, reply) => {
     // A client that goes away before the answer gets no onResponse: log it as 499 (nginx's
     // "client closed request").
     const start = performance.now()
     reply.raw.once('close', () => {
-      if (!reply.raw.writableFinished) line(request.method, request.raw.url ?? '', 499, performance.now() - start)
+      if (!reply.raw.writableFinished) line(request.method, routePath(request), 499, performance.now() - start)
     })
   })
   app.addHook('onResponse', async (request, reply) => {
-    line(request.method, request.raw.url ?? '', reply.statusCode, reply.elapsedTime)
+    line(request.method, routePath(request), reply.statusCode, reply.elapsedTime)
   })
 }
 

@@ -8,7 +8,8 @@ import { split, isDocsplitError } from '../../dist/index.js'
 import { invariantProblems } from '../../dist/testing.js'
 import { tokenizerByName } from '../../dist/core/registry.js'
 
-const { format, reads, numRuns, seed } = workerData
+const { formats = [], reads, numRuns, seed, seeds } = workerData
+let format = formats[0]
 const approx = await tokenizerByName('approx').load()
 
 /** Pieces that reach the corners of every built-in format's grammar. */
@@ -29,7 +30,7 @@ const splitters = fc.constantFrom(undefined, 'sibling', 'record')
 
 function sourceOf (input) {
   if (typeof input === 'string') return input
-  if (reads === 'bytes') return undefined
+  if ((readsNow ?? reads) === 'bytes') return undefined
   if (input[0] === 0xff && input[1] === 0xfe) return new TextDecoder('utf-16le').decode(input.subarray(2))
   if (input[0] === 0xfe && input[1] === 0xff) return new TextDecoder('utf-16be').decode(input.subarray(2))
   try { return new TextDecoder('utf-8', { fatal: true }).decode(input).replace(/^\uFEFF/, '') } catch { return undefined }
@@ -68,9 +69,9 @@ function byteOffsetsProblem (input, response, source) {
 
 const show = (input) => typeof input === 'string' ? { string: input } : { base64: Buffer.from(input).toString('base64') }
 
-async function oneCase (input, max, splitter) {
-  const options = { input_format: format, max_tokens: max, ...(splitter !== undefined ? { splitter } : {}) }
-  parentPort.postMessage({ kind: 'begin', input: show(input), options })
+async function oneCase (input, max, splitter, given) {
+  const options = given ?? { input_format: format, max_tokens: max, ...(splitter !== undefined ? { splitter } : {}) }
+  parentPort.postMessage({ kind: 'begin', format, input: show(input), options })
   let response
   try {
     response = await split(input, options)
@@ -81,7 +82,7 @@ async function oneCase (input, max, splitter) {
   }
   parentPort.postMessage({ kind: 'end' })
   const source = sourceOf(input)
-  if (source === undefined && reads === 'text' && typeof input !== 'string') {
+  if (source === undefined && (readsNow ?? reads) === 'text' && typeof input !== 'string') {
     // Bytes that are not UTF-8 (nor UTF-16 with a BOM) must not split as UTF-8 by default.
     throw new Error('split succeeded on input that is not valid UTF-8')
   }
@@ -91,8 +92,27 @@ async function oneCase (input, max, splitter) {
   if (problems.length > 0) throw new Error(`invariants: ${problems.slice(0, 3).join('; ')}`)
 }
 
+let readsNow = reads
+async function oneCaseAs (kind, input, options) {
+  readsNow = kind
+  await oneCase(input, undefined, undefined, options)
+}
+
 const failures = []
-for (const [kind, arb] of [['string', strings], ['bytes', bytes]]) {
+if (seeds !== undefined) {
+  // Replay saved failures (regressions.test.ts): each must now pass the same properties.
+  const { listParsers } = await import('../../dist/index.js')
+  const byFormat = new Map(listParsers().flatMap((p) => p.formats.map((f) => [f, p.reads])))
+  for (const s of seeds) {
+    format = s.format
+    const input = s.input.string !== undefined ? s.input.string : Uint8Array.from(Buffer.from(s.input.base64, 'base64'))
+    try {
+      await oneCaseAs(byFormat.get(s.format) ?? 'text', input, s.options)
+    } catch (error) {
+      failures.push({ kind: 'seed', format: s.format, name: s.name, input: s.input, options: s.options, error: String(error?.message ?? error).slice(0, 500) })
+    }
+  }
+} else for (format of formats) for (const [kind, arb] of [['string', strings], ['bytes', bytes]]) {
   const result = await fc.check(fc.asyncProperty(arb, budgets, splitters, async (input, max, splitter) => { await oneCase(input, max, splitter) }), { numRuns, seed, endOnFailure: false })
   if (result.failed) {
     const [input, max, splitter] = result.counterexample

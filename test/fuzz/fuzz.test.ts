@@ -5,11 +5,11 @@
  * Properties: only a DocsplitError ever leaves the engine; no case runs past its bound; on
  * success the invariants hold (invariantProblems).
  *
- * Each format runs in its own worker thread against the built engine (dist/). The worker says
+ * Each parser runs in its own worker thread against the built engine (dist/). The worker says
  * when each case starts and ends; a case past the bound gets its worker terminated and its input
  * reported. A failing input is printed as a seed: save it under test/fuzz/seeds/ (or run with
  * DOCSPLIT_FUZZ_SAVE=1) and regressions.test.ts replays it forever.
- * DOCSPLIT_FUZZ_RUNS raises the runs per format and kind (default 60); DOCSPLIT_FUZZ_SEED fixes it.
+ * DOCSPLIT_FUZZ_RUNS raises the runs per format and kind (default 25); DOCSPLIT_FUZZ_SEED fixes it.
  */
 import { createHash } from 'node:crypto'
 import { existsSync, writeFileSync } from 'node:fs'
@@ -22,7 +22,7 @@ const workerFile = fileURLToPath(new URL('./fuzz-worker.mjs', import.meta.url))
 const seedsDir = fileURLToPath(new URL('./seeds/', import.meta.url))
 const dist = fileURLToPath(new URL('../../dist/index.js', import.meta.url))
 const CASE_BOUND_MS = 10_000
-const runs = Number(process.env.DOCSPLIT_FUZZ_RUNS ?? 60)
+const runs = Number(process.env.DOCSPLIT_FUZZ_RUNS ?? 25)
 const seed = process.env.DOCSPLIT_FUZZ_SEED !== undefined ? Number(process.env.DOCSPLIT_FUZZ_SEED) : Date.now() ^ (Math.random() * 0x7fffffff)
 
 /** The formats to fuzz for a parser: every canonical format (aliases collapse onto one). */
@@ -34,11 +34,11 @@ function formatsOf (name: string, formats: string[]): string[] {
 
 interface Failure { kind: string, format: string, input: { string?: string, base64?: string }, options: Record<string, unknown>, error: string }
 
-function fuzz (format: string, reads: string, numRuns: number): Promise<Failure[]> {
+function fuzz (formats: string[], reads: string, numRuns: number): Promise<Failure[]> {
   return new Promise((resolve) => {
-    const worker = new Worker(workerFile, { workerData: { format, reads, numRuns, seed } })
+    const worker = new Worker(workerFile, { workerData: { formats, reads, numRuns, seed } })
     let timer: NodeJS.Timeout | undefined
-    let current: { input: Failure['input'], options: Record<string, unknown> } | undefined
+    let current: { format: string, input: Failure['input'], options: Record<string, unknown> } | undefined
     let settled = false
     const settle = (failures: Failure[]): void => {
       if (settled) return
@@ -46,14 +46,14 @@ function fuzz (format: string, reads: string, numRuns: number): Promise<Failure[
       clearTimeout(timer)
       resolve(failures)
     }
-    worker.on('message', (m: { kind: string, input?: Failure['input'], options?: Record<string, unknown>, failures?: Failure[] }) => {
+    worker.on('message', (m: { kind: string, format?: string, input?: Failure['input'], options?: Record<string, unknown>, failures?: Failure[] }) => {
       if (m.kind === 'begin') {
-        current = { input: m.input!, options: m.options! }
+        current = { format: m.format!, input: m.input!, options: m.options! }
         clearTimeout(timer)
         timer = setTimeout(() => {
           const hung = current!
           void worker.terminate()
-          settle([{ kind: 'hang', format, input: hung.input, options: hung.options, error: `a case ran past ${CASE_BOUND_MS} ms` }])
+          settle([{ kind: 'hang', format: hung.format, input: hung.input, options: hung.options, error: `a case ran past ${CASE_BOUND_MS} ms` }])
         }, CASE_BOUND_MS)
       } else if (m.kind === 'end') {
         clearTimeout(timer)
@@ -62,8 +62,8 @@ function fuzz (format: string, reads: string, numRuns: number): Promise<Failure[
         settle(m.failures ?? [])
       }
     })
-    worker.on('error', (error) => { settle([{ kind: 'crash', format, input: current?.input ?? {}, options: current?.options ?? {}, error: `worker crashed: ${error.message}` }]) })
-    worker.on('exit', () => { settle([{ kind: 'crash', format, input: current?.input ?? {}, options: current?.options ?? {}, error: 'worker exited before finishing' }]) })
+    worker.on('error', (error) => { settle([{ kind: 'crash', format: current?.format ?? formats[0]!, input: current?.input ?? {}, options: current?.options ?? {}, error: `worker crashed: ${error.message}` }]) })
+    worker.on('exit', () => { settle([{ kind: 'crash', format: current?.format ?? formats[0]!, input: current?.input ?? {}, options: current?.options ?? {}, error: 'worker exited before finishing' }]) })
   })
 }
 
@@ -75,21 +75,20 @@ t.comment(`fast-check seed ${seed}, ${runs} runs per format and input kind`)
 const parsers = listParsers()
 t.ok(parsers.length >= 10, `${parsers.length} parsers registered`)
 for (const parser of parsers) {
-  for (const format of formatsOf(parser.name, parser.formats)) {
-    // Code formats share one parser: fewer runs each, the same total.
-    const n = parser.name === 'code' ? Math.max(10, Math.round(runs / 4)) : runs
-    t.test(`fuzz ${parser.name} as ${format}`, async (t) => {
-      const failures = await fuzz(format, parser.reads, n)
-      for (const f of failures) {
-        const fixture = { format: f.format, input: f.input, options: f.options, found: f.error, kind: f.kind }
-        const text = JSON.stringify(fixture)
-        if (process.env.DOCSPLIT_FUZZ_SAVE === '1') {
-          const name = `${f.format}-${createHash('sha256').update(text).digest('hex').slice(0, 10)}.json`
-          writeFileSync(seedsDir + name, JSON.stringify(fixture, null, 2) + '\n')
-        }
-        t.fail(`${f.kind} on ${f.format}: ${f.error}\nseed fixture: ${text.slice(0, 2000)}`)
+  const formats = formatsOf(parser.name, parser.formats)
+  // Code formats share one parser (and one worker): fewer runs each.
+  const n = parser.name === 'code' ? Math.max(5, Math.round(runs / 4)) : runs
+  t.test(`fuzz ${parser.name} (${formats.join(', ')})`, async (t) => {
+    const failures = await fuzz(formats, parser.reads, n)
+    for (const f of failures) {
+      const fixture = { format: f.format, input: f.input, options: f.options, found: f.error, kind: f.kind }
+      const text = JSON.stringify(fixture)
+      if (process.env.DOCSPLIT_FUZZ_SAVE === '1') {
+        const name = `${f.format}-${createHash('sha256').update(text).digest('hex').slice(0, 10)}.json`
+        writeFileSync(seedsDir + name, JSON.stringify(fixture, null, 2) + '\n')
       }
-      t.pass(`${format}: ${failures.length === 0 ? 'no failure' : `${failures.length} failure(s)`}`)
-    })
-  }
+      t.fail(`${f.kind} on ${f.format}: ${f.error}\nseed fixture: ${text.slice(0, 2000)}`)
+    }
+    t.pass(`${parser.name}: ${failures.length === 0 ? 'no failure' : `${failures.length} failure(s)`}`)
+  })
 }

@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import t from 'tap'
 import type { SplitResponse } from '../../core/schema.js'
 import { hostileCases } from './inputs.js'
-import { cli, cliBin, decoded, exitOf, problemsOf } from './helpers.js'
+import { cli, cliBin, decoded, exitOf, problemsOf, type RunResult } from './helpers.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'docsplit-hostile-'))
 t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
@@ -27,13 +27,29 @@ t.test('hostile inputs through the CLI', async (t) => {
   t.teardown(() => new Promise<void>((resolve) => trap.close(() => { resolve() })))
   const trapPort = (trap.address() as { port: number }).port
 
-  for (const c of hostileCases()) {
+  // Run the commands two at a time (the CI has two cores), then check each in order.
+  const cases = hostileCases().map((c) => {
+    const input = typeof c.input === 'string' ? c.input.replace('@PORT@', String(trapPort)) : c.input
+    const path = join(dir, c.filename)
+    writeFileSync(path, input)
+    const flags = Object.entries(c.options ?? {}).flatMap(([k, v]) => [`--${k.replace(/_/g, '-')}`, String(v)])
+    return { c, input, path, flags }
+  })
+  const results: Array<RunResult | undefined> = []
+  let next = 0
+  await Promise.all([0, 1].map(async () => {
+    for (let i = next++; i < cases.length; i = next++) {
+      const { c, path, flags } = cases[i]!
+      results[i] = await cli(['split', path, ...flags], { ms: c.knownBug !== undefined ? 10_000 : 180_000 })
+    }
+  }))
+  for (const [i, { c, input }] of cases.entries()) {
     await t.test(c.name, async (t) => {
-      const input = typeof c.input === 'string' ? c.input.replace('@PORT@', String(trapPort)) : c.input
-      const path = join(dir, c.filename)
-      writeFileSync(path, input)
-      const flags = Object.entries(c.options ?? {}).flatMap(([k, v]) => [`--${k.replace(/_/g, '-')}`, String(v)])
-      const r = await cli(['split', path, ...flags], { ms: 180_000 })
+      const r = results[i]!
+      if (c.knownBug !== undefined && r.timedOut) {
+        t.fail('the command finished (no hang)', { todo: c.knownBug })
+        return
+      }
       t.notOk(r.timedOut, 'the command finished (no hang)')
       t.equal(r.signal, null, 'not killed by a signal (no crash, no out-of-memory abort)')
       if (r.code === 0) {

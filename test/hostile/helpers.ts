@@ -4,7 +4,7 @@
  * parallel, read the child's RSS, and check a split response against the invariants.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { errorTable, split as _split } from '../../index.js'
@@ -18,6 +18,9 @@ export const cliBin = fileURLToPath(new URL('../../dist/cli/index.js', import.me
 export const TEXT = '/docsplit/api/split/text'
 export const FILE = '/docsplit/api/split/file'
 
+/** env(1), to start children without the test runner's NODE_OPTIONS. */
+export const ENV = ['/usr/bin/env', '/bin/env'].find((p) => existsSync(p)) ?? 'env'
+
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
 export interface RunResult { code: number | null, signal: NodeJS.Signals | null, stdout: string, stderr: string, timedOut: boolean }
@@ -25,7 +28,7 @@ export interface RunResult { code: number | null, signal: NodeJS.Signals | null,
 /** Runs a command with a hard bound: past `ms` it is killed and `timedOut` is set. */
 export function run (command: string, args: string[], opts: { input?: Buffer | string, ms?: number, env?: NodeJS.ProcessEnv } = {}): Promise<RunResult> {
   return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: repoRoot, env: { ...process.env, ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'] })
+    const child = spawn(ENV, ['-u', 'NODE_OPTIONS', command, ...args], { cwd: repoRoot, env: { ...process.env, ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'] })
     const out: Buffer[] = []
     const err: Buffer[] = []
     let timedOut = false
@@ -93,8 +96,13 @@ export interface Service {
 export async function startService (env: NodeJS.ProcessEnv = {}, opts: { wrap?: string[], ms?: number } = {}): Promise<Service> {
   const base: NodeJS.ProcessEnv = { ...process.env, HOST: '127.0.0.1', PORT: '0', DOCSPLIT_WEB_LOG_LEVEL: 'info' }
   for (const k of Object.keys(base)) if (k.startsWith('DOCSPLIT_WEB_') && !(k in env) && k !== 'DOCSPLIT_WEB_LOG_LEVEL') delete base[k]
-  const command = opts.wrap !== undefined ? opts.wrap[0]! : process.execPath
-  const args = opts.wrap !== undefined ? [...opts.wrap.slice(1), process.execPath, cliBin, 'serve'] : [cliBin, 'serve']
+  // The test runner's own loaders (tap injects them through NODE_OPTIONS) stay out of the service.
+  delete base.NODE_OPTIONS
+  // tap re-injects its loaders through NODE_OPTIONS into every child it sees spawned: start the
+  // service through env(1) so it runs as in production, with none of the test runner's hooks.
+  const service = [ENV, '-u', 'NODE_OPTIONS', process.execPath, cliBin, 'serve']
+  const command = opts.wrap !== undefined ? opts.wrap[0]! : service[0]!
+  const args = opts.wrap !== undefined ? [...opts.wrap.slice(1), ...service] : service.slice(1)
   const child = spawn(command, args, { cwd: repoRoot, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   let err = ''
@@ -111,9 +119,19 @@ export async function startService (env: NodeJS.ProcessEnv = {}, opts: { wrap?: 
     else await sleep(50)
   }
   const port = Number(new URL(url).port)
+  // Under a wrapper (strace), the signal goes to the service process itself, the wrapper's child.
+  const target = (): number => {
+    if (opts.wrap === undefined) return child.pid!
+    try {
+      const first = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(/\s+/)[0]
+      return first !== undefined && first !== '' ? Number(first) : child.pid!
+    } catch {
+      return child.pid!
+    }
+  }
   const stop = async (ms = 60_000): Promise<number | string | null> => {
     if (child.exitCode !== null || child.signalCode !== null) return exited
-    child.kill('SIGTERM')
+    try { process.kill(target(), 'SIGTERM') } catch { child.kill('SIGTERM') }
     const timer = setTimeout(() => { child.kill('SIGKILL') }, ms)
     const code = await exited
     clearTimeout(timer)
@@ -129,36 +147,30 @@ export function rssMb (pid: number): number {
   return m === null ? Number.NaN : Number(m[1]) / 1024
 }
 
-/** Probes GET /health every `everyMs` in parallel with the test; keeps failures and latencies. */
-export function healthProber (url: string, everyMs = 250): { stop: () => Promise<{ probes: number, failures: string[], maxMs: number, p99Ms: number }> } {
-  let running = true
-  const failures: string[] = []
-  const times: number[] = []
-  const loop = (async () => {
-    while (running) {
-      const t0 = performance.now()
-      try {
-        const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(5000) })
-        await res.arrayBuffer()
-        if (res.status !== 200) failures.push(`status ${res.status}`)
-      } catch (error) {
-        failures.push(String((error as Error).name ?? error))
-      }
-      times.push(performance.now() - t0)
-      await sleep(everyMs)
-    }
-  })()
+export interface HealthReport { probes: number, failures: string[], maxMs: number, p99Ms: number, p50Ms: number }
+
+/**
+ * Probes GET /health every `everyMs` from a separate process (so the test's own work never
+ * delays a probe); `stop` ends it and returns the counts and latencies.
+ */
+export function healthProber (url: string, everyMs = 250): { stop: () => Promise<HealthReport> } {
+  const script = fileURLToPath(new URL('./health-prober.mjs', import.meta.url))
+  const child = spawn(process.execPath, [script, url, String(everyMs)], { stdio: ['pipe', 'pipe', 'inherit'] })
+  let out = ''
+  child.stdout.on('data', (d: Buffer) => { out += d.toString('utf8') })
+  const exited = new Promise<void>((resolve) => { child.once('exit', () => { resolve() }) })
   return {
     stop: async () => {
-      running = false
-      await loop
-      const sorted = [...times].sort((a, b) => a - b)
-      return { probes: times.length, failures, maxMs: sorted[sorted.length - 1] ?? 0, p99Ms: sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] ?? 0 }
+      child.stdin.end()
+      const timer = setTimeout(() => { child.kill('SIGKILL') }, 10_000)
+      await exited
+      clearTimeout(timer)
+      return JSON.parse(out.trim() || '{"probes":0,"failures":["prober died"],"maxMs":0,"p99Ms":0,"p50Ms":0}') as HealthReport
     },
   }
 }
 
-export interface RawResult { status: number | undefined, head: string, closedBy: 'server' | 'client' | 'error', ms: number }
+export interface RawResult { status: number | undefined, head: string, all: string, closedBy: 'server' | 'client' | 'error', ms: number }
 
 /**
  * Writes `parts` to a raw TCP connection, waiting `gapMs` between them, and reads until the
@@ -178,7 +190,7 @@ export function rawRequest (port: number, parts: Array<string | Buffer>, gapMs: 
       clearTimeout(bound)
       socket.destroy()
       const m = /^HTTP\/1\.1 (\d{3})/.exec(data)
-      resolve({ status: m === null ? undefined : Number(m[1]), head: data.slice(0, 300), closedBy, ms: performance.now() - t0 })
+      resolve({ status: m === null ? undefined : Number(m[1]), head: data.slice(0, 300), all: data, closedBy, ms: performance.now() - t0 })
     }
     const bound = setTimeout(() => { finish('client') }, maxMs)
     socket.on('data', (d: Buffer) => { data += d.toString('latin1') })

@@ -166,7 +166,22 @@ export function choosePattern (lines: string[], forSniffing = false): { pattern:
  * quantifier (`(a+)+`, `(\w+\s?)*`, `(a+){2,9}`), or an unboundedly repeated alternation
  * (`(a|ab)*`). Returns a reason, or undefined when the pattern is acceptable.
  */
+/**
+ * Unbounded repetitions (`*`, `+`, `{n,}`) outside classes and escapes. Three in a row over
+ * overlapping characters (`^a*a*a*b`, `.*.*.*=`) backtrack polynomially on a long line, and
+ * telling overlap apart is hard, so more than two is refused.
+ */
+const MAX_UNBOUNDED = 2
+
+function unboundedRepetitions (source: string): number {
+  const bare = source.replace(/\\./g, 'x').replace(/\[(?:\\.|[^\]])*\]/g, 'x')
+  return (bare.match(/[*+]|\{\d+,\}/g) ?? []).length
+}
+
 export function unsafeRegexReason (source: string): string | undefined {
+  if (unboundedRepetitions(source) > MAX_UNBOUNDED) {
+    return `it has more than ${MAX_UNBOUNDED} unbounded repetitions (*, +), which can take polynomial time on long lines`
+  }
   interface Group { unbounded: boolean, alternation: boolean }
   const stack: Group[] = [{ unbounded: false, alternation: false }]
   let i = 0
