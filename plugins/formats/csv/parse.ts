@@ -12,6 +12,7 @@
  * (SAMPLE_LINES lines or SAMPLE_CHARS characters). Output does not depend on how the input is
  * cut into pieces.
  */
+import { leadingLines } from '../../../core/structure.js'
 import { parse } from 'csv-parse/sync'
 import type { DocEvent } from '../../../core/events.js'
 import { sniffDelimiter, type Delimiter } from './sniff.js'
@@ -35,16 +36,6 @@ export function parseRow (text: string, delimiter: string): string[] {
     record_delimiter: ['\r\n', '\n', '\r'],
   }) as string[][]
   return rows[0] ?? []
-}
-
-function samplePrefix (text: string): string {
-  let pos = 0
-  for (let n = 0; n < SAMPLE_LINES; n++) {
-    const nl = text.indexOf('\n', pos)
-    if (nl === -1 || nl + 1 > SAMPLE_CHARS) return text.slice(0, Math.min(text.length, SAMPLE_CHARS))
-    pos = nl + 1
-  }
-  return text.slice(0, pos)
 }
 
 export class CsvParser {
@@ -92,7 +83,7 @@ export class CsvParser {
         from = nl + 1
       }
       if (this.sampleNewlines < SAMPLE_LINES && this.sample.length < SAMPLE_CHARS) return
-      const prefix = samplePrefix(this.sample)
+      const prefix = leadingLines(this.sample, SAMPLE_LINES, SAMPLE_CHARS)
       this.decide(sniffDelimiter(prefix, false, this.options.fallback))
       const buffered = this.sample
       this.sample = ''

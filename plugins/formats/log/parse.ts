@@ -8,6 +8,7 @@
  * not depend on how the input is cut into pieces: the sample is a fixed prefix of the document
  * and a line is classified only once it is complete.
  */
+import { leadingLines } from '../../../core/structure.js'
 import type { DocEvent } from '../../../core/events.js'
 import { HEAD, IndentClassifier, choosePattern, isBlankLine, looksLikeContinuation } from './patterns.js'
 
@@ -46,17 +47,6 @@ export function sampleLines (sample: string): string[] {
     pos = end
   }
   return out
-}
-
-/** The prefix of `text` used to choose the pattern: SAMPLE_LINES lines, at most SAMPLE_CHARS. */
-function samplePrefix (text: string): string {
-  let pos = 0
-  for (let n = 0; n < SAMPLE_LINES; n++) {
-    const nl = text.indexOf('\n', pos)
-    if (nl === -1 || nl + 1 > SAMPLE_CHARS) return text.slice(0, Math.min(text.length, SAMPLE_CHARS))
-    pos = nl + 1
-  }
-  return text.slice(0, pos)
 }
 
 export class LogParser {
@@ -142,7 +132,7 @@ export class LogParser {
       this.emit({ type: 'info', key: 'start_pattern', value: re.source })
       return
     }
-    const chosen = choosePattern(sampleLines(samplePrefix(this.sample)))
+    const chosen = choosePattern(sampleLines(leadingLines(this.sample, SAMPLE_LINES, SAMPLE_CHARS)))
     if (chosen !== undefined) {
       const re = chosen.pattern.regex
       this.patternMode = true

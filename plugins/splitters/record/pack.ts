@@ -5,6 +5,7 @@
  * records that a parser emits as blocks (a JSON `[`, an XML prolog) travels with the records
  * around it.
  */
+import { ContainerPath } from '../../../core/structure.js'
 import type { DocEvent } from '../../../core/events.js'
 import type { Boundary, ChunkDraft, PackerContext, PackerHandler } from '../../../core/types.js'
 
@@ -42,9 +43,7 @@ function chunkFields (units: Unit[]): Record<string, string | number> | undefine
 export function createRecordPacker (ctx: PackerContext): PackerHandler {
   const { meter } = ctx
   const budget = ctx.budget
-  /** Labels of the open containers; unlabelled ones (lists, items) are not in `path`. */
-  const labels: string[] = []
-  let path: string[] = []
+  const containers = new ContainerPath()
   let records = 0
   let current: Unit[] = []
   let currentEstimate = 0
@@ -153,18 +152,17 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
 
   const unit = (start: number, text: string, kind: string, record: number, label?: string, context?: string, fields?: Record<string, string | number>): void => {
     if (text.length === 0) return
-    add({ start, text, est: meter.estimate(text), kind, path, record, label, context, fields })
+    add({ start, text, est: meter.estimate(text), kind, path: containers.path, record, label, context, fields })
   }
 
   return {
     push (event: DocEvent) {
       switch (event.type) {
         case 'enter':
-          labels.push(event.label)
-          if (event.label !== '') path = [...path, event.label]
+          containers.enter(event.label)
           break
         case 'exit':
-          if (labels.pop() !== '') path = path.slice(0, -1)
+          containers.exit()
           break
         case 'block':
           unit(event.start, event.text, event.kind, -1)

@@ -10,6 +10,7 @@
  * next finer level, one window at a time, so a 5 MB line costs O(window) per chunk, not
  * O(line). Estimates choose the extent; one exact count of the joined text confirms it.
  */
+import { ContainerPath } from '../../../core/structure.js'
 import type { CutStyle, DocEvent, RefUse } from '../../../core/events.js'
 import { cutLevels, type CutLevel } from '../../../core/segment.js'
 import type { Boundary, ChunkDraft, PackerContext, PackerHandler } from '../../../core/types.js'
@@ -74,10 +75,8 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
   const queue: Unit[] = []
   let queuedEstimate = 0
 
-  // Structure seen since the last unit. Unlabelled containers (lists, items) are not in `path`.
-  const labels: string[] = []
-  let path: string[] = []
-  let depth = 0
+  // Structure seen since the last unit.
+  const containers = new ContainerPath()
   let minDepthSinceUnit = 0
   let structureChanged = false
   let exitedSinceUnit = false
@@ -318,8 +317,8 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
         prev.reason = structureChanged ? 'section' : prev.reason
       }
     }
-    add({ start, text, kind, cut, level: -1, pending: false, path, after: END, reason, attachNext, refs, est: -1 })
-    minDepthSinceUnit = depth
+    add({ start, text, kind, cut, level: -1, pending: false, path: containers.path, after: END, reason, attachNext, refs, est: -1 })
+    minDepthSinceUnit = containers.depth
     structureChanged = false
     exitedSinceUnit = false
     pump(false)
@@ -329,15 +328,12 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     push (event: DocEvent) {
       switch (event.type) {
         case 'enter':
-          labels.push(event.label)
-          if (event.label !== '') path = [...path, event.label]
-          depth++
+          containers.enter(event.label)
           structureChanged = true
           break
         case 'exit':
-          if (labels.pop() !== '') path = path.slice(0, -1)
-          depth--
-          minDepthSinceUnit = Math.min(minDepthSinceUnit, depth)
+          containers.exit()
+          minDepthSinceUnit = Math.min(minDepthSinceUnit, containers.depth)
           structureChanged = true
           exitedSinceUnit = true
           break
