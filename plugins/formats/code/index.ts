@@ -13,7 +13,7 @@ import type { ParserContext, ParserHandler } from '../../../core/types.js'
 import { GENERIC_SYNTAX, fallbackEvents } from './fallback.js'
 import { loadGrammar, loadedGrammar, type Grammar } from './grammars.js'
 import { LANGUAGES, languageByFilename, languageByFormat, sniffLanguage, type LanguageSpec } from './languages.js'
-import { emitSyntax } from './syntax.js'
+import { emitSyntax, parseBudgetMs } from './syntax.js'
 
 export { setGrammarLoader, type Grammar, type GrammarLoader } from './grammars.js'
 
@@ -67,7 +67,9 @@ function codeParser (ctx: ParserContext, chosen: LanguageSpec | undefined, sure:
       if (g !== null && spec !== undefined) {
         const out: DocEvent[] = []
         try {
-          if (emitSyntax(text, spec, g, (e) => out.push(e), fitsBytes(ctx.options))) events = out
+          // `syntax` was asked for: no time limit but the caller's (the service's split budget).
+          const budget = mode === 'syntax' ? Infinity : parseBudgetMs(text)
+          if (emitSyntax(text, spec, g, (e) => out.push(e), fitsBytes(ctx.options), budget)) events = out
         } catch {
           events = null // a walker bug must not lose the document: fall back
         }

@@ -383,11 +383,26 @@ export class SyntaxWalker {
   }
 }
 
-/** Parses `text` and emits its events; false when the parser gave no tree (the caller falls back). */
-export function emitSyntax (text: string, spec: LanguageSpec, grammar: Grammar, emit: (e: DocEvent) => void, fitsBytes = 0): boolean {
+/**
+ * Time a parse may take in `auto` mode before the fallback takes over: tree-sitter's error
+ * recovery can grow faster than the input (a 10 MB concatenation of .d.ts files parsed at
+ * 0.05-0.09 MB/s), and a split must not stall on it. 2 s plus 0.5 s per MB.
+ */
+export function parseBudgetMs (text: string): number {
+  return 2000 + text.length / 2000
+}
+
+/**
+ * Parses `text` and emits its events; false when the parser gave no tree or ran past
+ * `budgetMs` (the caller falls back).
+ */
+export function emitSyntax (text: string, spec: LanguageSpec, grammar: Grammar, emit: (e: DocEvent) => void, fitsBytes = 0, budgetMs = Infinity): boolean {
   const parser = grammar.newParser()
   try {
-    const tree = parser.parse(text)
+    const deadline = performance.now() + budgetMs
+    const tree = Number.isFinite(budgetMs)
+      ? parser.parse(text, null, { progressCallback: () => performance.now() > deadline })
+      : parser.parse(text)
     if (tree === null) return false
     try {
       new SyntaxWalker(spec, text, emit, fitsBytes).walk(tree.rootNode)

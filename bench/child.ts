@@ -1,0 +1,145 @@
+/**
+ * One measured run, in its own process: `node --import tsx bench/child.ts TOOL FILE KIND [TOKENIZER] [--verify]`.
+ *
+ * - `docsplit`: the library, `splitStream` over a file read stream; chunks are counted, not kept.
+ * - a peer id (bench/peers/*.ts): the file is read and decoded in line-aligned windows of at most
+ *   WINDOW bytes (a V8 string holds at most 512 MiB, so no whole-string API can take 2 GiB at once),
+ *   each window is split, its chunks counted and dropped.
+ * - a floor (`linescan`, `gpt-tokenizer`): reads the file itself.
+ *
+ * Timing covers reading, decoding and splitting (module loading excluded). With `--verify`, a
+ * deterministic sample of the chunks (every k-th, about SAMPLE_BYTES of text in all) is recounted
+ * with the exact o200k_base tokenizer after the clock stops; peak RSS is read before that recount.
+ */
+import { createReadStream, statSync } from 'node:fs'
+import type { InputKind } from './inputs.js'
+import type { Peer } from './peers/types.js'
+
+const WINDOW = 64 * 1024 * 1024
+const SAMPLE_BYTES = 16 * 1024 * 1024
+const BUDGET = 512
+
+export interface RunResult {
+  bytes: number
+  ms: number
+  /** CPU time (user + system, all threads) over the same span: steadier than wall time on a shared machine. */
+  cpuMs: number
+  chunks: number
+  /** docsplit only: the sum of its own token_count, chunks marked protected, and own count over budget. */
+  ownTokens?: number
+  protectedChunks?: number
+  ownOver?: number
+  /** Floors: lines or tokens found. */
+  count?: number
+  maxRss: number
+  sample?: Sample
+}
+
+export interface Sample { every: number, chunks: number, over: number, overProtected: number, tokens: number, max: number }
+
+const [tool, file, kind, tokenizer = 'approx'] = process.argv.slice(2).filter(a => !a.startsWith('--')) as [string, string, InputKind, string?]
+const verify = process.argv.includes('--verify')
+const size = statSync(file).size
+const every = Math.max(1, Math.ceil(size / SAMPLE_BYTES))
+// Sampled chunks are kept as copied bytes: a chunk's text is a V8 sliced string that would keep
+// its whole parent string (a decoded read) alive and inflate the peak RSS being measured.
+const sampled: Array<{ bytes: Buffer, protected: boolean }> = []
+const emit = (o: unknown): void => { process.stdout.write(JSON.stringify(o) + '\n') }
+const t0 = performance.now()
+const progress = (bytes: number): void => emit({ progress: bytes, ms: Math.round(performance.now() - start) })
+let start = t0
+let cpu0 = process.cpuUsage()
+const startClock = (): void => { start = performance.now(); cpu0 = process.cpuUsage() }
+
+/** The file in 1 MiB reads; with `report`, progress every WINDOW bytes read (docsplit consumes as it reads). */
+async function * counted (path: string, report: boolean): AsyncGenerator<Buffer> {
+  let bytes = 0
+  let next = WINDOW
+  for await (const b of createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+    bytes += b.length
+    if (report && bytes >= next) { progress(bytes); next += WINDOW }
+    yield b
+  }
+}
+
+async function runDocsplit (): Promise<Omit<RunResult, 'bytes' | 'ms' | 'cpuMs' | 'maxRss'>> {
+  const { splitStream } = await import('../index.js')
+  startClock()
+  let chunks = 0; let ownTokens = 0; let protectedChunks = 0; let ownOver = 0
+  for await (const c of splitStream(counted(file, true), { filename: file, max_tokens: BUDGET, tokenizer })) {
+    if (verify && chunks % every === 0) sampled.push({ bytes: Buffer.from(c.text), protected: c.protected })
+    chunks++
+    ownTokens += c.token_count
+    if (c.protected) protectedChunks++
+    else if (c.token_count > BUDGET) ownOver++
+  }
+  return { chunks, ownTokens, protectedChunks, ownOver }
+}
+
+/** Line-aligned windows of the decoded file, each at most WINDOW bytes (unless one line is longer). */
+async function * windows (path: string): AsyncGenerator<string> {
+  const dec = new TextDecoder('utf-8')
+  let parts: Buffer[] = []
+  let held = 0
+  // No read progress here: a window is read ahead of its split; runPeer reports split bytes.
+  for await (const b of counted(path, false)) {
+    parts.push(b); held += b.length
+    if (held < WINDOW) continue
+    const all = Buffer.concat(parts)
+    const cut = all.lastIndexOf(10) + 1
+    if (cut === 0) continue
+    yield dec.decode(all.subarray(0, cut))
+    parts = [all.subarray(cut)]; held = all.length - cut
+  }
+  if (held > 0) yield dec.decode(Buffer.concat(parts))
+}
+
+async function runPeer (peer: Peer): Promise<Omit<RunResult, 'bytes' | 'ms' | 'cpuMs' | 'maxRss'>> {
+  if (peer.scan !== undefined) {
+    startClock()
+    return { chunks: 0, count: await peer.scan(file, progress) }
+  }
+  const splitText = await (peer.create as NonNullable<Peer['create']>)(kind)
+  startClock()
+  let chunks = 0
+  let done = 0
+  for await (const text of windows(file)) {
+    const out = await splitText(text)
+    for (const t of out) {
+      if (verify && chunks % every === 0) sampled.push({ bytes: Buffer.from(t), protected: false })
+      chunks++
+    }
+    done += Buffer.byteLength(text)
+    progress(done)
+  }
+  return { chunks }
+}
+
+async function findPeer (id: string): Promise<Peer> {
+  for (const mod of ['./peers/floors.js', './peers/langchain.js', './peers/chonkie.js']) {
+    const { peers } = await import(mod) as { peers: Peer[] }
+    const p = peers.find(x => x.id === id)
+    if (p !== undefined) return p
+  }
+  throw new Error(`unknown tool ${id}`)
+}
+
+const body = tool === 'docsplit' ? await runDocsplit() : await runPeer(await findPeer(tool))
+const ms = performance.now() - start
+const cpu = process.cpuUsage(cpu0)
+const cpuMs = (cpu.user + cpu.system) / 1000
+const maxRss = process.resourceUsage().maxRSS * 1024
+const result: RunResult = { bytes: size, ms, cpuMs, maxRss, ...body }
+// The timed result goes out first: the parent's time limit covers the work, not the recount.
+emit({ result })
+if (verify && sampled.length > 0) {
+  const { countTokens } = await import('gpt-tokenizer/encoding/o200k_base')
+  const opts = { disallowedSpecial: new Set<string>() }
+  const s: Sample = { every, chunks: 0, over: 0, overProtected: 0, tokens: 0, max: 0 }
+  for (const c of sampled) {
+    const n = countTokens(c.bytes.toString('utf8'), opts)
+    s.chunks++; s.tokens += n; s.max = Math.max(s.max, n)
+    if (n > BUDGET) { if (c.protected) s.overProtected++; else s.over++ }
+  }
+  emit({ sample: s })
+}

@@ -1,0 +1,212 @@
+/**
+ * `npm run bench [-- OPTIONS]`: docsplit (library and CLI, approx and o200k_base, budget 512)
+ * beside its peers and floors on generated inputs; a table on stdout, bench/results/latest.json
+ * and bench/results/latest.svg. Options:
+ *
+ *   --quick            small inputs (1-2 MB; no Python), one run each, 20 s peer limit, no Chonkie TokenChunker
+ *   --only=a,b         inputs by name or kind (log-64MB, log, markdown, code-ts, code-py, csv)
+ *   --peers=a,b|none   peer ids to run (default: all that apply); floors run unless `no-floors` is listed
+ *   --runs=N           timed runs after the warm-up (default 3; 1 for inputs over 1 GiB, without warm-up)
+ *   --timeout=S        a peer is stopped after S seconds (default 180; --quick 20)
+ *   --cli=dist|source  the CLI from dist/ (default when built) or from source through tsx
+ *   --no-cli           skip the CLI runs
+ *   --no-docsplit      peers and floors only (merge results later with render.ts)
+ *   --tokenizers=a,b   docsplit's tokenizers (default approx,o200k_base)
+ *   --big-o200k        also run docsplit with o200k_base on inputs over 1 GiB
+ *   --big-peers=all    also run the tiktoken peers on inputs over 1 GiB
+ *   --keep             keep the generated inputs (their folder is printed)
+ *   --out=PATH         results JSON path (default bench/results/latest.json; the SVG goes beside it)
+ *   --load             reserved for the service load test (not implemented here; ignored)
+ */
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { generate, specs, type Input } from './inputs.js'
+import { hasGnuTime, median, runChild } from './measure.js'
+import type { Peer } from './peers/types.js'
+import { addFloors, mb, svg, table, type Row } from './report.js'
+import type { RunResult } from './child.js'
+import { targets } from './targets.js'
+
+const repo = resolve(fileURLToPath(new URL('.', import.meta.url)), '..')
+const args = process.argv.slice(2)
+const flag = (name: string): boolean => args.includes(`--${name}`)
+const opt = (name: string): string | undefined => args.find(a => a.startsWith(`--${name}=`))?.slice(name.length + 3)
+const quick = flag('quick')
+const list = (s: string | undefined): Set<string> | undefined => s === undefined ? undefined : new Set(s.split(',').filter(Boolean))
+const only = list(opt('only'))
+const peerFilter = list(opt('peers'))
+const runsWanted = Number(opt('runs') ?? (quick ? 1 : 3))
+const peerTimeoutMs = Number(opt('timeout') ?? (quick ? 20 : 180)) * 1000
+const DOCSPLIT_TIMEOUT_MS = 60 * 60 * 1000
+const BIG = 2 ** 30
+const out = resolve(opt('out') ?? join(repo, 'bench/results/latest.json'))
+if (flag('load')) console.error('bench: --load (service load test) is not part of this harness yet; ignored')
+
+// ------------------------------------------------------------------------------- peers install
+
+function ensurePeers (): void {
+  const dir = join(repo, 'bench/peers')
+  if (existsSync(join(dir, 'node_modules'))) return
+  console.error('bench: installing the peer libraries into bench/peers/node_modules (pinned by bench/peers/package-lock.json)')
+  // Not `npm ci`: it rejects this lock as out of sync, because @chonkiejs/core's optional
+  // tree-sitter pack names platform packages that the registry lacks, so the lock cannot list
+  // them. `npm install` installs the locked versions; --no-save leaves the lock untouched.
+  execFileSync('npm', ['install', '--prefix', dir, '--no-save', '--omit=optional', '--ignore-scripts', '--no-audit', '--no-fund'], { stdio: 'inherit' })
+}
+
+// ------------------------------------------------------------------------------------ jobs
+
+const NODE_FLAGS = ['--max-old-space-size=8192']
+const child = join(repo, 'bench/child.ts')
+const cliMode = opt('cli') ?? (existsSync(join(repo, 'dist/cli/index.js')) ? 'dist' : 'source')
+const cliEntry = cliMode === 'dist' ? [join(repo, 'dist/cli/index.js')] : ['--import', 'tsx', join(repo, 'cli/index.ts')]
+
+async function loadPeers (): Promise<Peer[]> {
+  const all: Peer[] = []
+  for (const mod of ['./peers/floors.js', './peers/langchain.js', './peers/chonkie.js']) all.push(...(await import(mod) as { peers: Peer[] }).peers)
+  return all
+}
+
+interface Job { tool: string, label: string, tokenizer: string, cli?: boolean }
+
+/**
+ * On inputs over 1 GiB, by default: docsplit with approx only (o200k_base at a few MB/s would take
+ * most of an hour per run; --big-o200k adds it), and only the peers that budget in characters
+ * (the tiktoken ones would only hit the time limit again; --big-peers=all runs them).
+ */
+function jobsFor (input: Input, peers: Peer[]): Job[] {
+  const jobs: Job[] = []
+  const big = input.bytes > BIG
+  const tokenizers = list(opt('tokenizers')) ?? new Set(['approx', 'o200k_base'])
+  if (big && !flag('big-o200k')) tokenizers.delete('o200k_base')
+  for (const t of flag('no-docsplit') ? [] : tokenizers) {
+    jobs.push({ tool: 'docsplit', label: 'docsplit', tokenizer: t })
+    if (!flag('no-cli')) jobs.push({ tool: 'docsplit-cli', label: 'docsplit CLI', tokenizer: t, cli: true })
+  }
+  for (const p of peers) {
+    if (p.kinds !== undefined && !p.kinds.includes(input.kind)) continue
+    if (big && p.budget !== 'chars' && opt('big-peers') !== 'all') continue
+    if (peerFilter !== undefined && !peerFilter.has(p.id) && !(p.scan !== undefined && !peerFilter.has('no-floors'))) continue
+    // --quick leaves out Chonkie's TokenChunker: its offsets loop is quadratic (Array.from, then
+    // slice+join per chunk), so it only ever hits the time limit; the full run reports it.
+    if (quick && peerFilter === undefined && p.id.startsWith('chonkie-token')) continue
+    jobs.push({ tool: p.id, label: p.label, tokenizer: p.budget })
+  }
+  return jobs
+}
+
+async function once (job: Job, input: Input, verify: boolean) {
+  const timeoutMs = job.tool.startsWith('docsplit') ? DOCSPLIT_TIMEOUT_MS : peerTimeoutMs
+  if (job.cli === true) {
+    const cli = hasGnuTime ? cliEntry : [join(repo, 'bench/rss-wrapper.ts'), ...cliEntry.filter(a => a !== '--import' && a !== 'tsx')]
+    const pre = hasGnuTime ? [] : ['--import', 'tsx']
+    return await runChild<RunResult>(process.execPath, [...pre, ...cli, 'split', input.path, '--jsonl', '--max-tokens', '512', '--tokenizer', job.tokenizer],
+      { timeoutMs, cwd: repo, discardStdout: true })
+  }
+  const argv = [...NODE_FLAGS, '--import', 'tsx', child, job.tool, input.path, input.kind, job.tokenizer]
+  if (verify) argv.push('--verify')
+  return await runChild<RunResult>(process.execPath, argv, { timeoutMs, cwd: repo })
+}
+
+const errorLine = (stderr: string): string =>
+  (stderr.split('\n').find(l => /(\w*Error|DOCSPLIT_\w+)(: | \[)/.test(l) && !/^\s*(throw|at) /.test(l)) ?? stderr.split('\n').filter(Boolean).pop() ?? 'no output').trim().slice(0, 200)
+
+/** A warm-up run that also verifies (recounts a sample after its clock stops), then timed runs. */
+async function measure (job: Job, input: Input): Promise<Row> {
+  const row: Row = { input: input.name, kind: input.kind, bytes: input.bytes, tool: job.tool, label: job.label, tokenizer: job.tokenizer, status: 'ok', runs: 0, warm: true, load1: loadavg()[0] }
+  const big = input.bytes > BIG
+  const first = await once(job, input, job.cli !== true)
+  if (!first.ok) {
+    row.status = first.timedOut ? 'timeout' : 'failed'
+    if (first.timedOut) {
+      row.stoppedAfterMs = first.wallMs
+      row.doneBytes = first.progress?.bytes ?? 0
+      // An upper bound: at best it would have finished right at the time limit.
+      row.mbps = input.bytes / 1e6 / (first.wallMs / 1000)
+      // Its pace over the part it finished (windows for peers, 16-64 MiB steps for floors).
+      if (first.progress !== undefined && first.progress.bytes > 0 && first.progress.ms > 0) row.partialMbps = first.progress.bytes / 1e6 / (first.progress.ms / 1000)
+    } else row.error = errorLine(first.stderr)
+    return row
+  }
+  const r = first.result
+  if (r !== undefined) {
+    row.chunks = r.chunks
+    if (r.ownTokens !== undefined) row.fill = r.ownTokens / r.chunks / 512
+    row.protectedChunks = r.protectedChunks
+    row.ownOver = r.ownOver
+    if (r.sample !== undefined) {
+      row.sampleEvery = r.sample.every; row.sampleChunks = r.sample.chunks
+      row.over = r.sample.over; row.overProtected = r.sample.overProtected
+      row.fillO200k = r.sample.tokens / r.sample.chunks / 512
+      row.maxO200k = r.sample.max
+    }
+  }
+  const seconds = (c: typeof first): number => (job.cli === true ? c.wallMs : c.result?.ms ?? c.wallMs) / 1000
+  const timed: Array<typeof first> = []
+  // Inputs over 1 GiB, and runs that already took over 30 s, are measured once (the verifying
+  // run, whose clock stops before the recount): the report marks them `1 cold`.
+  if (big || (runsWanted <= 1 && quick) || seconds(first) > 30) {
+    timed.push(first); row.warm = false
+  } else {
+    for (let i = 0; i < runsWanted; i++) {
+      const c = await once(job, input, false)
+      if (!c.ok) { row.status = c.timedOut ? 'timeout' : 'failed'; row.error = errorLine(c.stderr); break }
+      timed.push(c)
+    }
+  }
+  row.runs = timed.length
+  if (timed.length > 0) {
+    row.medianMs = median(timed.map(seconds)) * 1000
+    row.mbps = input.bytes / 1e6 / (row.medianMs / 1000)
+    const cpu = timed.map(c => job.cli === true ? c.cpuSeconds : c.result?.cpuMs !== undefined ? c.result.cpuMs / 1000 : undefined).filter((x): x is number => x !== undefined)
+    if (cpu.length === timed.length) row.cpuMbps = input.bytes / 1e6 / median(cpu)
+    const rss = timed.map(c => c.peakRss).filter((x): x is number => x !== undefined)
+    if (rss.length > 0) row.peakRss = Math.max(...rss)
+  }
+  return row
+}
+
+// ------------------------------------------------------------------------------------- main
+
+ensurePeers()
+const peers = await loadPeers()
+const dir = mkdtempSync(join(tmpdir(), 'docsplit-bench-'))
+const rows: Row[] = []
+const inputs: Array<Omit<Input, 'path'>> = []
+const started = new Date()
+const loadavgAtStart = loadavg()
+console.error(`bench: ${quick ? 'quick' : 'full'} run; inputs in ${dir}; CLI from ${cliMode}; peak RSS from ${hasGnuTime ? '/usr/bin/time -v (CLI) and the child (library, peers)' : 'process.resourceUsage'}; load average ${loadavg().map(l => l.toFixed(1)).join(' ')}`)
+try {
+  for (const spec of specs(quick, only)) {
+    const t = performance.now()
+    const input = generate(dir, spec)
+    if (input === undefined) { console.error(`bench: ${spec.name}: no sources here, skipped`); continue }
+    const { path: _path, ...info } = input
+    inputs.push(info)
+    console.error(`bench: ${input.name}: ${mb(input.bytes)} generated in ${((performance.now() - t) / 1000).toFixed(1)} s (${input.sources})`)
+    for (const job of jobsFor(input, peers)) {
+      const row = await measure(job, input)
+      rows.push(row)
+      console.error(`  ${job.label} [${job.tokenizer}]: ${row.status}${row.mbps !== undefined ? ` ${row.mbps.toFixed(2)} MB/s` : ''}${row.error !== undefined ? ` ${row.error}` : ''}`)
+    }
+    if (!flag('keep')) rmSync(input.path, { force: true })
+  }
+} finally {
+  if (!flag('keep')) rmSync(dir, { recursive: true, force: true })
+  else console.error(`bench: inputs kept in ${dir}`)
+}
+
+addFloors(rows)
+const checks = targets(rows)
+const machine = { cpus: cpus().length, cpu: cpus()[0]?.model, memGiB: Math.round(totalmem() / 2 ** 30), node: process.version, loadavgAtStart, loadavgAtEnd: loadavg(), gnuTime: hasGnuTime }
+const results = { started: started.toISOString(), finished: new Date().toISOString(), mode: quick ? 'quick' : 'full', cli: cliMode, args, machine, inputs, rows, targets: checks }
+mkdirSync(dirname(out), { recursive: true })
+writeFileSync(out, JSON.stringify(results, null, 2) + '\n')
+writeFileSync(out.replace(/\.json$/, '') + '.svg', svg(rows, `docsplit bench (${quick ? 'quick' : 'full'}, ${started.toISOString().slice(0, 10)}, ${machine.cpus} cores, budget 512)`))
+console.log(table(rows))
+console.log()
+for (const c of checks) console.log(`${c.pass === undefined ? '?' : c.pass ? 'PASS' : 'FAIL'}  ${c.target}: ${c.measured}`)
+console.log(`\nresults: ${out}`)

@@ -1,0 +1,59 @@
+/**
+ * The targets docsplit is held to in the bench (2 cores), checked against measured rows. A peer
+ * stopped at the time limit has an upper-bound speed, so a ratio against it is a lower bound.
+ */
+import type { Row } from './report.js'
+
+export interface Check { target: string, measured: string, pass?: boolean }
+
+const ok = (r: Row | undefined): r is Row & { mbps: number } => r?.mbps !== undefined && (r.status === 'ok' || r.status === 'timeout')
+const f = (n: number): string => n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2)
+
+function ratio (rows: Row[], input: string, tokenizer: string, peer: string, want: number, what: string): Check | undefined {
+  const d = rows.find(r => r.input === input && r.tool === 'docsplit' && r.tokenizer === tokenizer && r.status === 'ok')
+  const p = rows.find(r => r.input === input && r.tool === peer)
+  if (!ok(d) || !ok(p)) return p === undefined ? undefined : { target: `${input}: docsplit ${tokenizer} ≥ ${want}x ${what}`, measured: `docsplit ${d?.mbps !== undefined ? f(d.mbps) : d?.status ?? 'missing'} MB/s, peer ${p.status === 'ok' ? f(p.mbps ?? 0) : p.status}`, pass: false }
+  // Per CPU-second when both have it (steadier on a shared machine), else wall-clock for both.
+  const cpu = d.cpuMbps !== undefined && p.cpuMbps !== undefined
+  const [a, b] = cpu ? [d.cpuMbps as number, p.cpuMbps as number] : [d.mbps, p.mbps]
+  const x = a / b
+  const bound = p.status === 'timeout' ? '≥ ' : ''
+  return { target: `${input}: docsplit ${tokenizer} ≥ ${want}x ${what}`, measured: `${f(a)} vs ${p.status === 'timeout' ? '< ' : ''}${f(b)} ${cpu ? 'MB/cpu-s' : 'MB/s'} = ${bound}${f(x)}x`, pass: x >= want }
+}
+
+export function targets (rows: Row[]): Check[] {
+  const out: Array<Check | undefined> = []
+  const inputs = [...new Set(rows.map(r => r.input))]
+  for (const input of inputs.filter(i => i.startsWith('log'))) {
+    out.push(ratio(rows, input, 'approx', 'langchain-recursive-chars', 1, 'LangChain Recursive (chars) [faster than]'))
+    out.push(ratio(rows, input, 'approx', 'chonkie-recursive-chars', 1, 'Chonkie Recursive (chars) [faster than]'))
+    out.push(ratio(rows, input, 'o200k_base', 'langchain-recursive-tiktoken', 30, 'LangChain Recursive + tiktoken'))
+    out.push(ratio(rows, input, 'o200k_base', 'chonkie-recursive-tiktoken', 10, 'Chonkie Recursive + tiktoken'))
+  }
+  for (const input of inputs.filter(i => i.startsWith('markdown'))) {
+    for (const p of rows.filter(r => r.input === input && r.tokenizer === 'o200k' && r.tool !== 'gpt-tokenizer')) {
+      out.push(ratio(rows, input, 'o200k_base', p.tool, 10, p.label))
+    }
+    const a = rows.find(r => r.input === input && r.tool === 'docsplit' && r.tokenizer === 'approx')
+    out.push({ target: `${input}: docsplit approx ≥ 15 MB/s`, measured: a?.mbps !== undefined ? `${f(a.mbps)} MB/s (${f(a.cpuMbps ?? 0)} MB/cpu-s)` : a?.status ?? 'missing', pass: a?.status === 'ok' && (a.mbps ?? 0) >= 15 })
+  }
+  const small = rows.filter(r => r.input === 'log-256MB'); const large = rows.filter(r => r.input === 'log-2GB')
+  for (const s of small.filter(r => r.tool.startsWith('docsplit'))) {
+    const l = large.find(r => r.tool === s.tool && r.tokenizer === s.tokenizer)
+    if (s.peakRss === undefined || l?.peakRss === undefined) continue
+    const growth = l.peakRss / s.peakRss - 1
+    out.push({ target: `${s.label} ${s.tokenizer}: peak RSS flat (±20%) from 256 MB to 2 GB`, measured: `${(s.peakRss / 2 ** 20).toFixed(0)} → ${(l.peakRss / 2 ** 20).toFixed(0)} MB (${growth >= 0 ? '+' : ''}${(growth * 100).toFixed(0)}%)`, pass: Math.abs(growth) <= 0.2 })
+  }
+  const ds = rows.filter(r => r.tool === 'docsplit')
+  if (ds.length === 0) return out.filter((c): c is Check => c !== undefined)
+  const over = ds.reduce((n, r) => n + (r.over ?? 0), 0)
+  const own = ds.reduce((n, r) => n + (r.ownOver ?? 0), 0)
+  const checked = ds.reduce((n, r) => n + (r.sampleChunks ?? 0), 0)
+  const missing = ds.filter(r => r.status !== 'ok').map(r => `${r.input}/${r.tokenizer}`)
+  out.push({
+    target: 'docsplit: zero budget violations (o200k recount of unprotected chunks; own token_count)',
+    measured: `${over} over 512 o200k in ${checked} recounted chunks; ${own} over by own count${missing.length > 0 ? `; not run: ${missing.join(', ')}` : ''}`,
+    pass: over === 0 && own === 0 && missing.length === 0,
+  })
+  return out.filter((c): c is Check => c !== undefined)
+}
