@@ -16,9 +16,9 @@
  *   --big-peers=all    also run the tiktoken peers on inputs over 1 GiB
  *   --keep             keep the generated inputs (their folder is printed)
  *   --out=PATH         results JSON path (default bench/results/latest.json; the SVG goes beside it)
- *   --load             reserved for the service load test (not implemented here; ignored)
+ *   --load             run the service load test instead (bench/load/run.ts; --duration, --connections)
  */
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -43,7 +43,12 @@ const peerTimeoutMs = Number(opt('timeout') ?? (quick ? 20 : 180)) * 1000
 const DOCSPLIT_TIMEOUT_MS = 60 * 60 * 1000
 const BIG = 2 ** 30
 const out = resolve(opt('out') ?? join(repo, 'bench/results/latest.json'))
-if (flag('load')) console.error('bench: --load (service load test) is not part of this harness yet; ignored')
+if (flag('load')) {
+  // The service load test (50 connections, 60 s of mixed requests): bench/load/run.ts.
+  const args = process.argv.slice(2).filter((a) => a !== '--load')
+  const run = spawnSync(process.execPath, ['--import', 'tsx', join(repo, 'bench/load/run.ts'), ...args], { stdio: 'inherit' })
+  process.exit(run.status ?? 1)
+}
 
 // ------------------------------------------------------------------------------- peers install
 
