@@ -13,4 +13,4 @@ export type { ParserPlugin, ParserContext, ParserHandler, PackerPlugin, PackerCo
 export type { Segmenters, CutLevel } from './segment.js'
 export type { Meter } from './budget.js'
 export { VERSION } from './version.js'
-export { ContainerPath, leadingLines } from './structure.js'
+export { ContainerPath, SampleBuffer, leadingLines } from './structure.js'

@@ -38,3 +38,39 @@ export function leadingLines (text: string, maxLines: number, maxChars: number):
   }
   return text.slice(0, pos)
 }
+
+/**
+ * Holds the first lines of a stream until a parser has seen enough to decide how to read the
+ * rest (a CSV delimiter, a log's start pattern); the parser then takes them back, in order.
+ */
+export class SampleBuffer {
+  private held = ''
+  private newlines = 0
+
+  constructor (private readonly maxLines: number, private readonly maxChars: number) {}
+
+  /** Adds a piece; true once `maxLines` lines or `maxChars` characters are held. */
+  add (piece: string): boolean {
+    this.held += piece
+    let from = 0
+    while (this.newlines < this.maxLines) {
+      const nl = piece.indexOf('\n', from)
+      if (nl === -1) break
+      this.newlines++
+      from = nl + 1
+    }
+    return this.newlines >= this.maxLines || this.held.length >= this.maxChars
+  }
+
+  /** What to decide from: the leading lines held (all of it once the input has ended). */
+  sample (ended: boolean): string {
+    return ended ? this.held : leadingLines(this.held, this.maxLines, this.maxChars)
+  }
+
+  /** Everything held, handed back once. */
+  take (): string {
+    const held = this.held
+    this.held = ''
+    return held
+  }
+}

@@ -12,7 +12,7 @@
  * (SAMPLE_LINES lines or SAMPLE_CHARS characters). Output does not depend on how the input is
  * cut into pieces.
  */
-import { leadingLines } from '../../../core/structure.js'
+import { SampleBuffer } from '../../../core/structure.js'
 import { parse } from 'csv-parse/sync'
 import type { DocEvent } from '../../../core/events.js'
 import { sniffDelimiter, type Delimiter } from './sniff.js'
@@ -45,8 +45,7 @@ export class CsvParser {
   private delimiter: Delimiter | undefined
   private delimCode = 44
 
-  private sample = ''
-  private sampleNewlines = 0
+  private readonly sample = new SampleBuffer(SAMPLE_LINES, SAMPLE_CHARS)
 
   private docPos = 0
   private recStart = 0
@@ -74,20 +73,9 @@ export class CsvParser {
     if (piece.length === 0) return
     if (this.delimiter === undefined && this.options.delimiter !== 'auto') this.decide(this.options.delimiter)
     if (this.delimiter === undefined) {
-      this.sample += piece
-      let from = 0
-      while (this.sampleNewlines < SAMPLE_LINES) {
-        const nl = piece.indexOf('\n', from)
-        if (nl === -1) break
-        this.sampleNewlines++
-        from = nl + 1
-      }
-      if (this.sampleNewlines < SAMPLE_LINES && this.sample.length < SAMPLE_CHARS) return
-      const prefix = leadingLines(this.sample, SAMPLE_LINES, SAMPLE_CHARS)
-      this.decide(sniffDelimiter(prefix, false, this.options.fallback))
-      const buffered = this.sample
-      this.sample = ''
-      this.scan(buffered)
+      if (!this.sample.add(piece)) return
+      this.decide(sniffDelimiter(this.sample.sample(false), false, this.options.fallback))
+      this.scan(this.sample.take())
       return
     }
     this.scan(piece)
@@ -95,11 +83,10 @@ export class CsvParser {
 
   end (): void {
     if (this.delimiter === undefined) {
-      if (this.sample.length === 0) return // empty document: no events
-      this.decide(sniffDelimiter(this.sample, true, this.options.fallback))
-      const buffered = this.sample
-      this.sample = ''
-      this.scan(buffered)
+      const held = this.sample.take()
+      if (held.length === 0) return // empty document: no events
+      this.decide(sniffDelimiter(held, true, this.options.fallback))
+      this.scan(held)
     }
     if (this.quotePending) {
       this.quotePending = false

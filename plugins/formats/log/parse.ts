@@ -8,7 +8,7 @@
  * not depend on how the input is cut into pieces: the sample is a fixed prefix of the document
  * and a line is classified only once it is complete.
  */
-import { leadingLines } from '../../../core/structure.js'
+import { SampleBuffer, leadingLines } from '../../../core/structure.js'
 import type { DocEvent } from '../../../core/events.js'
 import { HEAD, IndentClassifier, choosePattern, isBlankLine, looksLikeContinuation } from './patterns.js'
 
@@ -56,8 +56,7 @@ export class LogParser {
   private patternMode = false
 
   // Until the pattern is chosen: the buffered beginning of the document.
-  private sample = ''
-  private sampleNewlines = 0
+  private readonly sample = new SampleBuffer(SAMPLE_LINES, SAMPLE_CHARS)
 
   /** Offset of the next piece in the document. */
   private docPos = 0
@@ -84,19 +83,9 @@ export class LogParser {
     if (piece.length === 0) return
     if (this.isStart === undefined && this.userStart !== undefined) this.decide()
     if (this.isStart === undefined) {
-      this.sample += piece
-      let from = 0
-      while (this.sampleNewlines < SAMPLE_LINES) {
-        const nl = piece.indexOf('\n', from)
-        if (nl === -1) break
-        this.sampleNewlines++
-        from = nl + 1
-      }
-      if (this.sampleNewlines < SAMPLE_LINES && this.sample.length < SAMPLE_CHARS) return
-      this.decide()
-      const buffered = this.sample
-      this.sample = ''
-      this.scan(buffered)
+      if (!this.sample.add(piece)) return
+      this.decide(this.sample.sample(false))
+      this.scan(this.sample.take())
       return
     }
     this.scan(piece)
@@ -104,11 +93,10 @@ export class LogParser {
 
   end (): void {
     if (this.isStart === undefined) {
-      if (this.sample.length === 0) return // empty document: no events
-      this.decide()
-      const buffered = this.sample
-      this.sample = ''
-      this.scan(buffered)
+      const held = this.sample.take()
+      if (held.length === 0) return // empty document: no events
+      this.decide(leadingLines(held, SAMPLE_LINES, SAMPLE_CHARS))
+      this.scan(held)
     }
     const total = this.docPos
     if (this.lineStart < total && this.startsEntry(lineHead(this.head)) && this.started++ > 0) {
@@ -124,7 +112,8 @@ export class LogParser {
     this.head = ''
   }
 
-  private decide (): void {
+  /** Chooses how entries start, from the leading lines of the document. */
+  private decide (sample = ''): void {
     if (this.userStart !== undefined) {
       const re = this.userStart
       this.patternMode = true
@@ -132,7 +121,7 @@ export class LogParser {
       this.emit({ type: 'info', key: 'start_pattern', value: re.source })
       return
     }
-    const chosen = choosePattern(sampleLines(leadingLines(this.sample, SAMPLE_LINES, SAMPLE_CHARS)))
+    const chosen = choosePattern(sampleLines(sample))
     if (chosen !== undefined) {
       const re = chosen.pattern.regex
       this.patternMode = true
