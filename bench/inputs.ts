@@ -3,6 +3,7 @@
  * sources into a temp folder outside the repo. Large files are stream-written in 1 MiB blocks, so
  * a 2 GiB log never sits in memory. Nothing generated here is ever written into the repo.
  */
+import { prng } from './lib/prng.js'
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, writeSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -16,17 +17,6 @@ export type InputKind = 'log' | 'markdown' | 'code-ts' | 'code-py' | 'csv'
 export interface InputSpec { name: string, kind: InputKind, bytes: number, ext: string }
 export interface Input extends InputSpec { path: string, sources: string }
 
-/** mulberry32: small, fast, good enough for shuffling and picking. */
-export function prng (seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6D2B79F5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const pick = <T>(rnd: () => number, xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T
 

@@ -41,8 +41,12 @@ function fail (plugin: string, sample: string, message: string): never {
 
 const decodeText = (input: string | Uint8Array): string => typeof input === 'string' ? input : new TextDecoder('utf-8', { fatal: true }).decode(input).replace(/^\uFEFF/, '')
 
-/** Runs a parser alone and returns its events, feeding the input in pieces of `size`. */
-async function events (plugin: ParserPlugin, input: string | Uint8Array, options: Record<string, unknown>, size: number): Promise<DocEvent[]> {
+/**
+ * Runs a parser alone (no packer) and returns its events. `pieces` is a piece size, or the
+ * offsets to cut the input at (taken modulo its length + 1, deduplicated, sorted), so a test can
+ * feed the same input whole, in slow-stream pieces, or cut at chosen places.
+ */
+export async function parserEvents (plugin: ParserPlugin, input: string | Uint8Array, options: Record<string, unknown> = {}, pieces: number | number[] = Number.MAX_SAFE_INTEGER): Promise<DocEvent[]> {
   const out: DocEvent[] = []
   const resolved = { input_format: plugin.formats[0], max_tokens: 512, splitter: plugin.defaultSplitter, tokenizer: 'approx', overlap_tokens: 0, encoding: 'utf-8', ...options } as ResolvedOptions
   const handler = await plugin.create({
@@ -51,7 +55,16 @@ async function events (plugin: ParserPlugin, input: string | Uint8Array, options
     fail: (code, message) => { throw new DocsplitError(code, message) },
   }) as ParserHandler<string | Uint8Array>
   const data = plugin.reads === 'text' ? decodeText(input) : input
-  for (let i = 0; i < data.length; i += size) handler.write(data.slice(i, i + size))
+  if (typeof pieces === 'number') {
+    for (let i = 0; i < data.length; i += pieces) handler.write(data.slice(i, i + pieces))
+  } else {
+    let pos = 0
+    for (const c of [...new Set(pieces.map((p) => p % (data.length + 1)))].sort((a, b) => a - b)) {
+      handler.write(data.slice(pos, c))
+      pos = c
+    }
+    handler.write(data.slice(pos))
+  }
   handler.end()
   return out
 }
@@ -176,12 +189,12 @@ export async function checkParser (plugin: ParserPlugin, samples: Sample[], opti
   const format = plugin.formats[0]!
   for (const sample of samples) {
     const opts = sample.options ?? {}
-    const whole = await events(plugin, sample.input, opts, Number.MAX_SAFE_INTEGER)
+    const whole = await parserEvents(plugin, sample.input, opts)
     const text = plugin.reads === 'text' ? decodeText(sample.input) : undefined
     const problem = eventProblem(whole, text)
     if (problem !== undefined) fail(name, sample.name, problem)
     for (const size of [1, 7, 64]) {
-      const pieces = await events(plugin, sample.input, opts, size)
+      const pieces = await parserEvents(plugin, sample.input, opts, size)
       if (JSON.stringify(pieces) !== JSON.stringify(whole)) fail(name, sample.name, `events differ when the input comes in pieces of ${size}`)
     }
     for (const splitter of ['sibling', 'record']) {

@@ -4,6 +4,7 @@
  * English prose from node_modules, and CJK and other-script text from TypeScript's localized
  * diagnostic messages (node_modules/typescript/lib/<locale>/diagnosticMessages.generated.json).
  */
+import { prng } from './prng.js'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -116,17 +117,7 @@ export function formatTexts (format: SampleFormat): string[] {
   }
 }
 
-/** A small seeded PRNG (mulberry32), so pieces are the same on every run. */
-export function rng (seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6D2B79F5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+export { prng as rng }
 
 /**
  * Cuts texts into consecutive pieces of about `min`..`max` tokens (log-uniform sizes), using

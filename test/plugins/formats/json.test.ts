@@ -10,7 +10,7 @@ import { split } from '../../../index.js'
 import { tokenizerByName } from '../../../core/registry.js'
 import { assertTiles, collectEvents } from '../../helpers/events.js'
 import { corpusDir, corpusFiles, corpusMissing } from '../../helpers/corpus.js'
-import { checkParser, invariantProblems } from '../../../testing.js'
+import { checkParser, invariantProblems, parserEvents } from '../../../testing.js'
 
 const records = (events: DocEvent[]): RecordEvent[] => events.filter((e): e is RecordEvent => e.type === 'record')
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b)
@@ -83,18 +83,7 @@ function checkRecordsWhole (events: DocEvent[], text: string): void {
 
 /** Feeds the text in the given cut points. */
 async function eventsWithCuts (text: string, cuts: number[], options: Record<string, unknown> = {}, plugin = json): Promise<DocEvent[]> {
-  const out: DocEvent[] = []
-  const handler = await plugin.create({
-    options: { input_format: plugin.formats[0]!, max_tokens: 512, splitter: 'record', tokenizer: 'approx', overlap_tokens: 0, encoding: 'utf-8', ...options },
-    emit: (e) => { out.push(e) },
-    fail: (code, message) => { throw new DocsplitError(code, message) },
-  })
-  const write = handler.write as (p: string) => void
-  let pos = 0
-  for (const c of [...new Set(cuts.map((s) => s % (text.length + 1)))].sort((a, b) => a - b)) { write(text.slice(pos, c)); pos = c }
-  write(text.slice(pos))
-  handler.end()
-  return out
+  return await parserEvents(plugin, text, { splitter: 'record', ...options }, cuts)
 }
 
 async function rejects (text: string, plugin = json, pieceSize = Infinity): Promise<DocsplitError> {

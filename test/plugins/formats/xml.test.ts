@@ -9,7 +9,7 @@ import { split } from '../../../index.js'
 import { tokenizerByName } from '../../../core/registry.js'
 import { assertTiles, collectEvents } from '../../helpers/events.js'
 import { corpusFiles, corpusMissing } from '../../helpers/corpus.js'
-import { checkParser, invariantProblems } from '../../../testing.js'
+import { checkParser, invariantProblems, parserEvents } from '../../../testing.js'
 
 const records = (events: DocEvent[]): RecordEvent[] => events.filter((e): e is RecordEvent => e.type === 'record')
 const summary = (events: DocEvent[]): unknown[] => events.map((e) => e.type === 'record' ? [e.label, e.text] : e.type === 'enter' ? ['enter', e.label] : e.type)
@@ -26,18 +26,7 @@ async function rejects (text: string, options = {}, pieceSize = Infinity): Promi
 }
 
 async function eventsWithCuts (text: string, cuts: number[], options: Record<string, unknown> = {}): Promise<DocEvent[]> {
-  const out: DocEvent[] = []
-  const handler = await xml.create({
-    options: { input_format: 'xml', max_tokens: 512, splitter: 'record', tokenizer: 'approx', overlap_tokens: 0, encoding: 'utf-8', ...options },
-    emit: (e) => { out.push(e) },
-    fail: (code, message) => { throw new DocsplitError(code, message) },
-  })
-  const write = handler.write as (p: string) => void
-  let pos = 0
-  for (const c of [...new Set(cuts.map((s) => s % (text.length + 1)))].sort((a, b) => a - b)) { write(text.slice(pos, c)); pos = c }
-  write(text.slice(pos))
-  handler.end()
-  return out
+  return await parserEvents(xml, text, { splitter: 'record', ...options }, cuts)
 }
 
 t.test('plugin', async (t) => {
