@@ -70,11 +70,12 @@ export function firstInvalidUtf8 (bytes: Uint8Array, final: boolean): number {
 export class StreamDecoder {
   encoding: EncodingInfo
   bomBytes = 0
+  /** Only for UTF-16 and single-byte encodings; UTF-8 is validated and sliced natively. */
   private decoder: TextDecoder | undefined
   private head: Uint8Array | undefined = new Uint8Array(0)
-  /** Bytes received, and bytes already turned into text (UTF-8 only), for error offsets; the
-   * undecoded end of the last piece (an incomplete UTF-8 sequence). */
+  /** Bytes received (other encodings' error messages). */
   private received = 0
+  /** UTF-8: bytes turned into text so far (error offsets), and an incomplete sequence held back. */
   private decodedBytes = 0
   private tail = new Uint8Array(0)
 
@@ -93,7 +94,7 @@ export class StreamDecoder {
       this.encoding = encodingInfo('utf-16be')
       this.bomBytes = 2
     }
-    this.decoder = new TextDecoder(this.encoding.name, { fatal: true, ignoreBOM: true })
+    if (this.encoding !== UTF8) this.decoder = new TextDecoder(this.encoding.name, { fatal: true, ignoreBOM: true })
     this.received = this.bomBytes
     this.decodedBytes = this.bomBytes
     return bytes.subarray(this.bomBytes)
@@ -164,7 +165,6 @@ export class StreamDecoder {
       return this.fail(this.decodedBytes + Math.max(0, at))
     }
     this.tail = bytes.slice(cut)
-    this.received += piece.length
     this.decodedBytes += cut
     return Buffer.from(whole.buffer, whole.byteOffset, whole.length).toString('utf8')
   }

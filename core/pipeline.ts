@@ -134,6 +134,11 @@ function chunkId (loc: { char_start: number, char_end: number }, text: string): 
   return createHash('sha256').update(`${loc.char_start}:${loc.char_end}\n${text}`).digest('hex').slice(0, 32)
 }
 
+/** A binary format (xlsx) given as text, found before the split starts or in a string stream. */
+function needsFile (format: string): DocsplitError {
+  return new DocsplitError('DOCSPLIT_FORMAT_NEEDS_FILE', `input_format "${format}" is binary: send it as a file (POST /docsplit/api/split/file, or docsplit split FILE)`)
+}
+
 /** Wraps a failure inside a plugin so that nothing but a DocsplitError leaves the engine. */
 function pluginFailure (error: unknown, what: string): DocsplitError {
   if (isDocsplitError(error)) return error
@@ -163,7 +168,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
   encodingInfo(options.encoding)
   const { parser, format } = chooseParser(options, sample)
   if (parser.reads === 'bytes' && (typeof input === 'string' || typeof buffered[0] === 'string')) {
-    throw new DocsplitError('DOCSPLIT_FORMAT_NEEDS_FILE', `input_format "${format}" is binary: send it as a file (POST /docsplit/api/split/file, or docsplit split FILE)`)
+    throw needsFile(format)
   }
   options.input_format = format
   const packerPlugin = packerByName(options.splitter ?? parser.defaultSplitter)
@@ -298,7 +303,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
   const feed = (piece: InputPiece): void => {
     if (typeof piece === 'string') {
       if (parser.reads === 'bytes') {
-        throw new DocsplitError('DOCSPLIT_FORMAT_NEEDS_FILE', `input_format "${format}" is binary: send it as a file (POST /docsplit/api/split/file, or docsplit split FILE)`)
+        throw needsFile(format)
       }
       decodedLength += piece.length
       handler.write(piece)
