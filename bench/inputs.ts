@@ -3,6 +3,7 @@
  * sources into a temp folder outside the repo. Large files are stream-written in 1 MiB blocks, so
  * a 2 GiB log never sits in memory. Nothing generated here is ever written into the repo.
  */
+import MarkdownIt from 'markdown-it'
 import { prng } from './lib/prng.js'
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, writeSync } from 'node:fs'
 import { join, resolve } from 'node:path'
@@ -114,7 +115,7 @@ function writeLog (path: string, bytes: number, rnd: () => number): string {
 // ------------------------------------------------------------------------ documents and code
 
 /** Concatenates whole files in a seeded order (reshuffled each pass) until the size is reached. */
-function writeConcat (path: string, bytes: number, rnd: () => number, files: string[], separator: string): void {
+function writeConcat (path: string, bytes: number, rnd: () => number, files: string[], separator: string, prepare = (text: string) => text): void {
   if (files.length === 0) throw new Error(`no source files for ${path}`)
   const w = new SizedWriter(path, bytes)
   while (!w.full) {
@@ -122,7 +123,7 @@ function writeConcat (path: string, bytes: number, rnd: () => number, files: str
     for (let i = order.length - 1; i > 0; i--) { const j = Math.floor(rnd() * (i + 1)); [order[i], order[j]] = [order[j] as string, order[i] as string] }
     for (const f of order) {
       if (w.full) break
-      w.write(readFileSync(f, 'utf8'))
+      w.write(prepare(readFileSync(f, 'utf8')))
       w.write(separator)
     }
   }
@@ -136,6 +137,20 @@ function utf8Files (files: string[], maxBytes: number): string[] {
     const b = readFileSync(f)
     return !b.includes(0) && Buffer.from(b.toString('utf8'), 'utf8').equals(b)
   })
+}
+
+const markdownIt = new MarkdownIt()
+
+/**
+ * A corpus file may end inside a code fence: gfm-extensions-tests.md opens one with a line of
+ * 200 tildes, as the spec allows. Concatenated as is, that fence would swallow every file after
+ * it and the "markdown" input would be one code block. Close such a fence where its file ends.
+ */
+function closeTrailingFence (text: string): string {
+  const probe = markdownIt.parse(`${text}\n\n# probe\n`, {})
+  if (probe.at(-3)?.type === 'heading_open') return text
+  const fence = probe.findLast((t) => t.type === 'fence')
+  return fence === undefined ? text : `${text}\n${fence.markup}\n`
 }
 
 // ----------------------------------------------------------------------------------------- csv
@@ -202,7 +217,7 @@ export function generate (dir: string, spec: InputSpec, seed = 42): Input | unde
     case 'csv': sources = writeCsv(path, spec.bytes, rnd); break
     case 'markdown': {
       const files = walk(join(corpus, 'markdown'), p => p.endsWith('.md'))
-      writeConcat(path, spec.bytes, rnd, files, '\n\n')
+      writeConcat(path, spec.bytes, rnd, files, '\n\n', closeTrailingFence)
       sources = `${files.length} corpus markdown files, concatenated in seeded order`
       break
     }

@@ -24,7 +24,7 @@ import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import MarkdownIt from 'markdown-it'
 import markdown from '../plugins/formats/markdown/index.js'
-import { markdownToEvents } from '../plugins/formats/markdown/parse.js'
+import { loadMarkdownParser, markdownToEvents } from '../plugins/formats/markdown/parse.js'
 import type { DocEvent } from '../core/events.js'
 import type { ParserHandler } from '../core/types.js'
 import { corpusFiles } from '../test/helpers/corpus.js'
@@ -204,4 +204,5 @@ async function main (): Promise<void> {
   }
 }
 
+await loadMarkdownParser()
 await main()

@@ -4,7 +4,7 @@
  * validated by core before any plugin code sees them.
  */
 import { Type, type TObject, type TSchema } from 'typebox'
-import { Value } from 'typebox/value'
+import { checkSimple, isSimpleSchema } from './check.js'
 import { DocsplitError, listValues } from './errors.js'
 import { formatNames, listPackers, listParsers, listTokenizers, tokenizerAliases } from './registry.js'
 import type { ResolvedOptions } from './types.js'
@@ -89,6 +89,18 @@ function shown (value: unknown): string {
   return typeof value === 'number' || typeof value === 'boolean' ? ` (got ${String(value)})` : ''
 }
 
+let fullCheck: ((schema: TSchema, value: unknown) => boolean) | undefined
+
+/** Loads TypeBox's full validator if a given option has a schema beyond `checkSimple`. */
+export async function prepareOptionChecks (raw: Record<string, unknown> = {}): Promise<void> {
+  if (fullCheck !== undefined) return
+  const plugin = pluginOptions()
+  const schemas = Object.keys(raw).map((name) => (baseOptions as Record<string, TSchema>)[name] ?? plugin.get(name))
+  if (schemas.every((schema) => schema === undefined || isSimpleSchema(schema))) return
+  const { Value } = await import('typebox/value')
+  fullCheck = (schema, value) => Value.Check(schema, value)
+}
+
 /**
  * Validates options and applies defaults. Names (format, splitter, tokenizer) are checked by
  * the pipeline against the registry; `input_format` may stay `auto` until the input is seen.
@@ -104,7 +116,9 @@ export function resolveOptions (raw: Record<string, unknown> = {}): ResolvedOpti
         `unknown option "${name.slice(0, 64)}"; accepted: ${listValues([...Object.keys(baseOptions), ...plugin.keys()])}`)
     }
     const value = coerce(schema, given)
-    if (!Value.Check(schema, value)) {
+    const valid = isSimpleSchema(schema) ? checkSimple(schema, value) : fullCheck?.(schema, value)
+    if (valid === undefined) throw new DocsplitError('DOCSPLIT_INTERNAL', `option "${name}" is checked by TypeBox: await prepareOptionChecks() first`)
+    if (!valid) {
       const code = name === 'max_tokens' || name === 'overlap_tokens' ? 'DOCSPLIT_INVALID_BUDGET' : 'DOCSPLIT_INVALID_OPTION'
       throw new DocsplitError(code, `${name} must be ${describeSchema(schema)}${shown(value)}`)
     }

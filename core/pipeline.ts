@@ -12,7 +12,7 @@ import { Meter } from './budget.js'
 import { StreamDecoder, UTF8, encodingInfo, type EncodingInfo } from './decode.js'
 import type { DocEvent } from './events.js'
 import { DocsplitError, isDocsplitError, type ErrorCode } from './errors.js'
-import { applyPluginDefaults, baseOptions, resolveOptions } from './options.js'
+import { applyPluginDefaults, baseOptions, prepareOptionChecks, resolveOptions } from './options.js'
 import { withOverlap } from './overlap.js'
 import { PositionTracker } from './positions.js'
 import { freeze, packerByName, parserForFilename, parserForFormat, listParsers, tokenizerByName, formatNames } from './registry.js'
@@ -150,6 +150,7 @@ function pluginFailure (error: unknown, what: string): DocsplitError {
 
 async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: SplitStart) => void): AsyncGenerator<Chunk, SplitSummary> {
   freeze()
+  await prepareOptionChecks(raw)
   const options = resolveOptions(raw)
   const source = inputPieces(input)[Symbol.asyncIterator]()
   const buffered: InputPiece[] = []

@@ -3,7 +3,9 @@
  * come through the same door (`register`). The registry freezes at the first split, so what a
  * running service offers never changes under it.
  */
-import semver from 'semver'
+// The two functions used, by path: semver's index loads all of its 50 modules.
+import satisfies from 'semver/functions/satisfies.js'
+import validRange from 'semver/ranges/valid.js'
 import { DocsplitError, listValues } from './errors.js'
 import type { PackerPlugin, ParserPlugin, Plugin, TokenizerPlugin } from './types.js'
 
@@ -32,10 +34,10 @@ export function validatePlugin (plugin: Plugin): void {
   if (plugin === null || typeof plugin !== 'object') fail('a plugin must be an object made with definePlugin({ kind, name, ... })')
   if (typeof plugin.name !== 'string' || !/^[a-z0-9][a-z0-9_.-]*$/i.test(plugin.name)) fail('a plugin needs a `name` of letters, digits, `-`, `_` or `.`')
   if (!['parser', 'packer', 'tokenizer'].includes(plugin.kind)) fail(`plugin "${plugin.name}": \`kind\` must be "parser", "packer" or "tokenizer"`)
-  if (typeof plugin.docsplit !== 'string' || semver.validRange(plugin.docsplit) === null) {
+  if (typeof plugin.docsplit !== 'string' || validRange(plugin.docsplit) === null) {
     fail(`plugin "${plugin.name}": \`docsplit\` must be the API range it was built for, such as "^1"`)
   }
-  if (!semver.satisfies(PLUGIN_API_VERSION, plugin.docsplit)) {
+  if (!satisfies(PLUGIN_API_VERSION, plugin.docsplit)) {
     throw new DocsplitError('DOCSPLIT_PLUGIN_API_MISMATCH',
       `plugin "${plugin.name}" was built for docsplit plugin API ${plugin.docsplit}; this engine implements ${PLUGIN_API_VERSION}`)
   }

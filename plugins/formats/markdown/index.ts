@@ -8,7 +8,7 @@
  */
 import { definePlugin } from '../../../core/registry.js'
 import type { ParserContext, ParserHandler } from '../../../core/types.js'
-import { markdownToEvents } from './parse.js'
+import { loadMarkdownParser, markdownToEvents } from './parse.js'
 
 const YAMLISH = /^\s*(?:-\s+)?[\w"'.$-]+\s*:(?:\s|$)/
 
@@ -50,7 +50,8 @@ export default definePlugin({
   reads: 'text',
   defaultSplitter: 'sibling',
   detect: detectMarkdown,
-  create (ctx: ParserContext): ParserHandler<string> {
+  async create (ctx: ParserContext): Promise<ParserHandler<string>> {
+    await loadMarkdownParser()
     const pieces: string[] = []
     return {
       write (piece: string): void {

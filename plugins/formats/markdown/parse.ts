@@ -13,19 +13,28 @@
  * Everything here is iterative: the nesting depth of the input costs no stack (markdown-it itself stops nesting at `maxNesting`;
  * what is nested deeper stays text of the enclosing block).
  */
-import MarkdownItCtor, { type Env, type MarkdownIt, type StateBlock, type Token } from 'markdown-it'
-import { parse as parseYaml } from 'yaml'
+import type { Env, MarkdownIt, StateBlock, Token } from 'markdown-it'
 import type { BlockEvent, CutStyle, DocEvent, RefUse } from '../../../core/events.js'
 
 interface Reference { href: string, title: string }
 
 let md: MarkdownIt | undefined
+let parseYaml: typeof import('yaml').parse | undefined
+
+/**
+ * markdown-it (and yaml, for front matter) load with the first markdown document, not with
+ * docsplit: together they cost a process that splits logs some 10 MB and 40 ms at start.
+ */
+export async function loadMarkdownParser (): Promise<void> {
+  if (md !== undefined) return
+  const [{ default: MarkdownItCtor }, yaml] = await Promise.all([import('markdown-it'), import('yaml')])
+  parseYaml = yaml.parse
+  // The default preset has GFM tables and strikethrough; `html: true` turns on HTML blocks.
+  md ??= new MarkdownItCtor('default', { html: true, linkify: false, typographer: false })
+}
 
 function markdownIt (): MarkdownIt {
-  if (md === undefined) {
-    // The default preset has GFM tables and strikethrough; `html: true` turns on HTML blocks.
-    md = new MarkdownItCtor('default', { html: true, linkify: false, typographer: false })
-  }
+  if (md === undefined) throw new Error('loadMarkdownParser() must run before markdown is parsed')
   return md
 }
 
@@ -157,7 +166,7 @@ function frontMatter (text: string, lineStarts: ArrayLike<number>, lineCount: nu
     const body = text.slice(lineStarts[1], s)
     if (body.trim() === '') return { end: line + 1, value: null }
     try {
-      const value: unknown = parseYaml(body, { maxAliasCount: 100 })
+      const value: unknown = parseYaml!(body, { maxAliasCount: 100 })
       return value !== null && typeof value === 'object' && !Array.isArray(value) ? { end: line + 1, value } : none
     } catch {
       return /^\s*(?:#.*\n\s*)*[^\s:#][^:\n]*:(?:\s|$)/.test(body) ? { end: line + 1, value: null } : none

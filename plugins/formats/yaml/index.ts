@@ -14,12 +14,15 @@
  * (nothing is converted to JS values), so an alias bomb costs no more than its own text.
  * Nesting too deep for the (recursive) composer is DOCSPLIT_LIMIT_EXCEEDED.
  */
-import { CST, Composer, LineCounter, Parser } from 'yaml'
+import type { CST, LineCounter } from 'yaml'
 import { definePlugin } from '../../../core/registry.js'
 import type { ParserContext, ParserHandler, ParserPlugin } from '../../../core/types.js'
 import type { DocEvent } from '../../../core/events.js'
 
 const CHARS_PER_TOKEN = 4
+
+/** The yaml library loads with the first YAML document, not with docsplit (70 modules). */
+let lib: typeof import('yaml') | undefined
 /**
  * yaml's composer recurses per nesting level (it reports a stack overflow as
  * RESOURCE_EXHAUSTION) and its CST parser slows down quadratically on deep flow nesting, so
@@ -112,7 +115,7 @@ class YamlHandler implements ParserHandler<string> {
     const key = item.key
     if (key === undefined || key === null) return `[${k}]`
     if (key.type === 'scalar' || key.type === 'single-quoted-scalar' || key.type === 'double-quoted-scalar' || key.type === 'block-scalar') {
-      const r = CST.resolveAsScalar(key)
+      const r = lib!.CST.resolveAsScalar(key)
       if (r !== null) return r.value.length > 80 ? `${r.value.slice(0, 80)}…` : r.value
     }
     return `[${k}]`
@@ -154,6 +157,7 @@ class YamlHandler implements ParserHandler<string> {
     const src = this.src = this.pieces.join('')
     this.pieces.length = 0
     if (src.length === 0) return
+    const { LineCounter, Parser, Composer } = lib!
     const lineCounter = new LineCounter()
     const deep = tooDeep(src)
     if (deep !== -1) {
@@ -239,7 +243,8 @@ const yaml: ParserPlugin = definePlugin({
     const keyed = lines.some((l) => /^\s*(- |-$)|^\s*[^\s:#][^:#]*?:(\s|$)/.test(l))
     return keyed && yamlish / lines.length >= 0.9 ? (sample.startsWith('---') ? 0.8 : 0.6) : 0
   },
-  create: (ctx) => {
+  create: async (ctx) => {
+    lib ??= await import('yaml')
     const h = new YamlHandler(ctx)
     return { write: (piece: string) => { h.write(piece) }, end: () => { h.end() } }
   },

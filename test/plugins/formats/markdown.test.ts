@@ -5,7 +5,7 @@ import { basename, join } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import MarkdownIt from 'markdown-it'
 import markdown, { detectMarkdown } from '../../../plugins/formats/markdown/index.js'
-import { blockTokens } from '../../../plugins/formats/markdown/parse.js'
+import { blockTokens, loadMarkdownParser } from '../../../plugins/formats/markdown/parse.js'
 import type { BlockEvent, DocEvent, EnterEvent } from '../../../core/events.js'
 import { assertTiles, collectEvents } from '../../helpers/events.js'
 import { corpusDir, corpusFiles, corpusMissing } from '../../helpers/corpus.js'
@@ -421,6 +421,7 @@ t.test('CommonMark and GFM spec examples: top-level block kinds agree with the e
 })
 
 t.test('plain tokens are markdown-it\'s tokens', { skip: corpusMissing }, async (t) => {
+  await loadMarkdownParser()
   const md = new MarkdownIt('default', { html: true })
   const reference = (src: string): unknown[] => {
     const tokens: ReturnType<typeof md.parse> = []

@@ -1,0 +1,71 @@
+/**
+ * Validation of option values against the small part of JSON Schema that option schemas use
+ * (scalars with ranges, lengths and enums, unions of literals, arrays of those). TypeBox's full
+ * validator loads some 300 modules (about 70 ms and 10 MB at every start); core loads it only
+ * for a plugin option whose schema uses anything else (`checkSimple` answers undefined there).
+ */
+
+/** Keywords that only annotate. */
+const ANNOTATIONS = new Set(['description', 'default', 'title', 'examples', '$comment', 'deprecated', 'readOnly', 'writeOnly'])
+/** Keywords `checkSimple` evaluates. */
+const KNOWN = new Set(['type', 'enum', 'const', 'anyOf', 'minimum', 'maximum', 'minLength', 'maxLength', 'items', 'minItems', 'maxItems'])
+
+type Schema = Record<string, unknown>
+
+/** Whether `checkSimple` can decide every value for this schema. */
+export function isSimpleSchema (schema: unknown): boolean {
+  if (typeof schema !== 'object' || schema === null) return false
+  for (const key of Object.keys(schema)) {
+    if (ANNOTATIONS.has(key)) continue
+    if (!KNOWN.has(key)) return false
+  }
+  const s = schema as Schema
+  if (s.type !== undefined && !['string', 'integer', 'number', 'boolean', 'array'].includes(s.type as string)) return false
+  if (s.anyOf !== undefined && !(Array.isArray(s.anyOf) && s.anyOf.every(isSimpleSchema))) return false
+  if (s.items !== undefined && !isSimpleSchema(s.items)) return false
+  if (s.enum !== undefined && !(Array.isArray(s.enum) && s.enum.every((v) => v === null || typeof v !== 'object'))) return false
+  return true
+}
+
+/** JSON Schema counts string length in code points. */
+function codePoints (text: string): number {
+  let n = text.length
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const d = text.charCodeAt(i + 1)
+      if (d >= 0xdc00 && d <= 0xdfff) { n--; i++ }
+    }
+  }
+  return n
+}
+
+/** Whether `value` matches a schema for which `isSimpleSchema` holds. */
+export function checkSimple (schema: unknown, value: unknown): boolean {
+  const s = schema as Schema
+  switch (s.type) {
+    case 'string': if (typeof value !== 'string') return false; break
+    case 'boolean': if (typeof value !== 'boolean') return false; break
+    case 'number': if (typeof value !== 'number' || !Number.isFinite(value)) return false; break
+    case 'integer': if (!Number.isInteger(value)) return false; break
+    case 'array': if (!Array.isArray(value)) return false; break
+  }
+  if (s.const !== undefined && value !== s.const) return false
+  if (Array.isArray(s.enum) && !s.enum.includes(value)) return false
+  if (Array.isArray(s.anyOf) && !s.anyOf.some((option) => checkSimple(option, value))) return false
+  if (typeof value === 'number') {
+    if (typeof s.minimum === 'number' && value < s.minimum) return false
+    if (typeof s.maximum === 'number' && value > s.maximum) return false
+  }
+  if (typeof value === 'string' && (typeof s.minLength === 'number' || typeof s.maxLength === 'number')) {
+    const n = codePoints(value)
+    if (typeof s.minLength === 'number' && n < s.minLength) return false
+    if (typeof s.maxLength === 'number' && n > s.maxLength) return false
+  }
+  if (Array.isArray(value)) {
+    if (typeof s.minItems === 'number' && value.length < s.minItems) return false
+    if (typeof s.maxItems === 'number' && value.length > s.maxItems) return false
+    if (s.items !== undefined && !value.every((v) => checkSimple(s.items, v))) return false
+  }
+  return true
+}
