@@ -19,7 +19,7 @@
  *   --load             run the service load test instead (bench/load/run.ts; --duration, --connections)
  */
 import { execFileSync, spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -67,6 +67,8 @@ function ensurePeers (): void {
 const NODE_FLAGS = ['--max-old-space-size=8192']
 const child = join(repo, 'bench/child.ts')
 const cliMode = opt('cli') ?? (existsSync(join(repo, 'dist/cli/index.js')) ? 'dist' : 'source')
+/** The node flags on the CLI's shebang line: `npx docsplit` runs with them, so the bench does too. */
+const cliNodeFlags = (readFileSync(join(repo, 'cli/index.ts'), 'utf8').match(/^#!.*?\bnode\b(.*)$/m)?.[1] ?? '').trim().split(/\s+/).filter(Boolean)
 const cliEntry = cliMode === 'dist' ? [join(repo, 'dist/cli/index.js')] : ['--import', 'tsx', join(repo, 'cli/index.ts')]
 
 async function loadPeers (): Promise<Peer[]> {
@@ -107,7 +109,7 @@ async function once (job: Job, input: Input, verify: boolean) {
   const timeoutMs = job.tool.startsWith('docsplit') ? DOCSPLIT_TIMEOUT_MS : peerTimeoutMs
   if (job.cli === true) {
     const cli = hasGnuTime ? cliEntry : [join(repo, 'bench/rss-wrapper.ts'), ...cliEntry.filter(a => a !== '--import' && a !== 'tsx')]
-    const pre = hasGnuTime ? [] : ['--import', 'tsx']
+    const pre = [...cliNodeFlags, ...(hasGnuTime ? [] : ['--import', 'tsx'])]
     return await runChild<RunResult>(process.execPath, [...pre, ...cli, 'split', input.path, '--jsonl', '--max-tokens', '512', '--tokenizer', job.tokenizer],
       { timeoutMs, cwd: repo, discardStdout: true })
   }

@@ -7,7 +7,7 @@
  * After each input piece the chunks made so far are yielded, so memory stays bounded by what
  * the parser and packer hold (one record or block for streaming formats), not the document.
  */
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import { Meter } from './budget.js'
 import { StreamDecoder, UTF8, encodingInfo, type EncodingInfo } from './decode.js'
 import type { DocEvent } from './events.js'
@@ -131,7 +131,7 @@ function chooseParser (options: ResolvedOptions, sample: () => string): { parser
 }
 
 function chunkId (loc: { char_start: number, char_end: number }, text: string): string {
-  return createHash('sha256').update(`${loc.char_start}:${loc.char_end}\n${text}`).digest('hex').slice(0, 32)
+  return hash('sha256', `${loc.char_start}:${loc.char_end}\n${text}`, 'hex').slice(0, 32)
 }
 
 /** A binary format (xlsx) given as text, found before the split starts or in a string stream. */

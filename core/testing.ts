@@ -39,6 +39,17 @@ function fail (plugin: string, sample: string, message: string): never {
   throw new ConformanceError(`${plugin}: ${sample}: ${message}`)
 }
 
+/** fast-check's assert, failing with the kit's own message (fast-check keeps it in `cause`). */
+async function holds (property: fc.IRawProperty<any>, params: fc.Parameters<any>): Promise<void> {
+  try {
+    await fc.assert(property, params)
+  } catch (error) {
+    const cause = (error as { cause?: unknown }).cause
+    if (cause instanceof ConformanceError) throw cause
+    throw error
+  }
+}
+
 const decodeText = (input: string | Uint8Array): string => typeof input === 'string' ? input : new TextDecoder('utf-8', { fatal: true }).decode(input).replace(/^\uFEFF/, '')
 
 /**
@@ -218,7 +229,7 @@ export async function checkParser (plugin: ParserPlugin, samples: Sample[], opti
       const p = responseProblem(huge as SplitResponse, line, approx)
       if (p !== undefined) fail(name, 'a 1 MB line', p)
     }
-    await fc.assert(fc.asyncProperty(options.arbitrary ?? fc.string({ unit: 'binary', maxLength: 300 }), fc.constantFrom(8, 64), async (input, max) => {
+    await holds(fc.asyncProperty(options.arbitrary ?? fc.string({ unit: 'binary', maxLength: 300 }), fc.constantFrom(8, 64), async (input, max) => {
       const r = await expectOnlyDocsplitErrors(name, 'generated input', () => split(input, { input_format: format, max_tokens: max }))
       if (!isDocsplitError(r)) {
         const p = responseProblem(r as SplitResponse, input, approx)
@@ -274,11 +285,26 @@ export async function checkTokenizer (plugin: TokenizerPlugin, samples: string[]
     return n
   }
   for (const s of [...samples, '<|endoftext|> and <|fim_prefix|>', '😀👩‍👩‍👧日本語', ' \n\t\r\n']) valid(s, JSON.stringify(s.slice(0, 40)))
-  await fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 200 }), fc.string({ unit: 'binary', maxLength: 200 }), (a, b) => {
+  await holds(fc.property(fc.string({ unit: 'binary', maxLength: 200 }), fc.string({ unit: 'binary', maxLength: 200 }), (a, b) => {
     const na = valid(a, 'generated string')
     const nb = valid(b, 'generated string')
     if (tokenizer.cheap === true && valid(a + b, 'generated string') > na + nb) {
       fail(name, `${JSON.stringify(a.slice(0, 40))} + ${JSON.stringify(b.slice(0, 40))}`, 'claims cheap but is not subadditive: count(a + b) > count(a) + count(b)')
     }
   }), { numRuns: options.numRuns ?? 300 })
+  const tally = tokenizer.tally
+  if (tally !== undefined) {
+    await holds(fc.property(fc.array(fc.string({ unit: 'binary', maxLength: 80 }), { maxLength: 6 }), fc.string({ unit: 'binary', maxLength: 80 }), (parts, last) => {
+      const t = tally.call(tokenizer)
+      let joined = ''
+      for (const part of parts) {
+        joined += part
+        const n = t.add(part)
+        if (n !== tokenizer.count(joined)) fail(name, JSON.stringify(joined.slice(0, 40)), `tally counted ${n} parts by part, count says ${tokenizer.count(joined)}`)
+      }
+      t.add(last)
+      if (t.undo() !== tokenizer.count(joined)) fail(name, JSON.stringify(joined.slice(0, 40)), 'tally.undo() does not return the count before the last part')
+      if (t.add(last) !== tokenizer.count(joined + last)) fail(name, JSON.stringify((joined + last).slice(0, 40)), 'after undo, tally.add counts differently')
+    }), { numRuns: options.numRuns ?? 300 })
+  }
 }

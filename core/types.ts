@@ -29,6 +29,20 @@ export interface Tokenizer {
    * when counts are subadditive: count(a + b) <= count(a) + count(b).
    */
   readonly cheap?: boolean
+  /**
+   * Only for a tokenizer that counts in one left-to-right pass with a small state (approx): a
+   * tally of a text given part by part, each part read once, so a packer that grows a chunk
+   * record by record knows its exact count without re-reading it.
+   */
+  tally? (): Tally
+}
+
+/** Counts a text given in consecutive parts, exactly as `count` counts the parts joined. */
+export interface Tally {
+  /** Adds the next part; returns the count of all parts so far. */
+  add (text: string): number
+  /** Forgets the part added last (one level); returns the count without it. */
+  undo (): number
 }
 
 interface PluginBase {

@@ -5,7 +5,7 @@ import t from 'tap'
 import fc from 'fast-check'
 import { readFileSync } from 'node:fs'
 import { checkPacker, checkParser, checkTokenizer, type Sample } from '../../testing.js'
-import { listPackers, listParsers, listTokenizers } from '../../index.js'
+import { definePlugin, listPackers, listParsers, listTokenizers, type TokenizerPlugin } from '../../index.js'
 import { corpusFiles } from '../helpers/corpus.js'
 
 /** A few small real samples per format (corpus when present), plus generated ones. */
@@ -63,3 +63,19 @@ for (const tokenizer of listTokenizers()) {
     t.pass('held')
   })
 }
+
+t.test('the kit catches a tally that does not count like the tokenizer', async (t) => {
+  const words = (text: string): number => text.split(/\s+/).filter(Boolean).length
+  const badTally = definePlugin<TokenizerPlugin>({
+    kind: 'tokenizer',
+    name: 'words-with-summing-tally',
+    docsplit: '^1',
+    load: () => ({
+      name: 'words-with-summing-tally',
+      count: words,
+      // Sums the parts' counts: wrong when a word runs across two parts.
+      tally: () => { let sum = 0; let last = 0; return { add: (s: string) => { last = words(s); return (sum += last) }, undo: () => (sum -= last) } },
+    }),
+  })
+  await t.rejects(checkTokenizer(badTally, [], { numRuns: 200 }), { message: /tally/ })
+})

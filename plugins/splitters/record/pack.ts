@@ -7,7 +7,7 @@
  */
 import { ContainerPath } from '../../../core/structure.js'
 import type { DocEvent } from '../../../core/events.js'
-import type { Boundary, ChunkDraft, PackerContext, PackerHandler } from '../../../core/types.js'
+import type { Boundary, ChunkDraft, PackerContext, PackerHandler, Tally } from '../../../core/types.js'
 
 interface Unit {
   start: number
@@ -50,6 +50,9 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
   /** The last record in `current`, for grouping; the last record of the previous chunk. */
   let lastRecord: Unit | undefined
   let previousRecord: Unit | undefined
+  /** The exact count of `current` part by part, when the tokenizer has a tally (cheap ones do). */
+  let tally: Tally | undefined = meter.tokenizer.cheap === true ? meter.tokenizer.tally?.() : undefined
+  let tallied = 0
   /** The last draft is held back so the final one can say `end`. */
   let held: ChunkDraft | undefined
 
@@ -94,6 +97,14 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
   /** Emits `current`, dropping trailing records until the exact count fits; returns what was dropped. */
   const flush = (): Unit[] => {
     if (current.length === 0) return []
+    if (tally !== undefined) {
+      let text = ''
+      for (const u of current) text += u.text
+      release(draftOf(current, text, tallied, tallied > budget))
+      current = []
+      lastRecord = undefined
+      return []
+    }
     // Prefix lengths, so any number of leading units is one slice of the joined text.
     const ends: number[] = []
     let text = ''
@@ -136,7 +147,32 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
     return compatible && samePath(last.path, u.path)
   }
 
+  /**
+   * With a tally (approx), the exact count of `current` grows record by record: each record is
+   * read once, and a chunk never needs a recount or a repair.
+   */
+  const addTallied = (u: Unit): void => {
+    if (current.length > 0 && sameGroup(u)) {
+      const n = tally!.add(u.text)
+      if (n <= budget) {
+        tallied = n
+        current.push(u)
+        if (u.record >= 0) lastRecord = u
+        return
+      }
+      tallied = tally!.undo()
+    }
+    flush()
+    tally = meter.tokenizer.tally!()
+    tallied = tally.add(u.text)
+    current.push(u)
+    if (u.record >= 0) lastRecord = u
+    // Over budget on its own: it goes alone, protected.
+    if (tallied > budget) flush()
+  }
+
   const add = (u: Unit): void => {
+    if (tally !== undefined) return addTallied(u)
     // Each flush emits at least one unit, so this ends; carried units go back in first.
     while (current.length > 0 && (!sameGroup(u) || currentEstimate + u.est > budget)) {
       for (const carried of flush()) add(carried)
@@ -152,7 +188,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
 
   const unit = (start: number, text: string, kind: string, record: number, label?: string, context?: string, fields?: Record<string, string | number>): void => {
     if (text.length === 0) return
-    add({ start, text, est: meter.estimate(text), kind, path: containers.path, record, label, context, fields })
+    add({ start, text, est: tally === undefined ? meter.estimate(text) : 0, kind, path: containers.path, record, label, context, fields })
   }
 
   return {

@@ -1,6 +1,6 @@
 /**
  * The hot loop of the approx tokenizer: one pass over UTF-16 code units, two table look-ups a
- * unit, no allocation, no regular expression.
+ * unit, no allocation, no regular expression; and a tally that counts a text part by part.
  */
 import { C, CLASS, NC, NEXT, NS, REPEATS } from './model.js'
 import { COSTS, SCALE } from './weights.js'
@@ -24,18 +24,21 @@ if (NS * NC > 1024 || NC > 127 || Math.max(...COST) >= 1 << 20) throw new Error(
 const UNIT = new Uint8Array(0x10000)
 for (let u = 0; u < 0x10000; u++) UNIT[u] = CLASS[u]! | (REPEATS[CLASS[u]!]! << 7)
 
+/** Where the last `scan` ended: the state row and the last code unit. */
+let endRow = 0
+let endPrev = -1
+
 /**
- * Tokens of `text` by the approx model: ceil(sum of transition costs / SCALE). Two code units
- * a round (the state chain is serial; unrolling saves loop overhead).
+ * The summed transition costs of `text` from state row `row` after code unit `prev`, in
+ * 1/SCALE tokens; leaves the state where it ends in endRow and endPrev. Two code units a round
+ * (the state chain is serial; unrolling saves loop overhead).
  */
-export function countApprox (text: string): number {
+function scan (text: string, row: number, prev: number): number {
   const unit = UNIT
   const pack = PACK
   const delta = REPEAT_DELTA
   const n = text.length
   let sum = 0
-  let row = 0
-  let prev = -1
   let i = 0
   for (; i + 1 < n; i += 2) {
     const a = text.charCodeAt(i)
@@ -58,10 +61,50 @@ export function countApprox (text: string): number {
     const a = text.charCodeAt(i)
     const xa = unit[a]!
     const ka = row + (xa & 127)
-    sum += pack[ka]! >> 10
+    const va = pack[ka]!
+    sum += va >> 10
     if (a === prev && xa > 127) sum += delta[ka]!
+    row = va & 1023
+    prev = a
   }
-  return Math.ceil(sum / SCALE)
+  endRow = row
+  endPrev = prev
+  return sum
+}
+
+/** Tokens of `text` by the approx model: ceil(sum of transition costs / SCALE). */
+export function countApprox (text: string): number {
+  return Math.ceil(scan(text, 0, -1) / SCALE)
+}
+
+/**
+ * The count of a text given in consecutive parts, each part scanned once: the model reads left
+ * to right with a small state, so carrying the state across parts gives exactly
+ * countApprox(all parts joined).
+ */
+export class ApproxTally {
+  private row = 0
+  private prev = -1
+  private sum = 0
+  private readonly saved = { row: 0, prev: -1, sum: 0 }
+
+  add (text: string): number {
+    const saved = this.saved
+    saved.row = this.row
+    saved.prev = this.prev
+    saved.sum = this.sum
+    this.sum += scan(text, this.row, this.prev)
+    this.row = endRow
+    this.prev = endPrev
+    return Math.ceil(this.sum / SCALE)
+  }
+
+  undo (): number {
+    this.row = this.saved.row
+    this.prev = this.saved.prev
+    this.sum = this.saved.sum
+    return Math.ceil(this.sum / SCALE)
+  }
 }
 
 export { SCALE }

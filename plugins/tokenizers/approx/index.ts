@@ -3,7 +3,8 @@
  * the safe side. It counts at least max(o200k_base, cl100k_base) on 99% of real pieces of 50 to
  * 2000 tokens, over-counts by about 8-15% on average (CJK and other scripts by their per-character
  * cost in the real vocabularies), runs at about 300 MB/s, and is
- * subadditive (count(a + b) <= count(a) + count(b)), so packers may sum the counts of units.
+ * subadditive (count(a + b) <= count(a) + count(b)), so packers may sum the counts of units; its
+ * tally counts a chunk record by record, reading each record once.
  * Calibration: bench/calibrate-approx.ts.
  */
 import { definePlugin } from '../../../core/registry.js'
@@ -13,7 +14,8 @@ let loaded: Promise<Tokenizer> | undefined
 
 /** Builds the tables (a few ms) on first use, not when the plugin list is imported. */
 async function load (): Promise<Tokenizer> {
-  loaded ??= import('./count.js').then(({ countApprox }) => Object.freeze({ name: 'approx', cheap: true, count: countApprox }))
+  loaded ??= import('./count.js').then(({ countApprox, ApproxTally }) =>
+    Object.freeze({ name: 'approx', cheap: true, count: countApprox, tally: () => new ApproxTally() }))
   return await loaded
 }
 
