@@ -142,15 +142,23 @@ function utf8Files (files: string[], maxBytes: number): string[] {
 const markdownIt = new MarkdownIt()
 
 /**
- * A corpus file may end inside a code fence: gfm-extensions-tests.md opens one with a line of
- * 200 tildes, as the spec allows. Concatenated as is, that fence would swallow every file after
- * it and the "markdown" input would be one code block. Close such a fence where its file ends.
+ * What a markdown text leaves open at its end: undefined when a heading after it would be a
+ * heading, the fence's markup when a code fence swallows it, '' for any other open block. A
+ * corpus file may end inside a fence: gfm-extensions-tests.md opens one with a line of 200
+ * tildes, as the spec allows. Concatenated as is, it would swallow every file after it, and the
+ * "markdown" input would be one code block.
  */
-function closeTrailingFence (text: string): string {
+export function openAtEnd (text: string): string | undefined {
   const probe = markdownIt.parse(`${text}\n\n# probe\n`, {})
-  if (probe.at(-3)?.type === 'heading_open') return text
-  const fence = probe.findLast((t) => t.type === 'fence')
-  return fence === undefined ? text : `${text}\n${fence.markup}\n`
+  if (probe.at(-3)?.type === 'heading_open') return undefined
+  const last = probe.at(-1)
+  return last?.type === 'fence' ? last.markup : ''
+}
+
+/** Closes the fence a file ends inside, if any. */
+function closeTrailingFence (text: string): string {
+  const fence = openAtEnd(text)
+  return fence === undefined || fence === '' ? text : `${text}\n${fence}\n`
 }
 
 // ----------------------------------------------------------------------------------------- csv

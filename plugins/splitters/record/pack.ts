@@ -50,8 +50,9 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
   /** The last record in `current`, for grouping; the last record of the previous chunk. */
   let lastRecord: Unit | undefined
   let previousRecord: Unit | undefined
-  /** The exact count of `current` part by part, when the tokenizer has a tally (cheap ones do). */
-  let tally: Tally | undefined = meter.tokenizer.cheap === true ? meter.tokenizer.tally?.() : undefined
+  /** A tally for each chunk, when the (cheap) tokenizer has one: the exact count of `current`. */
+  const newTally = meter.tokenizer.cheap === true ? meter.tokenizer.tally?.bind(meter.tokenizer) : undefined
+  let tally: Tally | undefined
   let tallied = 0
   /** The last draft is held back so the final one can say `end`. */
   let held: ChunkDraft | undefined
@@ -97,7 +98,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
   /** Emits `current`, dropping trailing records until the exact count fits; returns what was dropped. */
   const flush = (): Unit[] => {
     if (current.length === 0) return []
-    if (tally !== undefined) {
+    if (newTally !== undefined) {
       let text = ''
       for (const u of current) text += u.text
       release(draftOf(current, text, tallied, tallied > budget))
@@ -151,35 +152,37 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
    * With a tally (approx), the exact count of `current` grows record by record: each record is
    * read once, and a chunk never needs a recount or a repair.
    */
-  const addTallied = (u: Unit): void => {
-    if (current.length > 0 && sameGroup(u)) {
-      const n = tally!.add(u.text)
+  const addTallied = (u: Unit, startTally: () => Tally): void => {
+    if (tally !== undefined && current.length > 0 && sameGroup(u)) {
+      const n = tally.add(u.text)
       if (n <= budget) {
         tallied = n
-        current.push(u)
-        if (u.record >= 0) lastRecord = u
+        take(u)
         return
       }
-      tallied = tally!.undo()
+      tallied = tally.undo()
     }
     flush()
-    tally = meter.tokenizer.tally!()
+    tally = startTally()
     tallied = tally.add(u.text)
-    current.push(u)
-    if (u.record >= 0) lastRecord = u
+    take(u)
     // Over budget on its own: it goes alone, protected.
     if (tallied > budget) flush()
   }
 
+  const take = (u: Unit): void => {
+    current.push(u)
+    if (u.record >= 0) lastRecord = u
+  }
+
   const add = (u: Unit): void => {
-    if (tally !== undefined) return addTallied(u)
+    if (newTally !== undefined) return addTallied(u, newTally)
     // Each flush emits at least one unit, so this ends; carried units go back in first.
     while (current.length > 0 && (!sameGroup(u) || currentEstimate + u.est > budget)) {
       for (const carried of flush()) add(carried)
     }
-    current.push(u)
+    take(u)
     currentEstimate += u.est
-    if (u.record >= 0) lastRecord = u
     // Over budget on its own: it goes alone (protected if the exact count agrees).
     if (current.length === 1 && u.est > budget) {
       for (const carried of flush()) add(carried)
@@ -188,7 +191,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
 
   const unit = (start: number, text: string, kind: string, record: number, label?: string, context?: string, fields?: Record<string, string | number>): void => {
     if (text.length === 0) return
-    add({ start, text, est: tally === undefined ? meter.estimate(text) : 0, kind, path: containers.path, record, label, context, fields })
+    add({ start, text, est: newTally === undefined ? meter.estimate(text) : 0, kind, path: containers.path, record, label, context, fields })
   }
 
   return {
