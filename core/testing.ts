@@ -305,6 +305,11 @@ export async function checkTokenizer (plugin: TokenizerPlugin, samples: string[]
       t.add(last)
       if (t.undo() !== tokenizer.count(joined)) fail(name, JSON.stringify(joined.slice(0, 40)), 'tally.undo() does not return the count before the last part')
       if (t.add(last) !== tokenizer.count(joined + last)) fail(name, JSON.stringify((joined + last).slice(0, 40)), 'after undo, tally.add counts differently')
+      if (t.restart !== undefined) {
+        t.undo()
+        if (t.restart() !== tokenizer.count(last)) fail(name, JSON.stringify(last.slice(0, 40)), 'tally.restart() does not return the count of the last part alone')
+        if (t.add(joined) !== tokenizer.count(last + joined)) fail(name, JSON.stringify((last + joined).slice(0, 40)), 'after restart, tally.add counts differently')
+      }
     }), { numRuns: options.numRuns ?? 300 })
   }
 }

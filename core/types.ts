@@ -30,9 +30,10 @@ export interface Tokenizer {
    */
   readonly cheap?: boolean
   /**
-   * Only for a tokenizer that counts in one left-to-right pass with a small state (approx): a
-   * tally of a text given part by part, each part read once, so a packer that grows a chunk
-   * record by record knows its exact count without re-reading it.
+   * A tally of a text given part by part, each part read about once, so a packer that grows a
+   * chunk record by record knows its exact count without re-reading it. For a tokenizer that
+   * counts in one left-to-right pass with a small state (approx), or whose counts add up at
+   * known places (BPE encoders split text into pieces first; see the tiktoken plugin).
    */
   tally? (): Tally
 }
@@ -43,6 +44,12 @@ export interface Tally {
   add (text: string): number
   /** Forgets the part added last (one level); returns the count without it. */
   undo (): number
+  /**
+   * Optional: forgets every part but the one added last and returns that part's own count, as
+   * a new tally given only it would. A packer that closes a chunk before the part that did not
+   * fit carries that part into the next chunk without reading it again.
+   */
+  restart? (): number
 }
 
 interface PluginBase {

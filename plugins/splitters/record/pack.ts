@@ -50,8 +50,8 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
   /** The last record in `current`, for grouping; the last record of the previous chunk. */
   let lastRecord: Unit | undefined
   let previousRecord: Unit | undefined
-  /** A tally for each chunk, when the (cheap) tokenizer has one: the exact count of `current`. */
-  const newTally = meter.tokenizer.cheap === true ? meter.tokenizer.tally?.bind(meter.tokenizer) : undefined
+  /** A tally for each chunk, when the tokenizer has one: the exact count of `current`. */
+  const newTally = meter.tokenizer.tally?.bind(meter.tokenizer)
   let tally: Tally | undefined
   let tallied = 0
   /** The last draft is held back so the final one can say `end`. */
@@ -149,7 +149,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
   }
 
   /**
-   * With a tally (approx), the exact count of `current` grows record by record: each record is
+   * With a tally, the exact count of `current` grows record by record: each record is
    * read once, and a chunk never needs a recount or a repair.
    */
   const addTallied = (u: Unit, startTally: () => Tally): void => {
@@ -161,10 +161,14 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
         return
       }
       tallied = tally.undo()
+      flush()
+      // The record that did not fit opens the next chunk, without being read again.
+      tallied = tally.restart?.() ?? (tally = startTally()).add(u.text)
+    } else {
+      flush()
+      tally = startTally()
+      tallied = tally.add(u.text)
     }
-    flush()
-    tally = startTally()
-    tallied = tally.add(u.text)
     take(u)
     // Over budget on its own: it goes alone, protected.
     if (tallied > budget) flush()

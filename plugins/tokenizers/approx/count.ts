@@ -87,8 +87,10 @@ export class ApproxTally {
   private prev = -1
   private sum = 0
   private readonly saved = { row: 0, prev: -1, sum: 0 }
+  private last = ''
 
   add (text: string): number {
+    this.last = text
     const saved = this.saved
     saved.row = this.row
     saved.prev = this.prev
@@ -104,6 +106,14 @@ export class ApproxTally {
     this.prev = this.saved.prev
     this.sum = this.saved.sum
     return Math.ceil(this.sum / SCALE)
+  }
+
+  /** The model's state at a part's start is the previous part's: scan the last part again alone. */
+  restart (): number {
+    this.row = 0
+    this.prev = -1
+    this.sum = 0
+    return this.add(this.last)
   }
 }
 

@@ -11,6 +11,7 @@ import { createRequire } from 'node:module'
 import { definePlugin } from '../../../core/registry.js'
 import { DocsplitError } from '../../../core/errors.js'
 import type { Tokenizer, TokenizerPlugin } from '../../../core/types.js'
+import { BpeTally } from './tally.js'
 
 export const PACKAGE = 'gpt-tokenizer'
 
@@ -65,11 +66,13 @@ function isEncodingModule (m: unknown): m is EncodingModule {
 
 /** Wraps an encoding module as a docsplit Tokenizer. */
 export function tokenizerFrom (encoding: EncodingName, mod: EncodingModule): Tokenizer & { encode (text: string): number[] } {
+  const count = (text: string): number => text.length === 0 ? 0 : mod.countTokens(text, AS_TEXT)
   return {
     name: encoding,
     cheap: false,
-    count: (text: string): number => text.length === 0 ? 0 : mod.countTokens(text, AS_TEXT),
+    count,
     encode: (text: string): number[] => mod.encode(text, AS_TEXT),
+    tally: () => new BpeTally(count, encoding === 'o200k_base' || encoding === 'cl100k_base'),
   }
 }
 
