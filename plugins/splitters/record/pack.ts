@@ -12,6 +12,7 @@ import type { Boundary, ChunkDraft, PackerContext, PackerHandler, Tally } from '
 interface Unit {
   start: number
   text: string
+  /** The estimate, -1 until needed. */
   est: number
   kind: string
   path: string[]
@@ -54,6 +55,14 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
   const newTally = meter.tokenizer.tally?.bind(meter.tokenizer)
   let tally: Tally | undefined
   let tallied = 0
+  /** Whether `tallied` is the count of `current` (else estimates and a count at flush decide). */
+  let chunkTallied = false
+  /**
+   * An expensive tokenizer's tally may reread the text after its last additive place at every
+   * record (BPE: a run of punctuation is one piece), so a chunk of many small records goes on by
+   * estimates after this many: rereading then costs at most this many chunk lengths.
+   */
+  const tallyRecordsMax = meter.tokenizer.cheap === true ? Infinity : 32
   /** The last draft is held back so the final one can say `end`. */
   let held: ChunkDraft | undefined
 
@@ -98,12 +107,13 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
   /** Emits `current`, dropping trailing records until the exact count fits; returns what was dropped. */
   const flush = (): Unit[] => {
     if (current.length === 0) return []
-    if (newTally !== undefined) {
+    if (chunkTallied) {
       let text = ''
       for (const u of current) text += u.text
       release(draftOf(current, text, tallied, tallied > budget))
       current = []
       lastRecord = undefined
+      chunkTallied = false
       return []
     }
     // Prefix lengths, so any number of leading units is one slice of the joined text.
@@ -169,6 +179,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
       tally = startTally()
       tallied = tally.add(u.text)
     }
+    chunkTallied = true
     take(u)
     // Over budget on its own: it goes alone, protected.
     if (tallied > budget) flush()
@@ -180,7 +191,13 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
   }
 
   const add = (u: Unit): void => {
-    if (newTally !== undefined) return addTallied(u, newTally)
+    if (newTally !== undefined && (current.length === 0 || (chunkTallied && current.length < tallyRecordsMax))) return addTallied(u, newTally)
+    if (chunkTallied) {
+      // From here on estimates decide; the exact count so far is the best one.
+      chunkTallied = false
+      currentEstimate = tallied
+    }
+    if (u.est < 0) u.est = meter.estimate(u.text)
     // Each flush emits at least one unit, so this ends; carried units go back in first.
     while (current.length > 0 && (!sameGroup(u) || currentEstimate + u.est > budget)) {
       for (const carried of flush()) add(carried)
@@ -195,7 +212,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
 
   const unit = (start: number, text: string, kind: string, record: number, label?: string, context?: string, fields?: Record<string, string | number>): void => {
     if (text.length === 0) return
-    add({ start, text, est: newTally === undefined ? meter.estimate(text) : 0, kind, path: containers.path, record, label, context, fields })
+    add({ start, text, est: -1, kind, path: containers.path, record, label, context, fields })
   }
 
   return {

@@ -11,47 +11,74 @@
 import type { Tally } from '../../../core/types.js'
 
 const NEWLINE = 10
+const RETURN = 13
 const SPACE = 32
 const SLASH = 47
+const APOSTROPHE = 39
+
+const WHITESPACE = /\s/u
+/** The code point that ends a string is a letter. */
+const ENDS_WITH_LETTER = /\p{L}$/u
+/** The code point that starts a string may continue a word piece (letters, marks, `'s`). */
+const CONTINUES_WORD = /^[\p{L}\p{M}']/u
 
 function isAsciiLetter (c: number): boolean {
   return (c >= 65 && c <= 90) || (c >= 97 && c <= 122)
 }
 
-const WHITESPACE = /\s/u
+function isWhitespace (text: string, i: number): boolean {
+  const c = text.charCodeAt(i)
+  return c < 128 ? c === SPACE || (c >= 9 && c <= 13) : WHITESPACE.test(text[i]!)
+}
+
+/** Whether the whitespace run at `p` ends before a newline, inside `text`. */
+function runEndsWithoutNewline (text: string, p: number): boolean {
+  for (let i = p; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === NEWLINE || c === RETURN) return false
+    if (!isWhitespace(text, i)) return true
+  }
+  return false
+}
 
 /**
  * Whether `p` is a piece boundary of every text that has the same characters around it, and
  * the count of text[0, p) alone is the count of its pieces in the longer text, under the split
- * patterns of r50k, p50k, cl100k and o200k:
+ * patterns of r50k, p50k, cl100k and o200k (the pattern splits text into pieces; BPE then
+ * merges inside each piece alone):
+ * - after a letter, before anything that cannot continue a word (a letter, a mark, the `'` of
+ *   a contraction): every pattern's word piece holds only letters and marks after its first
+ *   character, so a word ends there, alone or not;
  * - after a newline, before a character that is neither whitespace nor `/`: the only pieces that
  *   hold a newline are runs of whitespace and punctuation followed by newlines (o200k adds `/`
- *   to those newlines), so none reaches past it, and a piece starts there. cl100k and o200k take
- *   a run of whitespace up to its last newline as one piece whatever follows; r50k and p50k
- *   leave the last whitespace character of a run for the next piece unless the text ends
- *   there, so for them the newline must follow a character that is not whitespace;
- * - a space between two ASCII letters: a word piece never holds a space but as its first
- *   character, so a word ends before the space and the next one starts with it.
+ *   to those newlines), so none reaches past it. cl100k and o200k (`wholeNewlineRuns`) take a
+ *   run of whitespace up to its last newline as one piece whatever follows, so for them a run
+ *   of whitespace without a newline may follow too; r50k and p50k leave the last whitespace
+ *   character of a run for the next piece unless the text ends there, so for them the newline
+ *   must follow a character that is not whitespace.
  */
 export function isStable (text: string, p: number, wholeNewlineRuns: boolean): boolean {
   if (p <= 0 || p >= text.length) return false
   const c = text.charCodeAt(p)
   const before = text.charCodeAt(p - 1)
   if (before === NEWLINE) {
-    if (c === SLASH || (c < 128 ? c <= SPACE : WHITESPACE.test(text[p]!))) return false
-    return wholeNewlineRuns || p === 1 || !WHITESPACE.test(text[p - 2]!)
+    if (c === SLASH) return false
+    if (!isWhitespace(text, p)) return wholeNewlineRuns || p === 1 || !isWhitespace(text, p - 2)
+    return wholeNewlineRuns && runEndsWithoutNewline(text, p)
   }
-  return c === SPACE && isAsciiLetter(before) && p + 1 < text.length && isAsciiLetter(text.charCodeAt(p + 1))
+  const letterBefore = before < 128 ? isAsciiLetter(before) : ENDS_WITH_LETTER.test(text.slice(Math.max(0, p - 2), p))
+  if (!letterBefore) return false
+  return c < 128 ? !isAsciiLetter(c) && c !== APOSTROPHE : !CONTINUES_WORD.test(text.slice(p, p + 2))
 }
 
 /** The last stable position in text(from, text.length), or -1. */
 function lastStable (text: string, from: number, wholeNewlineRuns: boolean): number {
-  for (let p = text.length - 1; p > from; p--) {
-    const c = text.charCodeAt(p)
-    if ((c === SPACE || text.charCodeAt(p - 1) === NEWLINE) && isStable(text, p, wholeNewlineRuns)) return p
-  }
+  for (let p = text.length - 1; p > from; p--) if (isStable(text, p, wholeNewlineRuns)) return p
   return -1
 }
+
+/** Characters of a part read to judge the join: a run of whitespace longer than this is not. */
+const JOIN_WINDOW = 64
 
 export class BpeTally implements Tally {
   /** The count of the text before `tail`. */
@@ -103,7 +130,7 @@ export class BpeTally implements Tally {
     // With one character of tail, the one before it is settled text: unknown here.
     if (tail.length === 1 && this.settled > 0 && !this.wholeNewlineRuns) return false
     const left = tail.length > 2 ? tail.slice(-2) : tail
-    return isStable(left + part.slice(0, 2), left.length, this.wholeNewlineRuns)
+    return isStable(left + part.slice(0, JOIN_WINDOW), left.length, this.wholeNewlineRuns)
   }
 
   undo (): number {

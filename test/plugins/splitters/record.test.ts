@@ -103,3 +103,22 @@ t.test('should overlap whole records only', async (t) => {
   t.ok(r.chunks.slice(1).some((c, i) => c.char_start < r.chunks[i]!.char_end), 'some chunk repeats records')
   t.same(invariantProblems(r, text, { tokenizer: approx }), [])
 })
+
+t.test('with o200k (its tally), records stay whole, counts are exact, and a chunk of many small records goes on by estimates', async (t) => {
+  const o200k = await tokenizerByName('o200k_base').load()
+  await fc.assert(fc.asyncProperty(fc.array(fc.oneof({ weight: 9, arbitrary: recordLine }, { weight: 1, arbitrary: fc.constantFrom('#a\n', '/x\n', ' y\n') }), { maxLength: 60 }), fc.constantFrom(8, 64, 512), async (lines, max) => {
+    const text = lines.join('')
+    const r = await split(text, { input_format: 'test-lines', max_tokens: max, tokenizer: 'o200k_base' })
+    const bounds = new Set<number>([0])
+    let at = 0
+    for (const l of lines) bounds.add(at += l.length)
+    const problems = invariantProblems(r, text, { tokenizer: o200k, recordBoundaries: bounds })
+    if (problems.length > 0) throw new Error(problems.join('\n'))
+  }), { numRuns: 100 })
+  // 200 one-token records: past the tally's 32 records, estimates carry the chunk on.
+  const small = 'h\n' + 'x\n'.repeat(200)
+  const r = await split(small, { input_format: 'test-lines', max_tokens: 512, tokenizer: 'o200k_base' })
+  t.ok(r.chunks[0]!.record_count! > 100, `the first chunk goes on past 32 records (${r.chunks[0]!.record_count!})`)
+  for (const c of r.chunks) t.equal(c.token_count, o200k.count(c.text), `chunk ${c.index}: exact count`)
+  t.same(invariantProblems(r, small, { tokenizer: o200k }), [])
+})

@@ -9,7 +9,7 @@ import { corpusFiles, corpusMissing } from '../../helpers/corpus.js'
 // before `/`, spaces and letters, runs of whitespace, contractions, marks, CJK, digits.
 const FRAGMENTS = [
   '\n', '\r\n', '\n\n', ' ', '  ', '\t', '/', '//', 'a', 'Zz', 'word', ' the', "'s", "'LL", '}', '};', '(x)', '1', '123456',
-  'é', 'e\u0301', '日本', '\u00A0', '\u3000', '<|endoftext|>', '  \n', ' \n ', '-', '#', '😀', '\r',
+  'é', 'e\u0301', '日本', '\u00A0', '\u3000', '<|endoftext|>', '  \n', ' \n ', '-', '#', '😀', '\r', '。', '\u{1D518}', "'", 'İ', 'ǅ',
 ]
 
 const text = fc.array(fc.constantFrom(...FRAGMENTS), { maxLength: 40 }).map((parts) => parts.join(''))
@@ -54,6 +54,12 @@ t.test('a stable position splits the count for every encoding', async (t) => {
   t.notOk(isStable('a\n\nb', 3, false), 'r50k splits a whitespace run before a word, not at the end of a text')
   t.ok(isStable('a\n\nb', 3, true))
   t.ok(isStable('ab cd', 2, false))
+  t.ok(isStable('ab.', 2, false), 'a word ends before punctuation')
+  t.notOk(isStable("ab's", 2, true), "o200k keeps a contraction with its word")
+  t.notOk(isStable('e\u0301', 1, true), 'o200k keeps a mark with its letter')
+  t.ok(isStable('\u{1D518}.', 2, true), 'a letter outside the BMP ends a word')
+  t.notOk(isStable('a\n \nb', 2, true), 'a whitespace run with a later newline is one piece')
+  t.ok(isStable('a\n  b', 2, true))
 })
 
 t.test('corpus: tallying lines counts each file exactly', async (t) => {
