@@ -66,7 +66,7 @@ export const errorTable = {
   },
   DOCSPLIT_VERIFY_FAILED: {
     status: 500, exit: 3, title: 'Verification failed',
-    description: '`--verify` found a chunk that breaks an invariant (lossless, budget). Please report it with the input that caused it.',
+    description: '`--verify` found a chunk that breaks an invariant (lossless, offsets, overlap, budget). Please report it with the input that caused it.',
   },
   DOCSPLIT_TOKENIZER_UNAVAILABLE: {
     status: 422, exit: 4, title: 'Tokenizer unavailable',

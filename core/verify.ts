@@ -1,6 +1,7 @@
 /**
  * Re-checks a split's output against the invariants, as chunks stream by: chunks tile the
- * source (each starts where the previous ended, or earlier by overlap), the tiles joined equal
+ * source (each starts where the previous ended, or earlier by overlap, and then begins with the
+ * previous chunk's tail), each chunk's char span is as long as its text, the tiles joined equal
  * the source text, and every chunk not `protected` is within the budget by a fresh count.
  * Memory is constant: the source and the tiles are compared by running hashes.
  */
@@ -10,7 +11,7 @@ import type { Tokenizer } from './types.js'
 
 export interface Violation {
   chunk: number
-  rule: 'lossless' | 'budget' | 'token_count' | 'order'
+  rule: 'lossless' | 'budget' | 'token_count' | 'order' | 'offsets' | 'overlap'
   detail: string
 }
 
@@ -19,6 +20,7 @@ export class Verifier {
   private readonly source: Hash = createHash('sha256')
   private readonly tiles: Hash = createHash('sha256')
   private end = 0
+  private previous = ''
   private tokenizer: Tokenizer | undefined
   private maxTokens = 0
 
@@ -38,11 +40,20 @@ export class Verifier {
       if (this.violations.length < 100) this.violations.push({ chunk: chunk.index, rule, detail })
     }
     if (chunk.char_start > this.end || chunk.char_end < this.end) add('order', `chunk covers ${chunk.char_start}..${chunk.char_end}; the previous one ended at ${this.end}`)
+    const points = codePoints(chunk.text)
+    if (chunk.char_end - chunk.char_start !== points) add('offsets', `char_start..char_end spans ${chunk.char_end - chunk.char_start} code points, the text has ${points}`)
     // The part not repeated from the previous chunk, in code points.
     const repeated = this.end - chunk.char_start
-    const fresh = repeated > 0 ? Array.from(chunk.text).slice(repeated).join('') : chunk.text
+    let fresh = chunk.text
+    if (repeated > 0) {
+      const chars = Array.from(chunk.text)
+      const head = chars.slice(0, repeated).join('')
+      if (!this.previous.endsWith(head)) add('overlap', `the first ${repeated} code points are not the end of the previous chunk`)
+      fresh = chars.slice(repeated).join('')
+    }
     this.tiles.update(fresh)
     this.end = Math.max(this.end, chunk.char_end)
+    this.previous = chunk.text
     if (this.tokenizer === undefined) throw new Error('Verifier.start must be called before check')
     const count = this.tokenizer.count(chunk.text)
     if (count !== chunk.token_count) add('token_count', `token_count ${chunk.token_count}, recounted ${count}`)
@@ -56,4 +67,14 @@ export class Verifier {
     }
     return this.violations
   }
+}
+
+function codePoints (text: string): number {
+  let n = text.length
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    // A high surrogate followed by a low one is one code point.
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) { n--; i++ }
+  }
+  return n
 }
