@@ -160,7 +160,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
 
   /**
    * With a tally, the exact count of `current` grows record by record: each record is
-   * read once, and a chunk never needs a recount or a repair.
+   * read about once, and a chunk never needs a recount or a repair.
    */
   const addTallied = (u: Unit, startTally: () => Tally): void => {
     if (tally !== undefined && current.length > 0 && sameGroup(u)) {

@@ -8,7 +8,7 @@
  * A chunk grows while its units fit the budget; it then ends at the strongest gap inside the
  * fitting extent (the furthest one among equals). A unit over budget on its own is cut at the
  * next finer level, one window at a time, so a 5 MB line costs O(window) per chunk, not
- * O(line). With a tokenizer that offers a tally, the queue's exact count grows unit by unit
+ * O(line). With a cheap tokenizer that offers a tally (approx), the queue's exact count grows unit by unit
  * (each unit read about once) and every gap's prefix count is known, so the best gap is chosen
  * without counting again. Otherwise estimates choose the extent and one exact count of the
  * joined text confirms it.
@@ -91,11 +91,7 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
    */
   let proven = { units: 0, count: 0 }
 
-  /**
-   * Tally mode: `prefix[i]` is the exact count of the text of queue[0..i], for the units the
-   * tally has read so far (never past the first one over budget).
-   */
-  // Only a cheap tokenizer's: a tally reads up to the first unit over budget, and the units
+  // Only a cheap tokenizer's tally: it reads up to the first unit over budget, and the units
   // after the chosen gap are read again for the next chunk. With BPE and paragraph-sized units
   // that rereading cost more than estimates plus one count of the chunk (8.6 MB of markdown,
   // o200k: 12% slower).
@@ -103,6 +99,10 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
   /** With a tally, no estimates are needed at all. */
   const estimating = newTally === undefined
   let tally: Tally | undefined
+  /**
+   * `prefix[i]` is the exact count of the text of queue[0..i], for the units the tally has read
+   * so far (never past the first one over budget).
+   */
   const prefix: number[] = []
   const resetTally = (): void => {
     tally = undefined
