@@ -75,6 +75,11 @@ export interface RecordEvent {
    * first record, and those whose name ends in `_end` from its last record.
    */
   fields?: Record<string, string | number>
+  /**
+   * The tokenizer's count of `text`, when the engine counted it ahead on another core (large
+   * inputs). Set by the engine only; parsers leave it out.
+   */
+  tokens?: number
 }
 
 /** A reference definition (markdown `[id]: url "title"`). */

@@ -6,11 +6,15 @@
  *
  * After each input piece the chunks made so far are yielded, so memory stays bounded by what
  * the parser and packer hold (one record or block for streaming formats), not the document.
+ *
+ * On a large input, when the splitter counts records one by one and the tokenizer can count
+ * batches on other cores (`countMany`), events wait in batches between parser and packer while
+ * the batch's records are counted; the counts travel in the record events. Same output.
  */
 import { hash } from 'node:crypto'
 import { Meter } from './budget.js'
 import { StreamDecoder, UTF8, encodingInfo, type EncodingInfo } from './decode.js'
-import type { DocEvent } from './events.js'
+import type { DocEvent, RecordEvent } from './events.js'
 import { DocsplitError, isDocsplitError, type ErrorCode } from './errors.js'
 import { applyPluginDefaults, baseOptions, prepareOptionChecks, resolveOptions } from './options.js'
 import { withOverlap } from './overlap.js'
@@ -52,6 +56,22 @@ export interface ChunkStream extends AsyncIterable<Chunk> {
 const PIECE = 1 << 20
 /** Characters of input `auto` looks at to choose a format by content. */
 const SAMPLE = 1 << 16
+/**
+ * Counting ahead starts after this many characters (below, starting threads costs more than it
+ * saves); the threads start earlier, so that they have loaded their tables by then.
+ */
+const AHEAD_AFTER = 4 << 20
+const AHEAD_WARM = 1 << 20
+/** Characters of records per batch counted ahead, and batches in flight at most. */
+const AHEAD_BATCH = 1 << 19
+const AHEAD_INFLIGHT = 6
+
+/** Events held back while their records are counted. */
+interface Batch {
+  events: DocEvent[]
+  counted: Promise<void>
+  done: boolean
+}
 
 async function * inputPieces (input: SplitInput): AsyncGenerator<InputPiece> {
   let kind: 'string' | 'bytes' | undefined
@@ -287,12 +307,52 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
           else info[event.key] = event.value
           break
       }
-      packer.push(event)
+      if (countingAhead) hold(event)
+      else packer.push(event)
     },
     fail (code: ErrorCode, message: string): never {
       throw new DocsplitError(code, message)
     },
   }
+  // Counting ahead (see the file comment).
+  const countMany = packerPlugin.countsRecords === true ? tokenizer.countMany?.bind(tokenizer) : undefined
+  let countingAhead = false
+  let warming = false
+  let batch: DocEvent[] = []
+  let records: RecordEvent[] = []
+  let batchChars = 0
+  const inflight: Batch[] = []
+  const dispatch = (): void => {
+    if (batch.length === 0) return
+    const held = records
+    const counted = countMany!(held.map((r) => r.text)).then((counts) => {
+      if (counts !== undefined) for (let i = 0; i < held.length; i++) held[i]!.tokens = counts[i]!
+    }, () => {})
+    const b: Batch = { events: batch, counted, done: false }
+    void counted.then(() => { b.done = true })
+    inflight.push(b)
+    batch = []
+    records = []
+    batchChars = 0
+  }
+  const hold = (event: DocEvent): void => {
+    batch.push(event)
+    if (event.type === 'record') {
+      records.push(event)
+      batchChars += event.text.length
+      if (batchChars >= AHEAD_BATCH) dispatch()
+    }
+  }
+  /** Hands counted batches to the packer in order; waits while too many are in flight, or for all. */
+  const drain = async (all: boolean): Promise<void> => {
+    if (all) dispatch()
+    while (inflight.length > 0 && (all || inflight[0]!.done || inflight.length > AHEAD_INFLIGHT)) {
+      const b = inflight.shift()!
+      await b.counted
+      guarded(() => { for (const e of b.events) packer.push(e) })
+    }
+  }
+
   let handler: ParserHandler<InputPiece>
   try {
     handler = await parser.create(parserCtx) as ParserHandler<InputPiece>
@@ -337,6 +397,14 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
       const next = await source.next()
       if (next.done === true) break
       guarded(() => feed(next.value))
+      if (countMany !== undefined && !countingAhead && decodedLength >= AHEAD_WARM) {
+        if (!warming) {
+          warming = true
+          void countMany([]).catch(() => {})
+        }
+        countingAhead = decodedLength >= AHEAD_AFTER
+      }
+      if (countingAhead) await drain(false)
       yield * ready.splice(0)
     }
   } finally {
@@ -352,8 +420,9 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
     }
     // Empty input is zero chunks in every format, even where an empty document is invalid.
     if (decodedLength > 0 || receivedBytes > (decoder?.bomBytes ?? 0)) handler.end()
-    packer.end()
   })
+  if (countingAhead) await drain(true)
+  guarded(() => packer.end())
   yield * ready.splice(0)
 
   const covered = tracker?.end ?? 0

@@ -305,6 +305,11 @@ export async function checkTokenizer (plugin: TokenizerPlugin, samples: string[]
       t.add(last)
       if (t.undo() !== tokenizer.count(joined)) fail(name, JSON.stringify(joined.slice(0, 40)), 'tally.undo() does not return the count before the last part')
       if (t.add(last) !== tokenizer.count(joined + last)) fail(name, JSON.stringify((joined + last).slice(0, 40)), 'after undo, tally.add counts differently')
+      // Given each part's own count (as counted ahead), the same totals.
+      const known = tally.call(tokenizer)
+      let n = 0
+      for (const part of [...parts, last]) n = known.add(part, tokenizer.count(part))
+      if (n !== tokenizer.count(joined + last)) fail(name, JSON.stringify((joined + last).slice(0, 40)), 'tally.add(part, count) counts differently from tally.add(part)')
       if (t.restart !== undefined) {
         t.undo()
         if (t.restart() !== tokenizer.count(last)) fail(name, JSON.stringify(last.slice(0, 40)), 'tally.restart() does not return the count of the last part alone')

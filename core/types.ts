@@ -36,12 +36,22 @@ export interface Tokenizer {
    * known places (BPE encoders split text into pieces first; see the tiktoken plugin).
    */
   tally? (): Tally
+  /**
+   * Optional: counts many texts at once, off the calling thread (worker threads on other
+   * cores); undefined when it cannot. On large inputs the pipeline counts each batch of records
+   * this way before the splitter sees them, when the splitter counts records one by one
+   * (`countsRecords`), and hands the counts over in the record events (`tokens`).
+   */
+  countMany? (texts: string[]): Promise<ArrayLike<number> | undefined>
 }
 
 /** Counts a text given in consecutive parts, exactly as `count` counts the parts joined. */
 export interface Tally {
-  /** Adds the next part; returns the count of all parts so far. */
-  add (text: string): number
+  /**
+   * Adds the next part; returns the count of all parts so far. `count`, when given, is the
+   * tokenizer's own count of `text` alone (made ahead); a tally may use it instead of counting.
+   */
+  add (text: string, count?: number): number
   /** Forgets the part added last (one level); returns the count without it. */
   undo (): number
   /**
@@ -150,6 +160,8 @@ export interface PackerHandler {
 export interface PackerPlugin extends PluginBase {
   kind: 'packer'
   options?: TObject
+  /** The packer counts each record's text on its own: the pipeline may count them ahead. */
+  countsRecords?: boolean
   create (ctx: PackerContext): PackerHandler
 }
 

@@ -14,6 +14,8 @@ interface Unit {
   text: string
   /** The estimate, -1 until needed. */
   est: number
+  /** The exact count, when the engine counted the record ahead. */
+  tokens: number | undefined
   kind: string
   path: string[]
   /** Index of the record in the document, or -1 for a block between records. */
@@ -164,7 +166,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
    */
   const addTallied = (u: Unit, startTally: () => Tally): void => {
     if (tally !== undefined && current.length > 0 && sameGroup(u)) {
-      const n = tally.add(u.text)
+      const n = tally.add(u.text, u.tokens)
       if (n <= budget) {
         tallied = n
         take(u)
@@ -173,11 +175,11 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
       tallied = tally.undo()
       flush()
       // The record that did not fit opens the next chunk, without being read again.
-      tallied = tally.restart?.() ?? (tally = startTally()).add(u.text)
+      tallied = tally.restart?.() ?? (tally = startTally()).add(u.text, u.tokens)
     } else {
       flush()
       tally = startTally()
-      tallied = tally.add(u.text)
+      tallied = tally.add(u.text, u.tokens)
     }
     chunkTallied = true
     take(u)
@@ -197,7 +199,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
       chunkTallied = false
       currentEstimate = tallied
     }
-    if (u.est < 0) u.est = meter.estimate(u.text)
+    if (u.est < 0) u.est = u.tokens ?? meter.estimate(u.text)
     // Each flush emits at least one unit, so this ends; carried units go back in first.
     while (current.length > 0 && (!sameGroup(u) || currentEstimate + u.est > budget)) {
       for (const carried of flush()) add(carried)
@@ -210,9 +212,9 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
     }
   }
 
-  const unit = (start: number, text: string, kind: string, record: number, label?: string, context?: string, fields?: Record<string, string | number>): void => {
+  const unit = (start: number, text: string, kind: string, record: number, label?: string, context?: string, fields?: Record<string, string | number>, tokens?: number): void => {
     if (text.length === 0) return
-    add({ start, text, est: -1, kind, path: containers.path, record, label, context, fields })
+    add({ start, text, est: -1, tokens, kind, path: containers.path, record, label, context, fields })
   }
 
   return {
@@ -228,7 +230,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
           unit(event.start, event.text, event.kind, -1)
           break
         case 'record':
-          unit(event.start, event.text, event.kind ?? 'record', records++, event.label, event.context, event.fields)
+          unit(event.start, event.text, event.kind ?? 'record', records++, event.label, event.context, event.fields, event.tokens)
           break
       }
     },

@@ -94,7 +94,7 @@ export class BpeTally implements Tally {
   /** `wholeNewlineRuns`: the encoding splits whitespace as cl100k and o200k do (see isStable). */
   constructor (private readonly count: (text: string) => number, private readonly wholeNewlineRuns: boolean) {}
 
-  add (part: string): number {
+  add (part: string, known?: number): number {
     const saved = this.saved
     saved.settled = this.settled
     saved.tail = this.tail
@@ -106,9 +106,9 @@ export class BpeTally implements Tally {
       // The usual case (parts are lines, records, blocks): the tail is final, the part counted once.
       this.settled += this.tailCount
       this.tail = part
-      this.tailCount = this.lastCount = this.count(part)
+      this.tailCount = this.lastCount = known ?? this.count(part)
     } else {
-      this.lastCount = -1
+      this.lastCount = known ?? -1
       // The join may merge pieces: recount the tail with the part, settling up to the last
       // stable position so the tail does not grow.
       const joined = this.tail + part

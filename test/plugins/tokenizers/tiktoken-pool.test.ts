@@ -1,0 +1,65 @@
+/**
+ * Counting on other cores: the counts made by worker threads are the tokenizer's own, a worker
+ * that cannot load its module answers nothing (the main thread counts), and a large split gives
+ * the same bytes with and without the workers.
+ */
+import t from 'tap'
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { CountPool } from '../../../plugins/tokenizers/tiktoken/pool.js'
+import { importEncoding, tokenizerFrom, type EncodingModule } from '../../../plugins/tokenizers/tiktoken/index.js'
+
+const texts = ['2024-01-01 12:00:00 INFO started\n', '\tat org.example.Main(Main.java:12)\n', '', '日本語のログ\n', 'x'.repeat(3000)]
+
+t.test('workers count exactly what the main thread counts', async (t) => {
+  const mod = await importEncoding('o200k_base') as EncodingModule
+  const pool = new CountPool(() => import.meta.resolve('gpt-tokenizer/encoding/o200k_base'), 2)
+  const tok = tokenizerFrom('o200k_base', mod, pool)
+  const counts = await tok.countMany!(texts)
+  t.same(Array.from(counts!), texts.map((s) => tok.count(s)))
+  const batches = await Promise.all([texts, [...texts].reverse(), texts.slice(1)].map((b) => tok.countMany!(b)))
+  t.same(batches.map((c) => Array.from(c!)), [texts, [...texts].reverse(), texts.slice(1)].map((b) => b.map((s) => tok.count(s))), 'batches in flight on both workers')
+  const tally = tok.tally!()
+  let n = 0
+  for (let i = 0; i < texts.length; i++) n = tally.add(texts[i]!, counts![i])
+  t.equal(n, tok.count(texts.join('')), 'a tally given the counts made ahead is exact')
+})
+
+t.test('a worker that cannot load its module answers nothing', async (t) => {
+  const mod = await importEncoding('o200k_base') as EncodingModule
+  const pool = new CountPool(() => 'file:///nonexistent/gpt-tokenizer.js', 1)
+  const tok = tokenizerFrom('o200k_base', mod, pool)
+  t.equal(await tok.countMany!(texts), undefined)
+  t.equal(await tok.countMany!(texts), undefined, 'and is not started again')
+})
+
+t.test('a large split is byte for byte the same with and without counting threads', async (t) => {
+  const root = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..')
+  const bin = join(root, 'dist/cli/index.js')
+  if (!existsSync(bin)) return t.skip('dist/ is missing: npm test builds it first')
+  const dir = mkdtempSync(join(tmpdir(), 'docsplit-pool-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  // 10 MB of log records (past the 8 MB after which records are counted ahead), with stack traces.
+  const lines: string[] = []
+  for (let i = 0, size = 0; size < 10 << 20; i++) {
+    const line = i % 97 === 0
+      ? `2024-01-01 12:00:${String(i % 60).padStart(2, '0')} ERROR request ${i} failed\njava.lang.IllegalStateException: bad ${i}\n\tat org.example.Service.run(Service.java:${i % 400})\n\tat java.lang.Thread.run(Thread.java:750)\n`
+      : `2024-01-01 12:00:${String(i % 60).padStart(2, '0')} INFO worker-${i % 7} handled /api/items/${i} in ${(i * 7) % 1000} ms\n`
+    lines.push(line)
+    size += line.length
+  }
+  const file = join(dir, 'big.log')
+  writeFileSync(file, lines.join(''))
+  const run = (threads: string): string => {
+    const r = spawnSync(process.execPath, [bin, 'split', file, '--jsonl', '--tokenizer', 'o200k_base'], { env: { ...process.env, DOCSPLIT_COUNT_THREADS: threads }, encoding: 'utf8', maxBuffer: 1 << 28 })
+    t.equal(r.status, 0, r.stderr)
+    return r.stdout
+  }
+  const single = run('0')
+  const parallel = run('2')
+  t.ok(single.length > 10 << 20, 'the whole log came out')
+  t.ok(single === parallel, 'identical output')
+})
