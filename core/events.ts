@@ -57,6 +57,8 @@ export interface BlockEvent {
    */
   attachNext?: boolean
   refs?: RefUse[]
+  /** Set by the engine only (see RecordEvent.tokens). */
+  tokens?: number
 }
 
 /** One complete record: a log entry, a CSV row, a JSONL line, a JSON element, an XML child. */
@@ -77,7 +79,7 @@ export interface RecordEvent {
   fields?: Record<string, string | number>
   /**
    * The tokenizer's count of `text`, when the engine counted it ahead on another core (large
-   * inputs). Set by the engine only; parsers leave it out.
+   * inputs, splitters that count units one by one). Set by the engine only; parsers leave it out.
    */
   tokens?: number
 }

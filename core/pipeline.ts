@@ -7,14 +7,14 @@
  * After each input piece the chunks made so far are yielded, so memory stays bounded by what
  * the parser and packer hold (one record or block for streaming formats), not the document.
  *
- * On a large input, when the splitter counts records one by one and the tokenizer can count
- * batches on other cores (`countMany`), events wait in batches between parser and packer while
- * the batch's records are counted; the counts travel in the record events. Same output.
+ * On a large input, when the splitter counts blocks and records one by one and the tokenizer
+ * can count batches on other cores (`countMany`), events wait in batches between parser and
+ * packer while their texts are counted; the counts travel in the events. Same output.
  */
 import { hash } from 'node:crypto'
 import { Meter } from './budget.js'
 import { StreamDecoder, UTF8, encodingInfo, type EncodingInfo } from './decode.js'
-import type { DocEvent, RecordEvent } from './events.js'
+import type { BlockEvent, DocEvent, RecordEvent } from './events.js'
 import { DocsplitError, isDocsplitError, type ErrorCode } from './errors.js'
 import { applyPluginDefaults, baseOptions, prepareOptionChecks, resolveOptions } from './options.js'
 import { withOverlap } from './overlap.js'
@@ -62,7 +62,7 @@ const SAMPLE = 1 << 16
  */
 const AHEAD_AFTER = 4 << 20
 const AHEAD_WARM = 1 << 20
-/** Characters of records per batch counted ahead, and batches in flight at most. */
+/** Characters of blocks and records per batch counted ahead, and batches in flight at most. */
 const AHEAD_BATCH = 1 << 19
 const AHEAD_INFLIGHT = 6
 
@@ -315,16 +315,16 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
     },
   }
   // Counting ahead (see the file comment).
-  const countMany = packerPlugin.countsRecords === true ? tokenizer.countMany?.bind(tokenizer) : undefined
+  const countMany = packerPlugin.countsUnits === true ? tokenizer.countMany?.bind(tokenizer) : undefined
   let countingAhead = false
   let warming = false
   let batch: DocEvent[] = []
-  let records: RecordEvent[] = []
+  let units: Array<BlockEvent | RecordEvent> = []
   let batchChars = 0
   const inflight: Batch[] = []
   const dispatch = (): void => {
     if (batch.length === 0) return
-    const held = records
+    const held = units
     const counted = countMany!(held.map((r) => r.text)).then((counts) => {
       if (counts !== undefined) for (let i = 0; i < held.length; i++) held[i]!.tokens = counts[i]!
     }, () => {})
@@ -332,13 +332,13 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
     void counted.then(() => { b.done = true })
     inflight.push(b)
     batch = []
-    records = []
+    units = []
     batchChars = 0
   }
   const hold = (event: DocEvent): void => {
     batch.push(event)
-    if (event.type === 'record') {
-      records.push(event)
+    if (event.type === 'record' || event.type === 'block') {
+      units.push(event)
       batchChars += event.text.length
       if (batchChars >= AHEAD_BATCH) dispatch()
     }

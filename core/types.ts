@@ -38,9 +38,9 @@ export interface Tokenizer {
   tally? (): Tally
   /**
    * Optional: counts many texts at once, off the calling thread (worker threads on other
-   * cores); undefined when it cannot. On large inputs the pipeline counts each batch of records
-   * this way before the splitter sees them, when the splitter counts records one by one
-   * (`countsRecords`), and hands the counts over in the record events (`tokens`).
+   * cores); undefined when it cannot. On large inputs the pipeline counts each batch of blocks
+   * and records this way before the splitter sees them, when the splitter counts them one by
+   * one (`countsUnits`), and hands the counts over in the events (`tokens`).
    */
   countMany? (texts: string[]): Promise<ArrayLike<number> | undefined>
 }
@@ -160,8 +160,11 @@ export interface PackerHandler {
 export interface PackerPlugin extends PluginBase {
   kind: 'packer'
   options?: TObject
-  /** The packer counts each record's text on its own: the pipeline may count them ahead. */
-  countsRecords?: boolean
+  /**
+   * The packer counts the text of each block and record on its own: the pipeline may count
+   * them ahead, on other cores, and hand the counts over in the events (`tokens`).
+   */
+  countsUnits?: boolean
   create (ctx: PackerContext): PackerHandler
 }
 

@@ -6,6 +6,6 @@ export default definePlugin({
   name: 'record',
   docsplit: '^1',
   description: 'Packs whole records up to the budget; a record over budget goes alone, marked protected, never cut.',
-  countsRecords: true,
+  countsUnits: true,
   create: createRecordPacker,
 })

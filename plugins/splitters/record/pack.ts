@@ -227,7 +227,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
           containers.exit()
           break
         case 'block':
-          unit(event.start, event.text, event.kind, -1)
+          unit(event.start, event.text, event.kind, -1, undefined, undefined, undefined, event.tokens)
           break
         case 'record':
           unit(event.start, event.text, event.kind ?? 'record', records++, event.label, event.context, event.fields, event.tokens)

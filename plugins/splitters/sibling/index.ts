@@ -6,5 +6,6 @@ export default definePlugin({
   name: 'sibling',
   docsplit: '^1',
   description: 'Packs consecutive siblings of the document tree; opens a node only when it alone is over budget, and cuts a leaf at the finest level needed (line or sentence, word, grapheme).',
+  countsUnits: true,
   create: createSiblingPacker,
 })

@@ -8,10 +8,10 @@
  * A chunk grows while its units fit the budget; it then ends at the strongest gap inside the
  * fitting extent (the furthest one among equals). A unit over budget on its own is cut at the
  * next finer level, one window at a time, so a 5 MB line costs O(window) per chunk, not
- * O(line). With a cheap tokenizer that offers a tally (approx), the queue's exact count grows unit by unit
- * (each unit read about once) and every gap's prefix count is known, so the best gap is chosen
- * without counting again. Otherwise estimates choose the extent and one exact count of the
- * joined text confirms it.
+ * O(line). With a tally, the queue's exact count grows unit by unit and every gap's prefix count
+ * is known, so the best gap is chosen without counting again: with a cheap tokenizer (approx)
+ * always, with an exact one for blocks the engine counted ahead (the tally adds their counts).
+ * Otherwise estimates choose the extent and one exact count of the joined text confirms it.
  */
 import { ContainerPath } from '../../../core/structure.js'
 import type { CutStyle, DocEvent, RefUse } from '../../../core/events.js'
@@ -47,6 +47,8 @@ interface Unit {
   refs: RefUse[] | undefined
   /** Cached estimate, -1 until computed. */
   est: number
+  /** The exact count of a whole block, when the engine counted it ahead. */
+  tokens: number | undefined
 }
 
 /** Keeps cut points at least `spacing` apart. */
@@ -91,13 +93,16 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
    */
   let proven = { units: 0, count: 0 }
 
-  // Only a cheap tokenizer's tally: it reads up to the first unit over budget, and the units
-  // after the chosen gap are read again for the next chunk. With BPE and paragraph-sized units
-  // that rereading cost more than estimates plus one count of the chunk (8.6 MB of markdown,
-  // o200k: 12% slower).
-  const newTally = meter.tokenizer.cheap === true ? meter.tokenizer.tally?.bind(meter.tokenizer) : undefined
-  /** With a tally, no estimates are needed at all. */
-  const estimating = newTally === undefined
+  // A tally reads up to the first unit over budget, and the units after the chosen gap are read
+  // again for the next chunk: with BPE on one core that costs more than estimates plus one count
+  // of the chunk (8.6 MB of markdown, o200k: 12% slower), but the chunks are fuller (exact
+  // counts choose the gap) and on large inputs the engine counts whole blocks ahead on other
+  // cores, so rereading them costs nothing. Either way the same units are tallied, so the
+  // output does not depend on the number of cores.
+  const cheap = meter.tokenizer.cheap === true
+  const newTally = meter.tokenizer.tally?.bind(meter.tokenizer)
+  /** A cheap tokenizer with a tally needs no estimates at all. */
+  const estimating = newTally === undefined || !cheap
   let tally: Tally | undefined
   /**
    * `prefix[i]` is the exact count of the text of queue[0..i], for the units the tally has read
@@ -111,7 +116,7 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
 
   const estimate = (u: Unit): number => {
     // A remainder longer than a window is cut before it could fit: no need to scan megabytes.
-    if (u.est < 0) u.est = u.pending && u.text.length > window ? budget + 1 : meter.estimate(u.text)
+    if (u.est < 0) u.est = u.tokens ?? (u.pending && u.text.length > window ? budget + 1 : meter.estimate(u.text))
     return u.est
   }
 
@@ -178,6 +183,7 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
         attachNext: last ? u.attachNext : false,
         refs: u.refs?.filter((r) => r.offset >= u.start + from && r.offset < u.start + to),
         est: -1,
+        tokens: undefined,
       }
       pieces.push(piece)
       from = to
@@ -199,6 +205,7 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
 
   /** Exact for a cheap tokenizer; otherwise an estimate far over the budget is taken as proof. */
   const overBudget = (u: Unit): boolean => {
+    if (u.tokens !== undefined) return u.tokens > budget
     const e = estimate(u)
     if (meter.tokenizer.cheap === true) return e > budget
     return e > budget * 4 || meter.count(u.text) > budget
@@ -309,7 +316,9 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
 
   /**
    * With a tally: the number of leading units whose joined text fits, reading each unit once.
-   * A remainder longer than a window is not read: it is cut first.
+   * A remainder longer than a window is not read: it is cut first. -1 when an exact tokenizer
+   * meets pieces of words or graphemes: their joins are rarely places where a BPE count adds up,
+   * so a tally would recount the growing chunk at every piece; estimates decide there.
    */
   const fitting = (): number => {
     while (prefix.length < queue.length) {
@@ -317,8 +326,9 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
       if (last !== undefined && last > budget) break
       const u = queue[prefix.length]!
       if (u.pending && u.text.length > window) break
+      if (!cheap && u.level >= 1) return -1
       tally ??= newTally!()
-      prefix.push(tally.add(u.text))
+      prefix.push(tally.add(u.text, u.tokens))
     }
     let k = prefix.length
     if (k > 0 && prefix[k - 1]! > budget) k--
@@ -342,7 +352,8 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
 
   const pump = (final: boolean): void => {
     while (queue.length > 0) {
-      const k = newTally === undefined ? estimatedExtent(final) : fitting()
+      let k = newTally === undefined ? -1 : fitting()
+      if (k < 0) k = estimatedExtent(final)
       if (k < 0 || (k === queue.length && !final)) return
       if (k < queue.length) {
         const next = queue[k]!
@@ -361,7 +372,7 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     }
   }
 
-  const unitFrom = (start: number, text: string, kind: string, cut: CutStyle, attachNext: boolean, reason: Boundary, refs?: RefUse[]): void => {
+  const unitFrom = (start: number, text: string, kind: string, cut: CutStyle, attachNext: boolean, reason: Boundary, refs: RefUse[] | undefined, tokens: number | undefined): void => {
     if (text.length === 0) return
     const prev = queue[queue.length - 1]
     if (prev !== undefined) {
@@ -373,7 +384,7 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
         prev.reason = structureChanged ? 'section' : prev.reason
       }
     }
-    add({ start, text, kind, cut, level: -1, pending: false, path: containers.path, after: END, reason, attachNext, refs, est: -1 })
+    add({ start, text, kind, cut, level: -1, pending: false, path: containers.path, after: END, reason, attachNext, refs, est: -1, tokens })
     minDepthSinceUnit = containers.depth
     structureChanged = false
     exitedSinceUnit = false
@@ -394,10 +405,10 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
           exitedSinceUnit = true
           break
         case 'block':
-          unitFrom(event.start, event.text, event.kind, event.cut ?? 'prose', event.attachNext === true, 'block', event.refs)
+          unitFrom(event.start, event.text, event.kind, event.cut ?? 'prose', event.attachNext === true, 'block', event.refs, event.tokens)
           break
         case 'record':
-          unitFrom(event.start, event.text, event.kind ?? 'record', 'lines', false, 'record')
+          unitFrom(event.start, event.text, event.kind ?? 'record', 'lines', false, 'record', undefined, event.tokens)
           break
       }
     },

@@ -43,8 +43,9 @@ class CountWorker {
   private readonly jobs = new Map<number, Job>()
   private nextId = 0
   private idle: NodeJS.Timeout | undefined
-  /** It failed (the pool then counts on the main thread only), or it retired after idling. */
+  /** It failed: the pool stops using workers and the main thread counts alone. */
   broken = false
+  /** It ended after idling: the pool starts new ones when needed. */
   retired = false
 
   constructor (url: string) {

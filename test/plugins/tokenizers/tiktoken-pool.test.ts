@@ -36,7 +36,7 @@ t.test('a worker that cannot load its module answers nothing', async (t) => {
   t.equal(await tok.countMany!(texts), undefined, 'and is not started again')
 })
 
-t.test('a large split is byte for byte the same with and without counting threads', async (t) => {
+t.test('large splits (records, and blocks) are byte for byte the same with and without counting threads', async (t) => {
   const root = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..')
   const bin = join(root, 'dist/cli/index.js')
   if (!existsSync(bin)) return t.skip('dist/ is missing: npm test builds it first')
@@ -51,15 +51,30 @@ t.test('a large split is byte for byte the same with and without counting thread
     lines.push(line)
     size += line.length
   }
-  const file = join(dir, 'big.log')
-  writeFileSync(file, lines.join(''))
-  const run = (threads: string): string => {
+  const log = join(dir, 'big.log')
+  writeFileSync(log, lines.join(''))
+  // 6 MB of markdown: sections, lists, code, tables (the sibling splitter tallies whole blocks).
+  const md: string[] = []
+  for (let i = 0, size = 0; size < 6 << 20; i++) {
+    const part = `## Section ${i}\n\nSome prose about item ${i}, with a [link](https://example.com/${i}) and \`code\`. ` +
+      'It goes on for a while so that blocks vary in size. '.repeat(i % 9) + '\n\n' +
+      (i % 5 === 0 ? '```js\nconst x = ' + i + '\nconsole.log(x)\n```\n\n' : '') +
+      (i % 7 === 0 ? '| a | b |\n|---|---|\n| ' + i + ' | ' + (i * 3) + ' |\n\n' : '') +
+      (i % 3 === 0 ? '- one\n- two\n  - nested ' + i + '\n\n' : '')
+    md.push(part)
+    size += part.length
+  }
+  const doc = join(dir, 'big.md')
+  writeFileSync(doc, md.join(''))
+  const run = (file: string, threads: string): string => {
     const r = spawnSync(process.execPath, [bin, 'split', file, '--jsonl', '--tokenizer', 'o200k_base'], { env: { ...process.env, DOCSPLIT_COUNT_THREADS: threads }, encoding: 'utf8', maxBuffer: 1 << 28 })
     t.equal(r.status, 0, r.stderr)
     return r.stdout
   }
-  const single = run('0')
-  const parallel = run('2')
-  t.ok(single.length > 10 << 20, 'the whole log came out')
-  t.ok(single === parallel, 'identical output')
+  for (const file of [log, doc]) {
+    const single = run(file, '0')
+    const parallel = run(file, '2')
+    t.ok(single.length > 6 << 20, 'the whole input came out')
+    t.ok(single === parallel, `identical output: ${file.slice(-6)}`)
+  }
 })
