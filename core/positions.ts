@@ -25,20 +25,35 @@ function codePoints (text: string): number {
   return text.length - pairs
 }
 
-function newlines (text: string): number {
+const LF = 10
+const CR = 13
+
+/**
+ * Line breaks in `text`: LF, CRLF (counted at its LF) and a lone CR. `next` is the character
+ * after `text`, or -1 when it is not known yet: a CR at the end is then left out (pending).
+ */
+function lineBreaks (text: string, next: number): number {
   let n = 0
   let i = text.indexOf('\n')
   while (i !== -1) { n++; i = text.indexOf('\n', i + 1) }
+  for (i = text.indexOf('\r'); i !== -1; i = text.indexOf('\r', i + 1)) {
+    const after = i + 1 < text.length ? text.charCodeAt(i + 1) : next
+    if (after !== LF && after !== -1) n++
+  }
   return n
 }
 
 export class PositionTracker {
-  /** Position reached: string offset, and the code points, bytes and newlines before it. */
+  /**
+   * Position reached: string offset, and the code points, bytes and line breaks before it (a
+   * CR just before it is pending until the next character tells CRLF from a lone CR).
+   */
   private offset = 0
   private chars = 0
   private bytes: number
   private lines = 0
-  private lastCharIsNewline = false
+  private pendingCR = false
+  private lastIsLF = false
 
   private readonly ascii: (text: string, bytes: number) => boolean
 
@@ -60,17 +75,26 @@ export class PositionTracker {
     if (start > this.offset || start + text.length < this.offset) return undefined
     const repeated = text.slice(0, this.offset - start)
     const added = text.slice(this.offset - start)
+    const firstAdded = added.length > 0 ? added.charCodeAt(0) : -1
+    if (this.pendingCR && firstAdded !== -1) {
+      if (firstAdded !== LF) this.lines++
+      this.pendingCR = false
+    }
     const charStart = this.chars - codePoints(repeated)
     const byteStart = this.bytes - this.byteLength(repeated)
-    const linesBefore = this.lines - newlines(repeated)
+    const linesBefore = this.lines - lineBreaks(repeated, firstAdded)
     const addedBytes = this.byteLength(added)
     this.offset += added.length
     // As many UTF-8 bytes as UTF-16 units means pure ASCII: no surrogate pairs to look for.
     this.chars += this.ascii(added, addedBytes) ? added.length : codePoints(added)
     this.bytes += addedBytes
-    this.lines += newlines(added)
-    if (added.length > 0) this.lastCharIsNewline = added.charCodeAt(added.length - 1) === 10
-    const endsWithNewline = text.charCodeAt(text.length - 1) === 10
+    this.lines += lineBreaks(added, -1)
+    if (added.length > 0) {
+      this.pendingCR = added.charCodeAt(added.length - 1) === CR
+      this.lastIsLF = added.charCodeAt(added.length - 1) === LF
+    }
+    // The last character's own break (an LF) is not before it; a CR at the end is pending.
+    const endsWithNewline = text.charCodeAt(text.length - 1) === LF
     return {
       char_start: charStart,
       char_end: this.chars,
@@ -83,7 +107,9 @@ export class PositionTracker {
 
   /** Totals for the whole document once every chunk is located. */
   totals (): { chars: number, bytes: number, lines: number } {
-    const lines = this.offset === 0 ? 0 : this.lines + (this.lastCharIsNewline ? 0 : 1)
+    // Nothing follows the last character: a CR there is a line break; after a break, no new line.
+    const endsWithBreak = this.pendingCR || this.lastIsLF
+    const lines = this.offset === 0 ? 0 : this.lines + (this.pendingCR ? 1 : 0) + (endsWithBreak ? 0 : 1)
     return { chars: this.chars, bytes: this.bytes, lines }
   }
 }

@@ -22,7 +22,7 @@ export const Chunk = Type.Object({
   char_end: Offset('End (exclusive), in Unicode code points.'),
   byte_start: Offset('First byte in the input as received (BOM and source encoding included).'),
   byte_end: Offset('End byte (exclusive) in the input as received.'),
-  line_start: Type.Integer({ minimum: 1, description: 'Line of the first character, from 1.' }),
+  line_start: Type.Integer({ minimum: 1, description: 'Line of the first character, from 1 (a line ends at LF, CRLF or a lone CR).' }),
   line_end: Type.Integer({ minimum: 1, description: 'Line of the last character.' }),
   path: Type.Array(Type.String(), { description: 'Enclosing structure: heading path, class and function, XML element path, sheet name, JSON path.' }),
   kinds: Type.Array(Type.String(), { description: 'Kinds of the blocks or records inside, in order of first appearance.' }),

@@ -145,7 +145,12 @@ export function invariantProblems (response: SplitResponse, source: string, opti
       if (overlap === 0 && c.char_start !== end) add(`chunk ${i}: starts at ${c.char_start}, previous ended at ${end}`)
       if (from !== undefined) {
         // Lines and bytes, counted from scratch (the engine counts incrementally).
-        while (u16 < from) { if (source.charCodeAt(u16) === 10) newlinesBefore++; u16++ }
+        // A line break is LF, CRLF (at its LF) or a lone CR.
+        while (u16 < from) {
+          const ch = source.charCodeAt(u16)
+          if (ch === 10 || (ch === 13 && u16 + 1 < source.length && source.charCodeAt(u16 + 1) !== 10)) newlinesBefore++
+          u16++
+        }
         if (c.line_start !== newlinesBefore + 1) add(`chunk ${i}: line_start ${c.line_start}, expected ${newlinesBefore + 1}`)
         bytesBefore += Buffer.byteLength(source.slice(bytesAt, from), 'utf8')
         bytesAt = from
