@@ -379,9 +379,9 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
     decodedLength += text.length
     if (text.length > 0) handler.write(text)
   }
-  const guarded = (step: () => void): void => {
+  const guarded = <T>(step: () => T): T => {
     try {
-      step()
+      return step()
     } catch (error) {
       throw pluginFailure(error, `${parser.name} parser`)
     }
@@ -411,7 +411,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
     // A consumer that stops early (break, an error) must not leave the input open.
     await source.return(undefined)
   }
-  guarded(() => {
+  const steps = guarded(() => {
     if (decoder !== undefined) {
       const rest = decoder.end()
       encoding = decoder.encoding
@@ -419,8 +419,16 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
       if (rest.length > 0) handler.write(rest)
     }
     // Empty input is zero chunks in every format, even where an empty document is invalid.
-    if (decodedLength > 0 || receivedBytes > (decoder?.bomBytes ?? 0)) handler.end()
+    if (decodedLength > 0 || receivedBytes > (decoder?.bomBytes ?? 0)) return handler.end()
   })
+  if (steps != null) {
+    // A parser that emits in steps: chunks leave between steps.
+    const it = steps[Symbol.iterator]()
+    while (guarded(() => it.next().done !== true)) {
+      if (countingAhead) await drain(false)
+      yield * ready.splice(0)
+    }
+  }
   if (countingAhead) await drain(true)
   guarded(() => packer.end())
   yield * ready.splice(0)

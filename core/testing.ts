@@ -76,7 +76,8 @@ export async function parserEvents (plugin: ParserPlugin, input: string | Uint8A
     }
     handler.write(data.slice(pos))
   }
-  handler.end()
+  const steps = handler.end()
+  if (steps != null) for (const _ of steps) { /* each step emits */ }
   return out
 }
 

@@ -86,8 +86,12 @@ export interface ParserContext {
 export interface ParserHandler<Input = string> {
   /** A piece of the input, in order. Pieces may split anywhere (mid-line, mid-character pair). */
   write (piece: Input): void
-  /** No more input: emit what is left and close open containers. */
-  end (): void
+  /**
+   * No more input: emit what is left and close open containers. A parser that emits much here
+   * (a whole-document parser) may return an iterable and emit its events as it is stepped: the
+   * pipeline hands out the chunks made between steps, so they need not all wait in memory.
+   */
+  end (): void | Iterable<unknown>
 }
 
 export interface ParserPlugin extends PluginBase {

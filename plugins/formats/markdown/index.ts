@@ -8,7 +8,7 @@
  */
 import { definePlugin } from '../../../core/registry.js'
 import type { ParserContext, ParserHandler } from '../../../core/types.js'
-import { loadMarkdownParser, markdownToEvents } from './parse.js'
+import { loadMarkdownParser, markdownSteps } from './parse.js'
 
 const YAMLISH = /^\s*(?:-\s+)?[\w"'.$-]+\s*:(?:\s|$)/
 
@@ -57,10 +57,11 @@ export default definePlugin({
       write (piece: string): void {
         pieces.push(piece)
       },
-      end (): void {
+      end (): Iterable<void> {
         const text = pieces.length === 1 ? pieces[0] as string : pieces.join('')
         pieces.length = 0
-        markdownToEvents(text, (event) => { ctx.emit(event) })
+        // In steps: the chunks of the first blocks leave before the last are emitted.
+        return markdownSteps(text, (event) => { ctx.emit(event) })
       },
     }
   },

@@ -221,8 +221,14 @@ const CONTAINER_OPEN: Record<string, string> = {
 }
 const CONTAINER_CLOSE = new Set(['bullet_list_close', 'ordered_list_close', 'list_item_close', 'blockquote_close', 'table_close'])
 
-/** Parses a whole markdown document and hands its events, in order, to `emit`. */
-export function markdownToEvents (text: string, emit: (event: DocEvent) => void): void {
+/** Blocks emitted per step of markdownSteps. */
+const BLOCKS_PER_STEP = 64
+
+/**
+ * Parses a whole markdown document and hands its events, in order, to `emit`, pausing after
+ * every few hundred blocks (the pipeline hands out the chunks made so far at each pause).
+ */
+export function * markdownSteps (text: string, emit: (event: DocEvent) => void): Generator<void> {
   if (text.length === 0) return
   // The copy markdown-it reads: same length and line starts as `text`.
   let src = text
@@ -420,6 +426,7 @@ export function markdownToEvents (text: string, emit: (event: DocEvent) => void)
       }
       emit(event)
       pos = end
+      if (b % BLOCKS_PER_STEP === 0) yield
       if (p.kind === 'definitions') {
         DEF_LABEL.lastIndex = 0
         for (let m = DEF_LABEL.exec(blockText); m !== null; m = DEF_LABEL.exec(blockText)) {
@@ -444,7 +451,7 @@ function emitDefinition (emit: (event: DocEvent) => void, key: string, ref: Refe
     : { type: 'definition', label: eventLabel(key), url: ref.href, title: ref.title })
 }
 
-/** Block tokens of `src` as markdownToEvents makes them (plain tokens), for tests. */
+/** Block tokens of `src` as markdownSteps makes them (plain tokens), for tests. */
 export function blockTokens (src: string): Token[] {
   const parser = markdownIt()
   const state = newState(parser, src, {})
