@@ -298,6 +298,14 @@ export async function checkTokenizer (plugin: TokenizerPlugin, samples: string[]
       fail(name, `${JSON.stringify(a.slice(0, 40))} + ${JSON.stringify(b.slice(0, 40))}`, 'claims cheap but is not subadditive: count(a + b) > count(a) + count(b)')
     }
   }), { numRuns: options.numRuns ?? 300 })
+  if (tokenizer.countMany !== undefined) {
+    const texts = [...samples, '', 'plain words', '😀👩‍👩‍👧日本語', 'x'.repeat(3000)]
+    const counts = await tokenizer.countMany(texts)
+    if (counts !== undefined) {
+      if (counts.length !== texts.length) fail(name, 'countMany', `returned ${counts.length} counts for ${texts.length} texts`)
+      texts.forEach((text, i) => { if (counts[i] !== tokenizer.count(text)) fail(name, JSON.stringify(text.slice(0, 40)), `countMany says ${counts[i]}, count says ${tokenizer.count(text)}`) })
+    }
+  }
   const tally = tokenizer.tally
   if (tally !== undefined) {
     await holds(fc.property(fc.array(fc.string({ unit: 'binary', maxLength: 80 }), { maxLength: 6 }), fc.string({ unit: 'binary', maxLength: 80 }), (parts, last) => {

@@ -64,6 +64,17 @@ for (const tokenizer of listTokenizers()) {
   })
 }
 
+t.test('the kit catches a countMany that does not count like count', async (t) => {
+  const chars = (text: string): number => text.length
+  const badMany = definePlugin<TokenizerPlugin>({
+    kind: 'tokenizer',
+    name: 'chars-with-wrong-batches',
+    docsplit: '^1',
+    load: () => ({ name: 'chars-with-wrong-batches', count: chars, countMany: async (texts: string[]) => texts.map((s) => s.length + 1) }),
+  })
+  await t.rejects(checkTokenizer(badMany, [], { numRuns: 50 }), { message: /countMany/ })
+})
+
 t.test('the kit catches a tally that does not count like the tokenizer', async (t) => {
   const words = (text: string): number => text.split(/\s+/).filter(Boolean).length
   const badTally = definePlugin<TokenizerPlugin>({
