@@ -66,7 +66,7 @@ const AHEAD_WARM = 1 << 20
 const AHEAD_BATCH = 1 << 19
 const AHEAD_INFLIGHT = 6
 
-/** Events held back while their records are counted. */
+/** Events held back while the texts of their blocks and records are counted. */
 interface Batch {
   events: DocEvent[]
   counted: Promise<void>

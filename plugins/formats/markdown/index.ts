@@ -4,7 +4,8 @@
  * definitions) as sections and blocks for the `sibling` splitter.
  *
  * Not streaming: markdown-it needs the whole text (a later line can turn a paragraph into a
- * setext heading, a definition can come after its uses), so `write` buffers and `end` parses.
+ * setext heading, a definition can come after its uses), so `write` buffers and `end` parses,
+ * then emits in steps so that chunks leave while the rest is emitted.
  */
 import { definePlugin } from '../../../core/registry.js'
 import type { ParserContext, ParserHandler } from '../../../core/types.js'

@@ -226,7 +226,7 @@ const BLOCKS_PER_STEP = 64
 
 /**
  * Parses a whole markdown document and hands its events, in order, to `emit`, pausing after
- * every few hundred blocks (the pipeline hands out the chunks made so far at each pause).
+ * every BLOCKS_PER_STEP blocks (the pipeline hands out the chunks made so far at each pause).
  */
 export function * markdownSteps (text: string, emit: (event: DocEvent) => void): Generator<void> {
   if (text.length === 0) return
