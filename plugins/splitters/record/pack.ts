@@ -3,10 +3,12 @@
  * A record over budget on its own becomes a chunk alone, marked `protected`. Records with a
  * different context (CSV header, sheet) or container path never share a chunk. Text between
  * records that a parser emits as blocks (a JSON `[`, an XML prolog) travels with the records
- * around it.
+ * around it; such a block over budget on its own (a huge XML comment) is not a record, so it is
+ * cut at lines, then words, then graphemes, like any other text.
  */
 import { ContainerPath } from '../../../core/structure.js'
 import type { DocEvent } from '../../../core/events.js'
+import { cutLevels } from '../../../core/segment.js'
 import type { Boundary, ChunkDraft, PackerContext, PackerHandler, Tally } from '../../../core/types.js'
 
 interface Unit {
@@ -217,6 +219,28 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
     add({ start, text, est: -1, tokens, kind, path: containers.path, record, label, context, fields })
   }
 
+  /**
+   * A block between records, cut into pieces that each fit the budget (only a single code point
+   * may not). Grapheme cuts are kept budget/16 characters apart, so a megabyte without a space
+   * is not a million pieces.
+   */
+  const blockUnits = (start: number, text: string, kind: string, tokens: number | undefined, level = 0): void => {
+    const levels = cutLevels.lines
+    if (level >= levels.length || (tokens ?? meter.count(text)) <= budget) return unit(start, text, kind, -1, undefined, undefined, undefined, tokens)
+    let cuts = ctx.segmenters.cuts(text, levels[level]!)
+    if (levels[level] === 'grapheme') {
+      const spaced: number[] = []
+      for (const c of cuts) if (c - (spaced[spaced.length - 1] ?? 0) >= Math.max(1, budget >> 4)) spaced.push(c)
+      cuts = spaced
+    }
+    if (cuts.length === 0) return blockUnits(start, text, kind, tokens, level + 1)
+    let from = 0
+    for (const to of [...cuts, text.length]) {
+      blockUnits(start + from, text.slice(from, to), kind, undefined, level + 1)
+      from = to
+    }
+  }
+
   return {
     push (event: DocEvent) {
       switch (event.type) {
@@ -227,7 +251,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
           containers.exit()
           break
         case 'block':
-          unit(event.start, event.text, event.kind, -1, undefined, undefined, undefined, event.tokens)
+          blockUnits(event.start, event.text, event.kind, event.tokens)
           break
         case 'record':
           unit(event.start, event.text, event.kind ?? 'record', records++, event.label, event.context, event.fields, event.tokens)

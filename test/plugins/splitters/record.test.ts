@@ -122,3 +122,14 @@ t.test('with o200k (its tally), records stay whole, counts are exact, and a chun
   for (const c of r.chunks) t.equal(c.token_count, o200k.count(c.text), `chunk ${c.index}: exact count`)
   t.same(invariantProblems(r, small, { tokenizer: o200k }), [])
 })
+
+t.test('a block between records that alone is over budget is cut like text, never protected', async (t) => {
+  // A YAML stream of comments only is one block, not a record.
+  const yaml = Array.from({ length: 300 }, (_, i) => `# comment line ${i} with some words\n`).join('') + '#' + 'x'.repeat(3000) + '\n'
+  for (const tokenizer of ['approx', 'o200k_base']) {
+    const r = await split(yaml, { input_format: 'yaml', max_tokens: 32, tokenizer })
+    t.equal(r.chunks.filter((c) => c.protected).length, 0, `${tokenizer}: nothing protected`)
+    t.ok(r.chunk_count > 50, `${tokenizer}: cut into ${r.chunk_count} chunks`)
+    t.same(invariantProblems(r, yaml, { tokenizer: await tokenizerByName(tokenizer).load() }), [], `${tokenizer}: lossless, within budget`)
+  }
+})
