@@ -4,6 +4,7 @@
  * validator loads some 300 modules (about 70 ms and 10 MB at every start); core loads it only
  * for a plugin option whose schema uses anything else (`checkSimple` answers undefined there).
  */
+import { codePoints } from './positions.js'
 
 /** Keywords that only annotate. */
 const ANNOTATIONS = new Set(['description', 'default', 'title', 'examples', '$comment', 'deprecated', 'readOnly', 'writeOnly'])
@@ -27,19 +28,6 @@ export function isSimpleSchema (schema: unknown): boolean {
   return true
 }
 
-/** JSON Schema counts string length in code points. */
-function codePoints (text: string): number {
-  let n = text.length
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i)
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
-      const d = text.charCodeAt(i + 1)
-      if (d >= 0xdc00 && d <= 0xdfff) { n--; i++ }
-    }
-  }
-  return n
-}
-
 /** Whether `value` matches a schema for which `isSimpleSchema` holds. */
 export function checkSimple (schema: unknown, value: unknown): boolean {
   const s = schema as Schema
@@ -58,7 +46,7 @@ export function checkSimple (schema: unknown, value: unknown): boolean {
     if (typeof s.maximum === 'number' && value > s.maximum) return false
   }
   if (typeof value === 'string' && (typeof s.minLength === 'number' || typeof s.maxLength === 'number')) {
-    const n = codePoints(value)
+    const n = codePoints(value) // JSON Schema counts string length in code points
     if (typeof s.minLength === 'number' && n < s.minLength) return false
     if (typeof s.maxLength === 'number' && n > s.maxLength) return false
   }

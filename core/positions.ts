@@ -13,7 +13,8 @@ export interface Located {
   line_end: number
 }
 
-function codePoints (text: string): number {
+/** Code points in `text`: a high surrogate followed by a low one counts once. */
+export function codePoints (text: string): number {
   let pairs = 0
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i)

@@ -101,6 +101,18 @@ export const segmenters: Segmenters = {
   },
 }
 
+/**
+ * Keeps cut points at least `spacing` apart: one piece per grapheme costs microseconds per
+ * character on a 5 MB run of one character, while grapheme cuts budget/16 characters apart
+ * still keep every piece far under the budget.
+ */
+export function thinCuts (cuts: number[], spacing: number): number[] {
+  const out: number[] = []
+  let last = 0
+  for (const p of cuts) if (p - last >= spacing) { out.push(p); last = p }
+  return out
+}
+
 /** The order in which a block over budget is cut, by its cut style. */
 export const cutLevels = {
   prose: ['sentence', 'word', 'grapheme', 'codepoint'],

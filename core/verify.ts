@@ -6,6 +6,7 @@
  * Memory is constant: the source and the tiles are compared by running hashes.
  */
 import { createHash, type Hash } from 'node:crypto'
+import { codePoints } from './positions.js'
 import type { Chunk } from './schema.js'
 import type { Tokenizer } from './types.js'
 
@@ -67,14 +68,4 @@ export class Verifier {
     }
     return this.violations
   }
-}
-
-function codePoints (text: string): number {
-  let n = text.length
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i)
-    // A high surrogate followed by a low one is one code point.
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) { n--; i++ }
-  }
-  return n
 }

@@ -162,11 +162,6 @@ export function choosePattern (lines: string[], forSniffing = false): { pattern:
 }
 
 /**
- * Rejects user regexes that can take exponential time: a repeated group holding an unbounded
- * quantifier (`(a+)+`, `(\w+\s?)*`, `(a+){2,9}`), or an unboundedly repeated alternation
- * (`(a|ab)*`). Returns a reason, or undefined when the pattern is acceptable.
- */
-/**
  * Unbounded repetitions (`*`, `+`, `{n,}`) outside classes and escapes. Three in a row over
  * overlapping characters (`^a*a*a*b`, `.*.*.*=`) backtrack polynomially on a long line, and
  * telling overlap apart is hard, so more than two is refused.
@@ -178,6 +173,11 @@ function unboundedRepetitions (source: string): number {
   return (bare.match(/[*+]|\{\d+,\}/g) ?? []).length
 }
 
+/**
+ * Rejects user regexes that can take exponential time: a repeated group holding an unbounded
+ * quantifier (`(a+)+`, `(\w+\s?)*`, `(a+){2,9}`), or an unboundedly repeated alternation
+ * (`(a|ab)*`). Returns a reason, or undefined when the pattern is acceptable.
+ */
 export function unsafeRegexReason (source: string): string | undefined {
   if (unboundedRepetitions(source) > MAX_UNBOUNDED) {
     return `it has more than ${MAX_UNBOUNDED} unbounded repetitions (*, +), which can take polynomial time on long lines`

@@ -8,7 +8,7 @@
  */
 import { ContainerPath } from '../../../core/structure.js'
 import type { DocEvent } from '../../../core/events.js'
-import { cutLevels } from '../../../core/segment.js'
+import { cutLevels, thinCuts } from '../../../core/segment.js'
 import type { Boundary, ChunkDraft, PackerContext, PackerHandler, Tally } from '../../../core/types.js'
 
 interface Unit {
@@ -228,11 +228,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
     const levels = cutLevels.lines
     if (level >= levels.length || (tokens ?? meter.count(text)) <= budget) return unit(start, text, kind, -1, undefined, undefined, undefined, tokens)
     let cuts = ctx.segmenters.cuts(text, levels[level]!)
-    if (levels[level] === 'grapheme') {
-      const spaced: number[] = []
-      for (const c of cuts) if (c - (spaced[spaced.length - 1] ?? 0) >= Math.max(1, budget >> 4)) spaced.push(c)
-      cuts = spaced
-    }
+    if (levels[level] === 'grapheme') cuts = thinCuts(cuts, Math.max(1, budget >> 4))
     if (cuts.length === 0) return blockUnits(start, text, kind, tokens, level + 1)
     let from = 0
     for (const to of [...cuts, text.length]) {

@@ -15,7 +15,7 @@
  */
 import { ContainerPath } from '../../../core/structure.js'
 import type { CutStyle, DocEvent, RefUse } from '../../../core/events.js'
-import { cutLevels, type CutLevel } from '../../../core/segment.js'
+import { cutLevels, thinCuts, type CutLevel } from '../../../core/segment.js'
 import type { Boundary, ChunkDraft, PackerContext, PackerHandler, Tally } from '../../../core/types.js'
 
 const END = Number.POSITIVE_INFINITY
@@ -49,14 +49,6 @@ interface Unit {
   est: number
   /** The exact count of a whole block, when the engine counted it ahead. */
   tokens: number | undefined
-}
-
-/** Keeps cut points at least `spacing` apart. */
-function thin (cuts: number[], spacing: number): number[] {
-  const out: number[] = []
-  let last = 0
-  for (const p of cuts) if (p - last >= spacing) { out.push(p); last = p }
-  return out
 }
 
 function commonPath (units: Unit[], j: number): string[] {
@@ -165,9 +157,7 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     }
     if (cuts.length === 0) return false
     const name = levels[level]!
-    // One unit per grapheme costs microseconds per character on a 5 MB run of one character;
-    // grapheme cuts at least budget/16 characters apart keep every piece far under budget.
-    if (name === 'grapheme' && fineSpacing > 1) cuts = thin(cuts, fineSpacing)
+    if (name === 'grapheme' && fineSpacing > 1) cuts = thinCuts(cuts, fineSpacing)
     const pieces: Unit[] = []
     let from = 0
     for (const to of [...cuts, u.text.length]) {
