@@ -78,6 +78,34 @@ export function countApprox (text: string): number {
 }
 
 /**
+ * The sums of `text` read from state row `row` after `prev` and from the start state, minus
+ * each other, over the units until both reach the same state row; after that they read alike.
+ * NaN when they never meet inside `text`.
+ */
+function startDifference (text: string, row: number, prev: number): number {
+  const unit = UNIT
+  const pack = PACK
+  const delta = REPEAT_DELTA
+  let start = 0
+  let startPrev = -1
+  let diff = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    const x = unit[c]!
+    const k = row + (x & 127)
+    const ks = start + (x & 127)
+    diff += (pack[k]! >> 10) - (pack[ks]! >> 10)
+    if (x > 127 && c === prev) diff += delta[k]!
+    if (x > 127 && c === startPrev) diff -= delta[ks]!
+    row = pack[k]! & 1023
+    start = pack[ks]! & 1023
+    if (row === start) return diff
+    prev = startPrev = c
+  }
+  return Number.NaN
+}
+
+/**
  * The count of a text given in consecutive parts, each part scanned once: the model reads left
  * to right with a small state, so carrying the state across parts gives exactly
  * countApprox(all parts joined).
@@ -87,7 +115,11 @@ export class ApproxTally {
   private prev = -1
   private sum = 0
   private readonly saved = { row: 0, prev: -1, sum: 0 }
+  /** The part added last, its sum from the saved state, and the state after it. */
   private last = ''
+  private lastSum = 0
+  private lastRow = 0
+  private lastPrev = -1
 
   add (text: string): number {
     this.last = text
@@ -95,9 +127,10 @@ export class ApproxTally {
     saved.row = this.row
     saved.prev = this.prev
     saved.sum = this.sum
-    this.sum += scan(text, this.row, this.prev)
-    this.row = endRow
-    this.prev = endPrev
+    this.lastSum = scan(text, this.row, this.prev)
+    this.sum += this.lastSum
+    this.row = this.lastRow = endRow
+    this.prev = this.lastPrev = endPrev
     return Math.ceil(this.sum / SCALE)
   }
 
@@ -108,12 +141,27 @@ export class ApproxTally {
     return Math.ceil(this.sum / SCALE)
   }
 
-  /** The model's state at a part's start is the previous part's: scan the last part again alone. */
+  /**
+   * The last part alone, as if read from the start state. Both readings of it meet in the same
+   * state within a unit or two (the state is mostly the class of the last unit), so only
+   * those first units are read again, not the whole part (a record as long as the budget).
+   */
   restart (): number {
-    this.row = 0
-    this.prev = -1
-    this.sum = 0
-    return this.add(this.last)
+    const diff = startDifference(this.last, this.saved.row, this.saved.prev)
+    if (Number.isNaN(diff)) {
+      this.row = 0
+      this.prev = -1
+      this.sum = 0
+      return this.add(this.last)
+    }
+    this.saved.row = 0
+    this.saved.prev = -1
+    this.saved.sum = 0
+    this.lastSum -= diff
+    this.sum = this.lastSum
+    this.row = this.lastRow
+    this.prev = this.lastPrev
+    return Math.ceil(this.sum / SCALE)
   }
 }
 

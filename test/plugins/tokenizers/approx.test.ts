@@ -3,7 +3,7 @@ import fc from 'fast-check'
 import * as o200k from 'gpt-tokenizer/encoding/o200k_base'
 import * as cl100k from 'gpt-tokenizer/encoding/cl100k_base'
 import approx from '../../../plugins/tokenizers/approx/index.js'
-import { countApprox, COST, SCALE } from '../../../plugins/tokenizers/approx/count.js'
+import { ApproxTally, countApprox, COST, SCALE } from '../../../plugins/tokenizers/approx/count.js'
 import { C, CLASS, NC, NEXT, NS, REPEATS, S, startExcess } from '../../../plugins/tokenizers/approx/model.js'
 import { FORMATS, cutPieces, formatTexts, rng } from '../../../bench/lib/token-samples.js'
 import { corpusMissing } from '../../helpers/corpus.js'
@@ -100,6 +100,23 @@ t.test('subadditive: count(a + b) <= count(a) + count(b) (property)', async (t) 
   fc.assert(fc.property(fc.array(text, { maxLength: 12 }), (parts) =>
     count(parts.join('')) <= parts.reduce((sum, p) => sum + count(p), 0)), { numRuns: 500 })
   t.pass('properties hold')
+})
+
+t.test('tally: a part added, taken back and restarted counts as if alone (property)', async (t) => {
+  const parts = fc.array(fc.oneof(text, fc.string({ unit: 'binary', maxLength: 40 })), { minLength: 1, maxLength: 8 })
+  fc.assert(fc.property(parts, text, (ps, next) => {
+    const tally = new ApproxTally()
+    for (const p of ps) tally.add(p)
+    const last = ps[ps.length - 1]!
+    tally.undo()
+    return tally.restart() === countApprox(last) && tally.add(next) === countApprox(last + next)
+  }), { numRuns: 3000 })
+  // repeats across the join: the repeat rule reads the unit before the part
+  for (const [a, b] of [['--', '--x'], ['x', '****'], ['123', '456 7'], ['a\n', '\n\nb']]) {
+    const tally = new ApproxTally()
+    tally.add(a); tally.add(b); tally.undo()
+    t.equal(tally.restart(), countApprox(b), JSON.stringify([a, b]))
+  }
 })
 
 t.test('the counting loop equals the plain reading of the model', async (t) => {
