@@ -35,7 +35,11 @@ export type CutStyle =
   /** code, tables, preformatted text: lines, then words, then graphemes */
   | 'lines'
 
-/** A use of a reference label inside a block (markdown `[text][label]`), for reference_definitions. */
+/**
+ * A use of a reference label inside a block (markdown `[text][label]`), for reference_definitions.
+ * A parser may report uses of labels it has not seen defined yet: the engine keeps the uses of
+ * labels that a `definition` event defines, wherever in the document that comes.
+ */
 export interface RefUse {
   label: string
   /** Offset of the use in the document. */

@@ -14,7 +14,7 @@
  * what is nested deeper stays text of the enclosing block).
  */
 import type { Env, MarkdownIt, StateBlock, Token } from 'markdown-it'
-import type { BlockEvent, CutStyle, DocEvent, RefUse } from '../../../core/events.js'
+import type { BlockEvent, CutStyle, DocEvent, InfoEvent, RefUse } from '../../../core/events.js'
 
 interface Reference { href: string, title: string }
 
@@ -182,7 +182,7 @@ const DEF_LABEL = /^[ \t>]*(?:(?:[-+*]|\d{1,9}[.)])[ \t]+[ \t>]*)*\[((?:[^\[\]\\
 /** Uses of references: `[text][label]`, `[label][]`, `[label]` (a simple scan, not full inline parsing). */
 const REF_USE = /\[((?:[^\[\]\\]|\\[^\n]){1,999})\](?:\[((?:[^\[\]\\]|\\[^\n]){0,999})\])?/g
 
-function findRefs (text: string, base: number, references: Record<string, Reference>): RefUse[] | undefined {
+function findRefs (text: string, base: number, labels: Set<string>): RefUse[] | undefined {
   if (text.indexOf('[') === -1) return undefined
   let out: RefUse[] | undefined
   REF_USE.lastIndex = 0
@@ -193,14 +193,36 @@ function findRefs (text: string, base: number, references: Record<string, Refere
       if (next === 40 /* ( */ || next === 58 /* : */) continue
     }
     const key = referenceKey(second !== undefined && second.trim() !== '' ? second : first)
-    if (key === '' || !Object.prototype.hasOwnProperty.call(references, key)) continue
+    if (key === '' || !labels.has(key)) continue
     ;(out ??= []).push({ label: eventLabel(key), offset: base + m.index })
   }
   return out
 }
 
+/** A line that may define a reference, inside any containers; its label may span lines. */
+const MAYBE_DEF = /^[ \t>]*(?:(?:[-+*]|\d{1,9}[.)])[ \t]+[ \t>]*)*\[((?:[^\[\]\\]|\\[\s\S]){1,999})\]:/gm
+
+/**
+ * The keys of every label that a line of `text` may define: all that markdown-it will find and
+ * perhaps a few more (a line inside a code block). Known before the parse, so blocks can go out
+ * with their reference uses while later lines are parsed; the engine keeps the uses of labels
+ * that a definition event defines.
+ */
+function labelsMaybeDefined (text: string): Set<string> {
+  const labels = new Set<string>()
+  if (text.indexOf(']:') === -1) return labels
+  MAYBE_DEF.lastIndex = 0
+  for (let m = MAYBE_DEF.exec(text); m !== null; m = MAYBE_DEF.exec(text)) {
+    const key = referenceKey(m[1] as string)
+    if (key !== '') labels.add(key)
+  }
+  return labels
+}
+
+/** An event that waits behind a held block: enter and exit take their position when it goes. */
+type Queued = { type: 'enter', kind: string, label: string } | { type: 'exit' } | InfoEvent
+
 interface PendingBlock {
-  type: 'block'
   kind: string
   line: number
   cut: CutStyle | undefined
@@ -208,7 +230,6 @@ interface PendingBlock {
   /** Look for reference uses in it. */
   refs: boolean
 }
-type Pending = PendingBlock | { type: 'enter', kind: string, label: string } | { type: 'exit' }
 
 interface Frame { startLine: number, endLine: number, hasBlock: boolean }
 
@@ -225,8 +246,10 @@ const CONTAINER_CLOSE = new Set(['bullet_list_close', 'ordered_list_close', 'lis
 const BLOCKS_PER_STEP = 64
 
 /**
- * Parses a whole markdown document and hands its events, in order, to `emit`, pausing after
- * every BLOCKS_PER_STEP blocks (the pipeline hands out the chunks made so far at each pause).
+ * Parses a whole markdown document and hands its events, in order, to `emit`, as it parses:
+ * a block goes out once the next one is found (where it ends), and the generator pauses after
+ * every BLOCKS_PER_STEP blocks (the pipeline hands out the chunks made so far, and counts
+ * blocks on other cores while the parse goes on).
  */
 export function * markdownSteps (text: string, emit: (event: DocEvent) => void): Generator<void> {
   if (text.length === 0) return
@@ -239,8 +262,7 @@ export function * markdownSteps (text: string, emit: (event: DocEvent) => void):
   const env: { references?: Record<string, Reference> } = {}
   const parser = markdownIt()
   // markdown-it's top-level loop (ParserBlock.tokenize at depth 0), run here so the tokens of
-  // one top-level block are walked and dropped before the next: memory stays O(one block) in
-  // tokens, and O(blocks) in the small layout records below.
+  // one top-level block are walked and dropped before the next: memory stays O(one block).
   const state = newState(parser, src, env)
   const rules = parser.block.ruler.getRules('')
   // Line starts: markdown-it has them (one more entry holds the length).
@@ -249,14 +271,78 @@ export function * markdownSteps (text: string, emit: (event: DocEvent) => void):
   const lineStart = (line: number): number => starts[line < lineCount ? line : lineCount] as number
   const fm = frontMatter(text, starts, lineCount)
   const fmEnd = fm.end
+  const labels = labelsMaybeDefined(text)
+
+  // Document information first: front matter, and its title over the first h1's.
+  let title: string | undefined
+  if (fmEnd > 0) {
+    emit({ type: 'info', key: 'front_matter', value: fm.value })
+    const fmTitle = fm.value !== null && typeof fm.value === 'object' ? (fm.value as Record<string, unknown>).title : undefined
+    if (typeof fmTitle === 'string' || typeof fmTitle === 'number') {
+      title = String(fmTitle)
+      emit({ type: 'info', key: 'title', value: title })
+    }
+  }
+
+  // Events out in order. A block waits (`held`) until the next block gives its end; the
+  // containers opened or closed after it wait behind it.
+  let pos = 0
+  let held: PendingBlock | undefined
+  let heldStart = 0
+  let behind: Queued[] = []
+  let blocksOut = 0
+  const defined = new Set<string>()
+  const release = (end: number): void => {
+    const p = held!
+    const blockText = text.slice(heldStart, end)
+    const event: BlockEvent = { type: 'block', kind: p.kind, start: heldStart, end, text: blockText }
+    if (p.cut !== undefined) event.cut = p.cut
+    if (p.attachNext) event.attachNext = true
+    if (p.refs && labels.size > 0) {
+      const refs = findRefs(blockText, heldStart, labels)
+      if (refs !== undefined) event.refs = refs
+    }
+    emit(event)
+    blocksOut++
+    pos = end
+    if (p.kind === 'definitions' && env.references !== undefined) {
+      const references = env.references
+      DEF_LABEL.lastIndex = 0
+      for (let m = DEF_LABEL.exec(blockText); m !== null; m = DEF_LABEL.exec(blockText)) {
+        const key = referenceKey(m[1] as string)
+        if (!defined.has(key) && Object.prototype.hasOwnProperty.call(references, key)) {
+          defined.add(key)
+          emitDefinition(emit, key, references[key] as Reference)
+        }
+      }
+    }
+    for (const e of behind) emitAt(e)
+    behind = []
+  }
+  const emitAt = (e: Queued): void => {
+    if (e.type === 'enter') emit({ type: 'enter', kind: e.kind, label: e.label, start: pos })
+    else if (e.type === 'exit') emit({ type: 'exit', end: pos })
+    else emit(e)
+  }
+  /** An event after the held block, if any: containers open and close where it ends. */
+  const after = (e: Queued): void => {
+    if (held !== undefined) behind.push(e)
+    else emitAt(e)
+  }
+  const block = (p: PendingBlock): void => {
+    // The first block starts at 0; each runs to the start of the next.
+    const start = held === undefined && blocksOut === 0 ? 0 : lineStart(p.line)
+    if (held !== undefined) release(start)
+    held = p
+    heldStart = start
+  }
+
   // Lay out blocks by their first line.
-  const pending: Pending[] = []
   const stack: Frame[] = []
   const sections: number[] = []
   let lastBlockLine = -1
   let claimed = 0 // lines before this are assigned to a block or scanned for definitions
   let containerStart = -1 // first line of the containers opened since the last block
-  let title: string | undefined
   let inHead = false
 
   const pushBlock = (kind: string, line: number, endLine: number, cut: CutStyle | undefined, attachNext: boolean, refs: boolean): void => {
@@ -265,7 +351,7 @@ export function * markdownSteps (text: string, emit: (event: DocEvent) => void):
     containerStart = -1
     if (endLine > claimed) claimed = endLine
     if (start <= lastBlockLine) return // shares a line with the block before: its text stays there
-    pending.push({ type: 'block', kind, line: start, cut, attachNext, refs })
+    block({ kind, line: start, cut, attachNext, refs })
     lastBlockLine = start
     const top = stack[stack.length - 1]
     if (top !== undefined) top.hasBlock = true
@@ -309,15 +395,18 @@ export function * markdownSteps (text: string, emit: (event: DocEvent) => void):
           scanGap(map[0])
           const inline = tokens[i + 1]
           const label = inline?.type === 'inline' ? inline.content.replace(/\s+/g, ' ').trim() : ''
-          if (t.tag === 'h1' && title === undefined && label !== '') title = label
+          if (t.tag === 'h1' && title === undefined && label !== '') {
+            title = label
+            after({ type: 'info', key: 'title', value: title })
+          }
           if (stack.length === 0) {
             const level = Number(t.tag.slice(1))
             while (sections.length > 0 && (sections[sections.length - 1] as number) >= level) {
               sections.pop()
-              pending.push({ type: 'exit' })
+              after({ type: 'exit' })
             }
             sections.push(level)
-            pending.push({ type: 'enter', kind: 'section', label })
+            after({ type: 'enter', kind: 'section', label })
           }
           pushBlock('heading', map[0], map[1], undefined, true, true)
           break
@@ -355,14 +444,14 @@ export function * markdownSteps (text: string, emit: (event: DocEvent) => void):
             scanGap(map[0])
             if (containerStart === -1 || map[0] < containerStart) containerStart = map[0]
             stack.push({ startLine: map[0], endLine: map[1], hasBlock: false })
-            pending.push({ type: 'enter', kind, label: '' })
+            after({ type: 'enter', kind, label: '' })
           } else if (CONTAINER_CLOSE.has(t.type) && stack.length > 0) {
             const frame = stack[stack.length - 1] as Frame
             scanGap(frame.endLine)
             // An empty container (`>` alone, an empty list item) gets its lines as a block.
             if (!frame.hasBlock) pushBlock('paragraph', frame.startLine, frame.endLine, undefined, false, false)
             stack.pop()
-            pending.push({ type: 'exit' })
+            after({ type: 'exit' })
             const parent = stack[stack.length - 1]
             if (parent !== undefined && frame.hasBlock) parent.hasBlock = true
           }
@@ -373,6 +462,7 @@ export function * markdownSteps (text: string, emit: (event: DocEvent) => void):
 
   const endLine = state.lineMax
   let line = fmEnd // markdown-it never sees the front matter
+  let stepAt = BLOCKS_PER_STEP
   while (line < endLine) {
     state.line = line = state.skipEmptyLines(line)
     if (line >= endLine) break
@@ -385,62 +475,17 @@ export function * markdownSteps (text: string, emit: (event: DocEvent) => void):
     walk(state.tokens)
     state.tokens.length = 0
     line = state.line
-  }
-  scanGap(lineCount)
-  const references: Record<string, Reference> = env.references ?? {}
-  const hasReferences = Object.keys(references).length > 0
-  while (stack.length > 0) { stack.pop(); pending.push({ type: 'exit' }) }
-  if (lastBlockLine === -1) pending.push({ type: 'block', kind: 'blank', line: 0, cut: undefined, attachNext: false, refs: false }) // only blank lines
-
-  // Document information first.
-  if (fmEnd > 0) {
-    emit({ type: 'info', key: 'front_matter', value: fm.value })
-    const fmTitle = fm.value !== null && typeof fm.value === 'object' ? (fm.value as Record<string, unknown>).title : undefined
-    if (typeof fmTitle === 'string' || typeof fmTitle === 'number') title = String(fmTitle)
-  }
-  if (title !== undefined) emit({ type: 'info', key: 'title', value: title })
-
-  // Block starts: the first block starts at 0; each runs to the start of the next.
-  const blockStarts: number[] = []
-  for (const p of pending) if (p.type === 'block') blockStarts.push(blockStarts.length === 0 ? 0 : lineStart(p.line))
-
-  const defined = new Set<string>()
-  let pos = 0
-  let b = 0
-  for (const p of pending) {
-    if (p.type === 'enter') {
-      emit({ type: 'enter', kind: p.kind, label: p.label, start: pos })
-    } else if (p.type === 'exit') {
-      emit({ type: 'exit', end: pos })
-    } else {
-      const start = blockStarts[b] as number
-      const end = b + 1 < blockStarts.length ? blockStarts[b + 1] as number : text.length
-      b++
-      const blockText = text.slice(start, end)
-      const event: BlockEvent = { type: 'block', kind: p.kind, start, end, text: blockText }
-      if (p.cut !== undefined) event.cut = p.cut
-      if (p.attachNext) event.attachNext = true
-      if (p.refs && hasReferences) {
-        const refs = findRefs(blockText, start, references)
-        if (refs !== undefined) event.refs = refs
-      }
-      emit(event)
-      pos = end
-      if (b % BLOCKS_PER_STEP === 0) yield
-      if (p.kind === 'definitions') {
-        DEF_LABEL.lastIndex = 0
-        for (let m = DEF_LABEL.exec(blockText); m !== null; m = DEF_LABEL.exec(blockText)) {
-          const key = referenceKey(m[1] as string)
-          if (!defined.has(key) && Object.prototype.hasOwnProperty.call(references, key)) {
-            defined.add(key)
-            emitDefinition(emit, key, references[key] as Reference)
-          }
-        }
-      }
+    if (blocksOut >= stepAt) {
+      stepAt = blocksOut + BLOCKS_PER_STEP
+      yield
     }
   }
-  for (const key of Object.keys(references)) {
-    if (!defined.has(key)) emitDefinition(emit, key, references[key] as Reference)
+  scanGap(lineCount)
+  while (stack.length > 0) { stack.pop(); after({ type: 'exit' }) }
+  if (lastBlockLine === -1) block({ kind: 'blank', line: 0, cut: undefined, attachNext: false, refs: false }) // only blank lines
+  if (held !== undefined) release(text.length)
+  for (const key of Object.keys(env.references ?? {})) {
+    if (!defined.has(key)) emitDefinition(emit, key, env.references![key] as Reference)
   }
   for (let i = 0; i < sections.length; i++) emit({ type: 'exit', end: text.length })
 }

@@ -5,7 +5,7 @@ import { basename, join } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import MarkdownIt from 'markdown-it'
 import markdown, { detectMarkdown } from '../../../plugins/formats/markdown/index.js'
-import { blockTokens, loadMarkdownParser } from '../../../plugins/formats/markdown/parse.js'
+import { blockTokens, loadMarkdownParser, markdownSteps } from '../../../plugins/formats/markdown/parse.js'
 import type { BlockEvent, DocEvent, EnterEvent } from '../../../core/events.js'
 import { assertTiles, collectEvents } from '../../helpers/events.js'
 import { corpusDir, corpusFiles, corpusMissing } from '../../helpers/corpus.js'
@@ -516,4 +516,21 @@ t.test('conformance kit (docsplit/testing checkParser)', { skip: engineMissing }
     { name: 'crlf, no final newline', input: '> q\r\n\r\n[r]: /u\r\n\r\n[r]' },
   ], { numRuns: 25, arbitrary: markdownDoc })
   t.pass('conformance kit passed')
+})
+
+t.test('blocks go out while the document is still being parsed', async (t) => {
+  await loadMarkdownParser()
+  const sections = Array.from({ length: 400 }, (_, i) => `## Part ${i}\n\nText of part ${i} with [a ref][later].\n`)
+  const text = sections.join('\n') + '\n[later]: /defined-at-the-end\n\n# A title at the end\n'
+  const events: DocEvent[] = []
+  const steps = markdownSteps(text, (e) => { events.push(e) })[Symbol.iterator]()
+  t.notOk(steps.next().done, 'a first step')
+  const out = blocks(events)
+  t.ok(out.length >= 64 && out.length < 400, `${out.length} blocks out at the first step`)
+  t.notOk(events.some((e) => e.type === 'info' || e.type === 'definition'), 'the title and the definition at the end are not parsed yet')
+  t.same(out[1]?.refs, [{ label: 'later', offset: text.indexOf('[a ref]') }], 'a use of a label defined further on is found')
+  while (steps.next().done !== true);
+  t.ok(events.some((e) => e.type === 'definition' && e.label === 'later'), 'the definition comes at the end')
+  const whole = await run(text)
+  t.same(events, whole, 'the same events as through the parser plugin')
 })
