@@ -175,10 +175,14 @@ function frontMatter (text: string, lineStarts: ArrayLike<number>, lineCount: nu
   return none
 }
 
-/** A gap line (no token covers it) that starts a link reference definition, inside any containers. */
-const DEF_LINE = /^[ \t>]*(?:(?:[-+*]|\d{1,9}[.)])(?:[ \t]+[ \t>]*|$))*\[/
+/**
+ * A gap line (no token covers it) that starts a link reference definition, inside any
+ * containers. The spaces after a container marker are read by one `[ \t>]*` only (a lookahead
+ * asks for the first): two quantifiers sharing them backtrack exponentially on `-  -  -  …`.
+ */
+const DEF_LINE = /^[ \t>]*(?:(?:[-+*]|\d{1,9}[.)])(?:(?=[ \t])[ \t>]*|$))*\[/
 /** Labels of definitions in a `definitions` block (one per line start, inside any containers). */
-const DEF_LABEL = /^[ \t>]*(?:(?:[-+*]|\d{1,9}[.)])[ \t]+[ \t>]*)*\[((?:[^\[\]\\\n]|\\.){1,999})\]:/gm
+const DEF_LABEL = /^[ \t>]*(?:(?:[-+*]|\d{1,9}[.)])(?=[ \t])[ \t>]*)*\[((?:[^\[\]\\\n]|\\.){1,999})\]:/gm
 /** Uses of references: `[text][label]`, `[label][]`, `[label]` (a simple scan, not full inline parsing). */
 const REF_USE = /\[((?:[^\[\]\\]|\\[^\n]){1,999})\](?:\[((?:[^\[\]\\]|\\[^\n]){0,999})\])?/g
 
@@ -200,7 +204,7 @@ function findRefs (text: string, base: number, labels: Set<string>): RefUse[] | 
 }
 
 /** A line that may define a reference, inside any containers; its label may span lines. */
-const MAYBE_DEF = /^[ \t>]*(?:(?:[-+*]|\d{1,9}[.)])[ \t]+[ \t>]*)*\[((?:[^\[\]\\]|\\[\s\S]){1,999})\]:/gm
+const MAYBE_DEF = /^[ \t>]*(?:(?:[-+*]|\d{1,9}[.)])(?=[ \t])[ \t>]*)*\[((?:[^\[\]\\]|\\[\s\S]){1,999})\]:/gm
 
 /**
  * The keys of every label that a line of `text` may define: all that markdown-it will find and

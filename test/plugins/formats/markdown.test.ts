@@ -534,3 +534,14 @@ t.test('blocks go out while the document is still being parsed', async (t) => {
   const whole = await run(text)
   t.same(events, whole, 'the same events as through the parser plugin')
 })
+
+t.test('container markers with runs of spaces do not make the definition scans backtrack', async (t) => {
+  // Each `-  ` could split its spaces two ways: 2^n tries per line for a pattern that lets it.
+  for (const unit of ['-  ', '1.  ', '- > ', '*\t ']) {
+    const prefix = unit.repeat(60)
+    const text = `[a]: /u\n[b]:\n/w\n\n${prefix}x\n\n${prefix}[a]: /v\n\n${prefix}[a] and [b]\n`
+    const events = await run(text)
+    t.doesNotThrow(() => { assertTiles(events, text); checkStructure(events) }, JSON.stringify(unit))
+    t.ok(events.some((e) => e.type === 'definition' && e.label === 'b'), 'a definition over two lines')
+  }
+})
