@@ -94,3 +94,13 @@ t.test('should print help and version', async (t) => {
   const version = docsplit(['--version'])
   t.match(version.stdout, /^\d+\.\d+\.\d+\n$/)
 })
+
+t.test('dist/ imports the bundled typebox and semver, not their many module files', async (t) => {
+  const { readdirSync, readFileSync } = await import('node:fs')
+  const files = (readdirSync(join(root, 'dist'), { recursive: true }) as string[]).filter((f) => f.endsWith('.js') && !f.startsWith('vendor'))
+  const bare = files.filter((f) => /(\bfrom\s*|\bimport\s*\(\s*)['"](typebox|semver)(\/[^'"]*)?['"]/.test(readFileSync(join(root, 'dist', f), 'utf8')))
+  t.same(bare, [], 'no bare typebox or semver import left')
+  t.ok(files.some((f) => readFileSync(join(root, 'dist', f), 'utf8').includes('/vendor/typebox.js')), 'the schemas load the bundle')
+  const r = spawnSync(process.execPath, [bin, '--version'], { encoding: 'utf8' })
+  t.equal(r.status, 0, 'the command starts with the bundles')
+})
