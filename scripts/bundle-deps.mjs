@@ -9,7 +9,7 @@
  * packages' own names.
  */
 import { build } from 'esbuild'
-import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs'
+import { readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join, relative, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -28,6 +28,8 @@ const ENTRIES = {
 }
 const NAMES = Object.keys(ENTRIES).map((s) => s.replace(/[./]/g, '\\$&')).join('|')
 
+// Chunk names carry a content hash: clear the last build's.
+rmSync(out, { recursive: true, force: true })
 await build({
   entryPoints: Object.fromEntries(Object.entries(ENTRIES).map(([spec, name]) => [name, require.resolve(spec)])),
   bundle: true,
