@@ -203,22 +203,31 @@ function findRefs (text: string, base: number, labels: Set<string>): RefUse[] | 
   return out
 }
 
-/** A line that may define a reference, inside any containers; its label may span lines. */
-const MAYBE_DEF = /^[ \t>]*(?:(?:[-+*]|\d{1,9}[.)])(?=[ \t])[ \t>]*)*\[((?:[^\[\]\\]|\\[\s\S]){1,999})\]:/gm
+/**
+ * A line that may define a reference, inside any containers; its label may span lines, whose
+ * container markers and indentation count here (a label has at most 999 characters without them).
+ */
+const MAYBE_DEF = /^[ \t>]*(?:(?:[-+*]|\d{1,9}[.)])(?=[ \t])[ \t>]*)*\[((?:[^\[\]\\]|\\[\s\S]){1,4000})\]:/gm
 
 /**
- * The keys of every label that a line of `text` may define: all that markdown-it will find and
- * perhaps a few more (a line inside a code block). Known before the parse, so blocks can go out
- * with their reference uses while later lines are parsed; the engine keeps the uses of labels
- * that a definition event defines.
+ * The keys of every label that a line of `src` (the copy markdown-it reads) may define: all that
+ * markdown-it will find and perhaps a few more (a line inside a code block). Known before the
+ * parse, so blocks can go out with their reference uses while later lines are parsed; the
+ * engine keeps the uses of labels that a definition event defines.
  */
-function labelsMaybeDefined (text: string): Set<string> {
+function labelsMaybeDefined (src: string): Set<string> {
   const labels = new Set<string>()
-  if (text.indexOf(']:') === -1) return labels
+  if (src.indexOf(']:') === -1) return labels
   MAYBE_DEF.lastIndex = 0
-  for (let m = MAYBE_DEF.exec(text); m !== null; m = MAYBE_DEF.exec(text)) {
-    const key = referenceKey(m[1] as string)
+  for (let m = MAYBE_DEF.exec(src); m !== null; m = MAYBE_DEF.exec(src)) {
+    const label = m[1] as string
+    const key = referenceKey(label)
     if (key !== '') labels.add(key)
+    // A label over lines inside a quote or list: markdown-it reads it without the markers.
+    if (label.indexOf('\n') !== -1) {
+      const bare = referenceKey(label.replace(/\n[ \t>]*/g, '\n'))
+      if (bare !== '') labels.add(bare)
+    }
   }
   return labels
 }
@@ -275,7 +284,7 @@ export function * markdownSteps (text: string, emit: (event: DocEvent) => void):
   const lineStart = (line: number): number => starts[line < lineCount ? line : lineCount] as number
   const fm = frontMatter(text, starts, lineCount)
   const fmEnd = fm.end
-  const labels = labelsMaybeDefined(text)
+  const labels = labelsMaybeDefined(src)
 
   // Document information first: front matter, and its title over the first h1's.
   let title: string | undefined

@@ -545,3 +545,20 @@ t.test('container markers with runs of spaces do not make the definition scans b
     t.ok(events.some((e) => e.type === 'definition' && e.label === 'b'), 'a definition over two lines')
   }
 })
+
+t.test('uses of labels defined later are found however the definition is written', async (t) => {
+  const { split } = await import('../../../index.js')
+  const long = 'x'.repeat(990)
+  const cases: Array<[string, string, string]> = [
+    ['a label over two lines of a quote', '> [foo\n> bar]: /url\n\nSee [foo bar].\n', 'foo bar'],
+    ['a label over lines of a list in a quote', '- > [a\n  > b]: /u\n\nSee [a b].\n', 'a b'],
+    ['a definition right after a BOM', '\uFEFF[a]: /u\n\nSee [a].\n', 'a'],
+    ['a long label continued in a list item', `- [${long}\n            y]: /u\n\nSee [${long} y].\n`, `${long} y`],
+    ['a NUL in the label (read as U+FFFD)', '[a\0]: /u\n\nSee [a\uFFFD].\n', 'a\uFFFD'],
+  ]
+  for (const [name, text, label] of cases) {
+    const response = await split(text, { input_format: 'markdown', max_tokens: 1024 })
+    const def = response.reference_definitions.find((d) => d.label === label)
+    t.same(def?.chunks, [0], name)
+  }
+})
