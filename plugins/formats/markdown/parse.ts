@@ -175,14 +175,19 @@ function frontMatter (text: string, lineStarts: ArrayLike<number>, lineCount: nu
   return none
 }
 
+/** A list item marker. */
+const MARKER = String.raw`(?:[-+*]|\d{1,9}[.)])`
 /**
- * A gap line (no token covers it) that starts a link reference definition, inside any
- * containers. The spaces after a container marker are read by one `[ \t>]*` only (a lookahead
- * asks for the first): two quantifiers sharing them backtrack exponentially on `-  -  -  …`.
+ * The container markers before a line's content: quotes, and list markers each followed by
+ * whitespace. The spaces after a marker are read by one `[ \t>]*` only (a lookahead asks for the
+ * first): two quantifiers sharing them backtrack exponentially on `-  -  -  …`.
  */
-const DEF_LINE = /^[ \t>]*(?:(?:[-+*]|\d{1,9}[.)])(?:(?=[ \t])[ \t>]*|$))*\[/
+const CONTAINERS = String.raw`^[ \t>]*(?:${MARKER}(?=[ \t])[ \t>]*)*`
+
+/** A gap line (no token covers it) that starts a link reference definition, inside any containers (a marker may also end the line). */
+const DEF_LINE = new RegExp(String.raw`^[ \t>]*(?:${MARKER}(?:(?=[ \t])[ \t>]*|$))*\[`)
 /** Labels of definitions in a `definitions` block (one per line start, inside any containers). */
-const DEF_LABEL = /^[ \t>]*(?:(?:[-+*]|\d{1,9}[.)])(?=[ \t])[ \t>]*)*\[((?:[^\[\]\\\n]|\\.){1,999})\]:/gm
+const DEF_LABEL = new RegExp(String.raw`${CONTAINERS}\[((?:[^\[\]\\\n]|\\.){1,999})\]:`, 'gm')
 /** Uses of references: `[text][label]`, `[label][]`, `[label]` (a simple scan, not full inline parsing). */
 const REF_USE = /\[((?:[^\[\]\\]|\\[^\n]){1,999})\](?:\[((?:[^\[\]\\]|\\[^\n]){0,999})\])?/g
 
@@ -207,7 +212,7 @@ function findRefs (text: string, base: number, labels: Set<string>): RefUse[] | 
  * A line that may define a reference, inside any containers; its label may span lines, whose
  * container markers and indentation count here (a label has at most 999 characters without them).
  */
-const MAYBE_DEF = /^[ \t>]*(?:(?:[-+*]|\d{1,9}[.)])(?=[ \t])[ \t>]*)*\[((?:[^\[\]\\]|\\[\s\S]){1,4000})\]:/gm
+const MAYBE_DEF = new RegExp(String.raw`${CONTAINERS}\[((?:[^\[\]\\]|\\[\s\S]){1,4000})\]:`, 'gm')
 
 /**
  * The keys of every label that a line of `src` (the copy markdown-it reads) may define: all that
