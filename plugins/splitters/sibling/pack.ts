@@ -197,7 +197,7 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
   const overBudget = (u: Unit): boolean => {
     if (u.tokens !== undefined) return u.tokens > budget
     const e = estimate(u)
-    if (meter.tokenizer.cheap === true) return e > budget
+    if (cheap) return e > budget
     return e > budget * 4 || meter.count(u.text) > budget
   }
 
@@ -226,7 +226,7 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     while (limit < queue.length && !queue[limit]!.pending && (sum += estimate(queue[limit]!)) <= budget * EXTEND_FACTOR) limit++
     // Cheap path: the proven prefix plus an exact count of only the new tail bounds the whole
     // (subadditive counts), so a queue that still fits costs O(new text), not O(queue).
-    if (meter.tokenizer.cheap === true && proven.units >= k && proven.units < limit) {
+    if (cheap && proven.units >= k && proven.units < limit) {
       const bound = proven.count + meter.count(joined(limit, proven.units))
       if (bound <= budget) {
         proven = { units: limit, count: bound }
@@ -297,7 +297,7 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
 
   /** Whether the queue may still all fit, judged from the proven prefix (cheap tokenizers). */
   const mayAllFit = (): boolean => {
-    if (meter.tokenizer.cheap !== true || proven.units === 0) return false
+    if (!cheap || proven.units === 0) return false
     let unproven = 0
     for (let i = proven.units; i < queue.length; i++) unproven += estimate(queue[i]!)
     // Certainly fits, or too little has arrived since the last proof to be worth a recount.
@@ -336,7 +336,7 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     // Grow the extent by exact counts: always with a cheap tokenizer; with an expensive one
     // when the extent would otherwise end inside a cut block or right after a heading, where
     // per-piece estimates overstate the joined count most.
-    if (k > 0 && k < queue.length && (meter.tokenizer.cheap === true || strongestGap(k) <= LEVEL_STRENGTH.line)) k = extend(k)
+    if (k > 0 && k < queue.length && (cheap || strongestGap(k) <= LEVEL_STRENGTH.line)) k = extend(k)
     return k
   }
 
