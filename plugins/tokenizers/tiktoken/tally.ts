@@ -77,16 +77,28 @@ function lastStable (text: string, from: number, wholeNewlineRuns: boolean): num
   return -1
 }
 
+/**
+ * The first stable position of `part` from its third character on, or -1. From there on,
+ * isStable reads only characters of `part`, so the position is stable in any text that ends
+ * with `part`, and the count of `part` adds up there.
+ */
+function firstStable (part: string, wholeNewlineRuns: boolean): number {
+  for (let p = 2; p < part.length; p++) if (isStable(part, p, wholeNewlineRuns)) return p
+  return -1
+}
+
 /** Characters of a part read to judge the join: a run of whitespace longer than this is not. */
 const JOIN_WINDOW = 64
 
 export class BpeTally implements Tally {
   /** The count of the text before `tail`. */
   private settled = 0
-  /** The text since the last stable position, and its count. */
+  /** The text since the last stable position settled, and its count. */
   private tail = ''
   private tailCount = 0
-  private readonly saved = { settled: 0, tail: '', tailCount: 0 }
+  /** Leading characters of `tail` known to hold no stable position from the third on. */
+  private scanned = 0
+  private readonly saved = { settled: 0, tail: '', tailCount: 0, scanned: 0 }
   /** The part added last, and its own count when known (-1). */
   private last = ''
   private lastCount = -1
@@ -99,6 +111,7 @@ export class BpeTally implements Tally {
     saved.settled = this.settled
     saved.tail = this.tail
     saved.tailCount = this.tailCount
+    saved.scanned = this.scanned
     this.last = part
     this.lastCount = 0
     if (part.length === 0) return this.settled + this.tailCount
@@ -107,21 +120,41 @@ export class BpeTally implements Tally {
       this.settled += this.tailCount
       this.tail = part
       this.tailCount = this.lastCount = known ?? this.count(part)
-    } else {
-      this.lastCount = known ?? -1
-      // The join may merge pieces: recount the tail with the part, settling up to the last
-      // stable position so the tail does not grow.
-      const joined = this.tail + part
-      const p = lastStable(joined, this.tail.length, this.wholeNewlineRuns)
-      if (p > 0) {
-        this.settled += this.count(joined.slice(0, p))
-        this.tail = joined.slice(p)
-      } else {
-        this.tail = joined
-      }
-      this.tailCount = this.count(this.tail)
+      this.scanned = 0
+      return this.settled + this.tailCount
     }
+    // The join may merge pieces: recount only from the tail's last stable position to the
+    // part's first, so each part is read about once even when every join is unstable (code
+    // blocks that end in `}` before the next one's newline).
+    this.lastCount = known ?? -1
+    this.trimTail()
+    const at = firstStable(part, this.wholeNewlineRuns)
+    if (at === -1) {
+      this.tail += part
+      this.tailCount = this.count(this.tail)
+      return this.settled + this.tailCount
+    }
+    const head = part.slice(0, at)
+    const rest = part.slice(at)
+    this.settled += this.count(this.tail + head)
+    this.tail = rest
+    this.tailCount = known === undefined ? this.count(rest) : known - this.count(head)
+    this.scanned = 0
     return this.settled + this.tailCount
+  }
+
+  /** Settles the tail up to its last stable position (from its third character on). */
+  private trimTail (): void {
+    const tail = this.tail
+    const p = lastStable(tail, Math.max(1, this.scanned - 2), this.wholeNewlineRuns)
+    this.scanned = tail.length
+    if (p === -1) return
+    const end = tail.slice(p)
+    const endCount = this.count(end)
+    this.settled += this.tailCount - endCount
+    this.tail = end
+    this.tailCount = endCount
+    this.scanned = end.length
   }
 
   /** isStable at the join of the tail and `part`, read from the few characters around it. */
@@ -133,10 +166,16 @@ export class BpeTally implements Tally {
     return isStable(left + part.slice(0, JOIN_WINDOW), left.length, this.wholeNewlineRuns)
   }
 
+  backlog (): number {
+    this.trimTail()
+    return this.tail.length
+  }
+
   undo (): number {
     this.settled = this.saved.settled
     this.tail = this.saved.tail
     this.tailCount = this.saved.tailCount
+    this.scanned = this.saved.scanned
     return this.settled + this.tailCount
   }
 
@@ -145,6 +184,7 @@ export class BpeTally implements Tally {
     this.tail = this.last
     this.tailCount = this.lastCount >= 0 ? this.lastCount : this.count(this.last)
     this.lastCount = this.tailCount
+    this.scanned = 0
     return this.tailCount
   }
 }
