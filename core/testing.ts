@@ -319,10 +319,15 @@ export async function checkTokenizer (plugin: TokenizerPlugin, samples: string[]
       t.add(last)
       if (t.undo() !== tokenizer.count(joined)) fail(name, JSON.stringify(joined.slice(0, 40)), 'tally.undo() does not return the count before the last part')
       if (t.add(last) !== tokenizer.count(joined + last)) fail(name, JSON.stringify((joined + last).slice(0, 40)), 'after undo, tally.add counts differently')
-      // Given each part's own count (as counted ahead), the same totals.
+      // Given each part's own count (as counted ahead), the same totals; asking for the backlog
+      // between parts changes nothing.
       const known = tally.call(tokenizer)
       let n = 0
-      for (const part of [...parts, last]) n = known.add(part, tokenizer.count(part))
+      for (const part of [...parts, last]) {
+        const backlog = known.backlog?.()
+        if (backlog !== undefined && !(Number.isInteger(backlog) && backlog >= 0)) fail(name, 'tally.backlog()', `returned ${String(backlog)}, not a number of characters`)
+        n = known.add(part, tokenizer.count(part))
+      }
       if (n !== tokenizer.count(joined + last)) fail(name, JSON.stringify((joined + last).slice(0, 40)), 'tally.add(part, count) counts differently from tally.add(part)')
       if (t.restart !== undefined) {
         t.undo()

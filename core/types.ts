@@ -60,6 +60,12 @@ export interface Tally {
    * fit carries that part into the next chunk without reading it again.
    */
   restart? (): number
+  /**
+   * Optional: how many characters already added the next `add` may read again (the text since
+   * the last place where counts add up). A packer adding small pieces (words) stops using the
+   * tally when this grows, as in a run of letters that no piece boundary breaks.
+   */
+  backlog? (): number
 }
 
 interface PluginBase {

@@ -27,6 +27,8 @@ const LEVEL_BOUNDARY: Record<CutLevel, Boundary> = { line: 'line', sentence: 'se
 const ATTACHED = 1
 /** Summed estimates of small pieces may overstate their joined count this many times. */
 const EXTEND_FACTOR = 10
+/** Characters an exact tally may have to read again before word pieces stop being tallied. */
+const BACKLOG_MAX = 32
 /** With a cheap tokenizer, recount a queue that may fit only after this share of the budget arrives. */
 const RECOUNT_SHARE = 0.1
 
@@ -307,8 +309,9 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
   /**
    * With a tally: the number of leading units whose joined text fits, reading each unit once.
    * A remainder longer than a window is not read: it is cut first. -1 when an exact tokenizer
-   * meets pieces of words or graphemes: their joins are rarely places where a BPE count adds up,
-   * so a tally would recount the growing chunk at every piece; estimates decide there.
+   * meets pieces of graphemes, or of words that its tally cannot settle: their joins are rarely
+   * places where a BPE count adds up, so a tally would recount the growing chunk at every piece;
+   * estimates decide there.
    */
   const fitting = (): number => {
     while (prefix.length < queue.length) {
@@ -316,7 +319,15 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
       if (last !== undefined && last > budget) break
       const u = queue[prefix.length]!
       if (u.pending && u.text.length > window) break
-      if (!cheap && u.level >= 1) return -1
+      if (!cheap && u.level >= 1) {
+        // Words are tallied while the tally settles as it goes (at word ends in most scripts);
+        // where it cannot (a run of CJK letters, no piece boundary) each add would recount the
+        // growing chunk, so estimates decide there, and always for graphemes.
+        if (u.level >= 2 || (tally !== undefined && (tally.backlog?.() ?? Infinity) > BACKLOG_MAX)) return -1
+      }
+      // A block an exact tokenizer would spend long on only to find it over budget: the
+      // estimate proves it (as in overBudget), and it is cut before any of it is read.
+      if (!cheap && u.tokens === undefined && estimate(u) > budget * 4) break
       tally ??= newTally!()
       prefix.push(tally.add(u.text, u.tokens))
     }
