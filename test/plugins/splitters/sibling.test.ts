@@ -16,6 +16,28 @@ register(definePlugin({
   create: (ctx) => ({ write () {}, end () { for (const e of planned) ctx.emit(e) } }),
 }))
 
+// Exact and not cheap: one token per 4 UTF-16 units, rounded up; its tally sums lengths.
+const read: number[] = []
+const quarters = (n: number): number => Math.ceil(n / 4)
+register(definePlugin({
+  kind: 'tokenizer',
+  name: 'test-quarters',
+  docsplit: '^1',
+  load: () => ({
+    name: 'test-quarters',
+    count: (text: string) => { read.push(text.length); return quarters(text.length) },
+    tally: () => {
+      let length = 0
+      let before = 0
+      return {
+        add: (part: string, known?: number) => { if (known === undefined) read.push(part.length); before = length; length += part.length; return quarters(length) },
+        undo: () => { length = before; return quarters(length) },
+        backlog: () => 0,
+      }
+    },
+  }),
+}))
+
 interface Section { heading: string, children: Node[] }
 type Node = Section | string
 
@@ -149,4 +171,16 @@ t.test('should repeat the tail of the previous chunk with overlap, within budget
     t.ok(c.token_count <= 40)
   }
   t.same(invariantProblems(r, text, { tokenizer: tokenizers[0]![1]! }), [])
+})
+
+t.test('should read each part about once with an exact tokenizer: a block far over budget is cut unread, words are tallied', async (t) => {
+  const long = Array.from({ length: 20_000 }, (_, i) => `word${i % 97}`).join(' ') + '\n\n'
+  const text = 'A short paragraph.\n\n' + long + 'Another short one.\n'
+  read.length = 0
+  const r = await split(text, { input_format: 'text', max_tokens: 512, tokenizer: 'test-quarters' })
+  const longest = Math.max(...read)
+  const total = read.reduce((a, b) => a + b, 0)
+  t.ok(longest < long.length / 4, `the ${long.length}-character paragraph is never read whole (longest read ${longest})`)
+  t.ok(total < text.length * 1.25, `read ${total} characters for a text of ${text.length}`)
+  t.same(invariantProblems(r, text, { tokenizer: await tokenizerByName('test-quarters').load() }), [])
 })
