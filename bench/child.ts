@@ -1,7 +1,8 @@
 /**
- * One measured run, in its own process: `node --import tsx bench/child.ts TOOL FILE KIND [TOKENIZER] [--verify]`.
+ * One measured run, in its own process: `node --import tsx bench/child.ts TOOL FILE KIND [TOKENIZER] [--verify] [--lib=PATH]`.
  *
- * - `docsplit`: the library, `splitStream` over a file read stream; chunks are counted, not kept.
+ * - `docsplit`: the library (from `--lib`, the build, else the source), `splitStream` over a
+ *   file read stream; chunks are counted, not kept.
  * - a peer id (bench/peers/*.ts): the file is read and decoded in line-aligned windows of at most
  *   WINDOW bytes (a V8 string holds at most 512 MiB, so no whole-string API can take 2 GiB at once),
  *   each window is split, its chunks counted and dropped.
@@ -63,7 +64,8 @@ async function * counted (path: string, report: boolean): AsyncGenerator<Buffer>
 }
 
 async function runDocsplit (): Promise<Omit<RunResult, 'bytes' | 'ms' | 'cpuMs' | 'maxRss'>> {
-  const { splitStream } = await import('../index.js')
+  const lib = process.argv.find(a => a.startsWith('--lib='))?.slice('--lib='.length)
+  const { splitStream } = await import(lib ?? '../index.js') as typeof import('../index.js')
   startClock()
   let chunks = 0; let ownTokens = 0; let protectedChunks = 0; let ownOver = 0
   for await (const c of splitStream(counted(file, true), { filename: file, max_tokens: BUDGET, tokenizer })) {

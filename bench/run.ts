@@ -8,7 +8,7 @@
  *   --peers=a,b|none   peer ids to run (default: all that apply); floors run unless `no-floors` is listed
  *   --runs=N           timed runs after the warm-up (default 3; 1 for inputs over 1 GiB, without warm-up)
  *   --timeout=S        a peer is stopped after S seconds (default 180; --quick 20)
- *   --cli=dist|source  the CLI from dist/ (default when built) or from source through tsx
+ *   --cli=dist|source  the CLI and the library from dist/ (default when built) or from source through tsx
  *   --no-cli           skip the CLI runs
  *   --no-docsplit      peers and floors only (merge results later with render.ts)
  *   --tokenizers=a,b   docsplit's tokenizers (default approx,o200k_base)
@@ -115,6 +115,8 @@ async function once (job: Job, input: Input, verify: boolean) {
   }
   const argv = [...NODE_FLAGS, '--import', 'tsx', child, job.tool, input.path, input.kind, job.tokenizer]
   if (verify) argv.push('--verify')
+  // The library as users load it: the build, when there is one (as for the CLI).
+  if (job.tool === 'docsplit' && cliMode === 'dist') argv.push(`--lib=${join(repo, 'dist/index.js')}`)
   return await runChild<RunResult>(process.execPath, argv, { timeoutMs, cwd: repo })
 }
 
