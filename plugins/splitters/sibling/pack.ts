@@ -10,8 +10,10 @@
  * next finer level, one window at a time, so a 5 MB line costs O(window) per chunk, not
  * O(line). With a tally, the queue's exact count grows unit by unit and every gap's prefix count
  * is known, so the best gap is chosen without counting again: with a cheap tokenizer (approx)
- * always, with an exact one for blocks the engine counted ahead (the tally adds their counts).
- * Otherwise estimates choose the extent and one exact count of the joined text confirms it.
+ * always, with an exact one for blocks (the tally adds the counts the engine made ahead), lines,
+ * sentences and words, as long as its backlog stays small. Otherwise (graphemes, a run of
+ * letters that never settles) estimates choose the extent and exact counts of the joined text
+ * confirm it.
  */
 import { ContainerPath } from '../../../core/structure.js'
 import type { CutStyle, DocEvent, RefUse } from '../../../core/events.js'
