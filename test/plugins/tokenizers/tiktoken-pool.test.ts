@@ -53,14 +53,17 @@ t.test('large splits (records, and blocks) are byte for byte the same with and w
   }
   const log = join(dir, 'big.log')
   writeFileSync(log, lines.join(''))
-  // 6 MB of markdown: sections, lists, code, tables (the sibling splitter tallies whole blocks).
+  // 6 MB of markdown: sections, lists, code, tables, long paragraphs (the sibling splitter
+  // tallies whole blocks and cuts the long ones).
   const md: string[] = []
   for (let i = 0, size = 0; size < 6 << 20; i++) {
     const part = `## Section ${i}\n\nSome prose about item ${i}, with a [link](https://example.com/${i}) and \`code\`. ` +
       'It goes on for a while so that blocks vary in size. '.repeat(i % 9) + '\n\n' +
       (i % 5 === 0 ? '```js\nconst x = ' + i + '\nconsole.log(x)\n```\n\n' : '') +
       (i % 7 === 0 ? '| a | b |\n|---|---|\n| ' + i + ' | ' + (i * 3) + ' |\n\n' : '') +
-      (i % 3 === 0 ? '- one\n- two\n  - nested ' + i + '\n\n' : '')
+      (i % 3 === 0 ? '- one\n- two\n  - nested ' + i + '\n\n' : '') +
+      // Blocks far over budget: cut by the splitter, never counted ahead.
+      (i % 50 === 0 ? `A long paragraph ${i} ` + 'that keeps going. '.repeat(400) + '\n\n' : '')
     md.push(part)
     size += part.length
   }
