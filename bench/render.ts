@@ -29,7 +29,8 @@ const merged: Results = {
   ...base,
   inputs: [...inputs.values()],
   rows: [...rows.values()].sort((a, b) => order.indexOf(a.input) - order.indexOf(b.input) || rank(a) - rank(b)),
-  ...(files.length > 1 ? { merged: all.map(r => `${r.started} ${String(r.mode)} ${JSON.stringify(r.args ?? [])}`) } : {}),
+  // Each run once, with the runs an input file was itself merged from.
+  ...(files.length > 1 ? { merged: [...new Set(all.flatMap(r => r.merged ?? [`${r.started} ${String(r.mode)} ${JSON.stringify(r.args ?? [])}`]))] } : {}),
 }
 addFloors(merged.rows)
 merged.targets = targets(merged.rows)
