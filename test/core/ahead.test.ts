@@ -4,32 +4,12 @@
  * than 8 characters a token): the splitter cuts that one, and its count would be wasted.
  */
 import t from 'tap'
-import { definePlugin, register, split } from '../../index.js'
+import { register, split } from '../../index.js'
 import { invariantProblems } from '../../testing.js'
+import { quarters, quartersTokenizer } from '../helpers/quarters.js'
 
 const aheadLengths: number[] = []
-const quarters = (n: number): number => Math.ceil(n / 4)
-register(definePlugin({
-  kind: 'tokenizer',
-  name: 'test-ahead',
-  docsplit: '^1',
-  load: () => ({
-    name: 'test-ahead',
-    count: (text: string) => quarters(text.length),
-    tally: () => {
-      let length = 0
-      let before = 0
-      return {
-        add: (part: string) => { before = length; length += part.length; return quarters(length) },
-        undo: () => { length = before; return quarters(length) },
-      }
-    },
-    countMany: async (texts: string[]) => {
-      for (const text of texts) aheadLengths.push(text.length)
-      return texts.map((text) => quarters(text.length))
-    },
-  }),
-}))
+register(quartersTokenizer('test-ahead', { many: (texts) => { for (const text of texts) aheadLengths.push(text.length) } }))
 
 t.test('blocks are counted ahead on large inputs, except those far over budget', async (t) => {
   const paragraphs: string[] = []

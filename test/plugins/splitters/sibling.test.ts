@@ -9,6 +9,7 @@ import { definePlugin, register, split, type DocEvent } from '../../../index.js'
 import { tokenizerByName } from '../../../core/registry.js'
 import type { Tokenizer } from '../../../core/types.js'
 import { invariantProblems } from '../../../testing.js'
+import { quartersTokenizer } from '../../helpers/quarters.js'
 
 let planned: DocEvent[] = []
 register(definePlugin({
@@ -16,27 +17,9 @@ register(definePlugin({
   create: (ctx) => ({ write () {}, end () { for (const e of planned) ctx.emit(e) } }),
 }))
 
-// Exact and not cheap: one token per 4 UTF-16 units, rounded up; its tally sums lengths.
+// Exact and not cheap (see the helper); `read` gets the length of every text it reads.
 const read: number[] = []
-const quarters = (n: number): number => Math.ceil(n / 4)
-register(definePlugin({
-  kind: 'tokenizer',
-  name: 'test-quarters',
-  docsplit: '^1',
-  load: () => ({
-    name: 'test-quarters',
-    count: (text: string) => { read.push(text.length); return quarters(text.length) },
-    tally: () => {
-      let length = 0
-      let before = 0
-      return {
-        add: (part: string, known?: number) => { if (known === undefined) read.push(part.length); before = length; length += part.length; return quarters(length) },
-        undo: () => { length = before; return quarters(length) },
-        backlog: () => 0,
-      }
-    },
-  }),
-}))
+register(quartersTokenizer('test-quarters', { count: (text) => read.push(text.length), add: (part, known) => { if (!known) read.push(part.length) } }))
 
 interface Section { heading: string, children: Node[] }
 type Node = Section | string
