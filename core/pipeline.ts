@@ -9,8 +9,7 @@
  *
  * On a large input, when the splitter counts blocks and records one by one and the tokenizer
  * can count batches on other cores (`countMany`), events wait in batches between parser and
- * packer while their texts are counted; the counts travel in the events. Same output. A block
- * longer than 8 characters a token of the budget is not counted: the splitter cuts it anyway.
+ * packer while their texts are counted; the counts travel in the events. Same output.
  */
 import { hash } from 'node:crypto'
 import { Meter } from './budget.js'
@@ -323,7 +322,6 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
   let units: Array<BlockEvent | RecordEvent> = []
   let batchChars = 0
   const inflight: Batch[] = []
-  const aheadBlockMax = maxTokens * 8
   const dispatch = (): void => {
     if (batch.length === 0) return
     const held = units
@@ -340,9 +338,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
   const hold = (event: DocEvent): void => {
     batch.push(event)
     if (event.type === 'record' || event.type === 'block') {
-      // A block this long is over budget (more than 8 characters a token): the splitter cuts
-      // it, so its count would take a core from the packing for nothing. Records stay whole.
-      if (event.type === 'record' || event.text.length <= aheadBlockMax) units.push(event)
+      units.push(event)
       batchChars += event.text.length
       if (batchChars >= AHEAD_BATCH) dispatch()
     }

@@ -331,9 +331,6 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
         // growing chunk, so estimates decide there, and always for graphemes.
         if (u.level >= 2 || (tally !== undefined && (tally.backlog?.() ?? Infinity) > BACKLOG_MAX)) return -1
       }
-      // A block an exact tokenizer would spend long on only to find it over budget: the
-      // estimate proves it (as in overBudget), and it is cut before any of it is read.
-      if (!cheap && u.tokens === undefined && estimate(u) > budget * 4) break
       tally ??= newTally!()
       prefix.push(tally.add(u.text, u.tokens))
     }

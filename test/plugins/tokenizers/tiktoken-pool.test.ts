@@ -54,7 +54,7 @@ t.test('large splits (records, and blocks) are byte for byte the same with and w
   const log = join(dir, 'big.log')
   writeFileSync(log, lines.join(''))
   // 6 MB of markdown: sections, lists, code, tables, long paragraphs (the sibling splitter
-  // tallies whole blocks and cuts the long ones).
+  // tallies whole blocks and cuts the long ones), fences of tabs.
   const md: string[] = []
   for (let i = 0, size = 0; size < 6 << 20; i++) {
     const part = `## Section ${i}\n\nSome prose about item ${i}, with a [link](https://example.com/${i}) and \`code\`. ` +
@@ -62,8 +62,10 @@ t.test('large splits (records, and blocks) are byte for byte the same with and w
       (i % 5 === 0 ? '```js\nconst x = ' + i + '\nconsole.log(x)\n```\n\n' : '') +
       (i % 7 === 0 ? '| a | b |\n|---|---|\n| ' + i + ' | ' + (i * 3) + ' |\n\n' : '') +
       (i % 3 === 0 ? '- one\n- two\n  - nested ' + i + '\n\n' : '') +
-      // Blocks far over budget: cut by the splitter, never counted ahead.
-      (i % 50 === 0 ? `A long paragraph ${i} ` + 'that keeps going. '.repeat(400) + '\n\n' : '')
+      // Blocks over budget (cut by the splitter), and a fence that fits but whose runs of tabs
+      // the cheap estimate puts far over it (counted exactly either way).
+      (i % 50 === 0 ? `A long paragraph ${i} ` + 'that keeps going. '.repeat(400) + '\n\n' : '') +
+      (i % 60 === 0 ? '```c\n' + ('\t'.repeat(60) + 'xj();\n').repeat(55) + '```\n\n' : '')
     md.push(part)
     size += part.length
   }
