@@ -201,12 +201,15 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     return true
   }
 
-  /** Exact for a cheap tokenizer; otherwise an estimate far over the budget is taken as proof. */
+  /**
+   * Whether the unit alone is over budget, by an exact count: an estimate is no proof (approx
+   * puts a run of `=` or of tabs at 10-30 times its real count), and what fits is never cut.
+   */
   const overBudget = (u: Unit): boolean => {
     if (u.tokens !== undefined) return u.tokens > budget
-    const e = estimate(u)
-    if (cheap) return e > budget
-    return e > budget * 4 || meter.count(u.text) > budget
+    if (cheap) return estimate(u) > budget
+    u.tokens = meter.count(u.text)
+    return u.tokens > budget
   }
 
   /** The strongest gap among those after units 0..k-1. */

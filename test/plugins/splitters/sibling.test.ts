@@ -175,3 +175,12 @@ t.test('should not cut a block that fits, however far over budget the cheap esti
   t.equal(r.chunks.length, 1, r.chunks.map((c) => `${c.token_count}:${c.boundary}`).join(' '))
   t.same(invariantProblems(r, text, { tokenizer: tokenizers[1]![1]! }), [])
 })
+
+t.test('should not cut a block that fits alone when only the gap after its heading fits', { skip: tokenizers[1]![1] === undefined ? 'o200k_base is not available' : false }, async (t) => {
+  // The run of '=' is about 60 o200k tokens: with its heading over 64, alone within it.
+  const rule = '='.repeat(3900) + '\n\n'
+  const text = '# Title\n\n' + rule + 'After.\n'
+  const r = await split(text, { input_format: 'markdown', max_tokens: 64, tokenizer: 'o200k_base' })
+  t.ok(r.chunks.some((c) => c.text.includes(rule)), r.chunks.map((c) => `${c.token_count}:${c.boundary}`).join(' '))
+  t.same(invariantProblems(r, text, { tokenizer: tokenizers[1]![1]! }), [])
+})
