@@ -306,6 +306,13 @@ export async function checkTokenizer (plugin: TokenizerPlugin, samples: string[]
       texts.forEach((text, i) => { if (counts[i] !== tokenizer.count(text)) fail(name, JSON.stringify(text.slice(0, 40)), `countMany says ${counts[i]}, count says ${tokenizer.count(text)}`) })
     }
   }
+  const exceeds = tokenizer.exceeds
+  if (exceeds !== undefined) {
+    await holds(fc.property(fc.oneof(fc.string({ unit: 'binary', maxLength: 200 }), fc.constantFrom(...samples, '<|endoftext|> words', 'x'.repeat(3000))), fc.nat(400), (text, limit) => {
+      const n = tokenizer.count(text)
+      if (exceeds.call(tokenizer, text, limit) !== n > limit) fail(name, JSON.stringify(text.slice(0, 40)), `exceeds(text, ${limit}) is ${String(!(n > limit))}, count says ${n}`)
+    }), { numRuns: options.numRuns ?? 300 })
+  }
   const tally = tokenizer.tally
   if (tally !== undefined) {
     await holds(fc.property(fc.array(fc.string({ unit: 'binary', maxLength: 80 }), { maxLength: 6 }), fc.string({ unit: 'binary', maxLength: 80 }), (parts, last) => {

@@ -37,6 +37,11 @@ export interface Tokenizer {
    */
   tally? (): Tally
   /**
+   * Optional: whether `count(text) > limit`, reading only as far as it needs to tell (about
+   * `limit` tokens of text). A packer checks a long unit with it before reading it whole.
+   */
+  exceeds? (text: string, limit: number): boolean
+  /**
    * Optional: counts many texts at once, off the calling thread (worker threads on other
    * cores); undefined when it cannot. On large inputs the pipeline counts each batch of blocks
    * and records this way before the splitter sees them, when the splitter counts them one by

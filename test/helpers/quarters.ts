@@ -26,6 +26,8 @@ export function quartersTokenizer (name: string, hooks: QuartersHooks = {}): Tok
     load: () => ({
       name,
       count: (text: string) => { hooks.count?.(text); return quarters(text.length) },
+      // Reads only as far as the limit, as an encoder that stops early does.
+      exceeds: (text: string, limit: number) => { hooks.count?.(text.slice(0, (limit + 1) * 4)); return quarters(text.length) > limit },
       tally: () => {
         let length = 0
         let before = 0

@@ -90,3 +90,15 @@ t.test('the kit catches a tally that does not count like the tokenizer', async (
   })
   await t.rejects(checkTokenizer(badTally, [], { numRuns: 200 }), { message: /tally/ })
 })
+
+t.test('the kit catches an exceeds that does not agree with count', async (t) => {
+  const chars = (text: string): number => text.length
+  const badExceeds = definePlugin<TokenizerPlugin>({
+    kind: 'tokenizer',
+    name: 'chars-with-wrong-exceeds',
+    docsplit: '^1',
+    // Off by one: says "over" at exactly the limit.
+    load: () => ({ name: 'chars-with-wrong-exceeds', count: chars, exceeds: (text: string, limit: number) => text.length >= limit }),
+  })
+  await t.rejects(checkTokenizer(badExceeds, [], { numRuns: 300 }), { message: /exceeds/ })
+})

@@ -29,6 +29,8 @@ const LEVEL_BOUNDARY: Record<CutLevel, Boundary> = { line: 'line', sentence: 'se
 const ATTACHED = 1
 /** Summed estimates of small pieces may overstate their joined count this many times. */
 const EXTEND_FACTOR = 10
+/** Characters a token of the budget above which a unit is first checked with `exceeds`. */
+const LONG_UNIT = 4
 /** Characters an exact tally may have to read again before word pieces stop being tallied. */
 const BACKLOG_MAX = 32
 /** With a cheap tokenizer, recount a queue that may fit only after this share of the budget arrives. */
@@ -96,6 +98,7 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
   // cores, so rereading them costs nothing. Either way the same units are tallied, so the
   // output does not depend on the number of cores.
   const cheap = meter.tokenizer.cheap === true
+  const exceeds = meter.tokenizer.exceeds?.bind(meter.tokenizer)
   const newTally = meter.tokenizer.tally?.bind(meter.tokenizer)
   /** A cheap tokenizer with a tally needs no estimates at all. */
   const estimating = newTally === undefined || !cheap
@@ -208,6 +211,7 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
   const overBudget = (u: Unit): boolean => {
     if (u.tokens !== undefined) return u.tokens > budget
     if (cheap) return estimate(u) > budget
+    if (exceeds !== undefined) return exceeds(u.text, budget)
     u.tokens = meter.count(u.text)
     return u.tokens > budget
   }
@@ -334,6 +338,9 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
         // growing chunk, so estimates decide there, and always for graphemes.
         if (u.level >= 2 || (tally !== undefined && (tally.backlog?.() ?? Infinity) > BACKLOG_MAX)) return -1
       }
+      // A long unit that the tokenizer proves over budget by reading a budget's worth of it:
+      // it is cut, not read whole.
+      if (!cheap && u.tokens === undefined && u.text.length > budget * LONG_UNIT && exceeds?.(u.text, budget) === true) break
       tally ??= newTally!()
       prefix.push(tally.add(u.text, u.tokens))
     }

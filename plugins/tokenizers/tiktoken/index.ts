@@ -38,6 +38,8 @@ export const MODEL_ALIASES: Readonly<Record<EncodingName, readonly string[]>> = 
 export interface EncodingModule {
   countTokens (input: string, options?: { disallowedSpecial?: Set<string>, allowedSpecial?: Set<string> }): number
   encode (input: string, options?: { disallowedSpecial?: Set<string>, allowedSpecial?: Set<string> }): number[]
+  /** Encodes piece by piece and stops past the limit: false then, else the count. */
+  isWithinTokenLimit? (input: string, limit: number, options?: { disallowedSpecial?: Set<string> }): false | number
 }
 
 export type Importer = (encoding: EncodingName) => Promise<unknown>
@@ -76,6 +78,8 @@ export function tokenizerFrom (encoding: EncodingName, mod: EncodingModule, pool
     encode: (text: string): number[] => mod.encode(text, AS_TEXT),
     tally: () => new BpeTally(count, encoding === 'o200k_base' || encoding === 'cl100k_base'),
   }
+  const within = mod.isWithinTokenLimit?.bind(mod)
+  if (within !== undefined) tokenizer.exceeds = (text, limit) => text.length > 0 && within(text, limit, AS_TEXT) === false
   if (pool !== undefined) tokenizer.countMany = (texts) => pool.countMany(texts)
   return tokenizer
 }
