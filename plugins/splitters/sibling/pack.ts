@@ -338,9 +338,9 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
         // growing chunk, so estimates decide there, and always for graphemes.
         if (u.level >= 2 || (tally !== undefined && (tally.backlog?.() ?? Infinity) > BACKLOG_MAX)) return -1
       }
-      // A long unit that the tokenizer proves over budget by reading a budget's worth of it:
-      // it is cut, not read whole.
-      if (!cheap && u.tokens === undefined && u.text.length > budget * LONG_UNIT && exceeds?.(u.text, budget) === true) break
+      // A long unit over budget alone is cut, not tallied: overBudget reads only a budget's
+      // worth of it where the tokenizer can tell (`exceeds`), else counts it once for the tally.
+      if (!cheap && u.tokens === undefined && u.text.length > budget * LONG_UNIT && overBudget(u)) break
       tally ??= newTally!()
       prefix.push(tally.add(u.text, u.tokens))
     }
