@@ -5,7 +5,7 @@
 import { Type } from 'typebox'
 import { definePlugin } from '../../../core/registry.js'
 import type { ParserHandler } from '../../../core/types.js'
-import { CsvParser } from './parse.js'
+import { CsvParser, loadCsvParse } from './parse.js'
 import { delimitedScore, type Delimiter } from './sniff.js'
 
 export default definePlugin({
@@ -30,7 +30,8 @@ export default definePlugin({
   detect (sample: string): number {
     return delimitedScore(sample.slice(0, 16 * 1024))
   },
-  create (ctx): ParserHandler<string> {
+  async create (ctx): Promise<ParserHandler<string>> {
+    await loadCsvParse()
     const tsv = ctx.options.input_format === 'tsv' ||
       (typeof ctx.options.filename === 'string' && ctx.options.filename.toLowerCase().endsWith('.tsv'))
     const option = ctx.options.delimiter as Delimiter | 'tab' | 'auto' | undefined

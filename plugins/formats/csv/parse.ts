@@ -13,7 +13,6 @@
  * cut into pieces.
  */
 import { SampleBuffer } from '../../../core/structure.js'
-import { parse } from 'csv-parse/sync'
 import type { DocEvent } from '../../../core/events.js'
 import { sniffDelimiter, type Delimiter } from './sniff.js'
 
@@ -27,8 +26,16 @@ export interface CsvParserOptions {
   header: boolean
 }
 
+let parse: typeof import('csv-parse/sync').parse | undefined
+
+/** csv-parse loads with the first CSV document: it costs every other start of docsplit ~20 ms. */
+export async function loadCsvParse (): Promise<void> {
+  parse ??= (await import('csv-parse/sync')).parse
+}
+
 /** Parses one row (no line ending) as csv-parse does with the parser's quoting rules. */
 export function parseRow (text: string, delimiter: string): string[] {
+  if (parse === undefined) throw new Error('loadCsvParse() must run before a CSV header is parsed')
   const rows = parse(text, {
     delimiter,
     relax_quotes: true,

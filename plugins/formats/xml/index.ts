@@ -11,13 +11,15 @@
  * splitter needs since chunks are slices of the source. We never set sax's `unparsedEntities`,
  * and we only resume after that one error (see DEPENDENCIES §7). Memory: the current record.
  */
-import sax from 'sax'
+import type sax from 'sax'
 import { Type } from 'typebox'
 import { definePlugin } from '../../../core/registry.js'
 import type { ParserContext, ParserHandler, ParserPlugin } from '../../../core/types.js'
 
 /** sax fields its typings leave out: the entity being read and the pending error. */
 type SaxParser = Omit<sax.SAXParser, 'error'> & { entity: string, error: Error | null }
+
+let saxLib: typeof sax | undefined
 
 /** sax is fed in blocks ending at multiples of this many characters. */
 const BLOCK = 65536
@@ -63,12 +65,12 @@ class XmlHandler implements ParserHandler<string> {
   private rootName: string | undefined
   private readonly threshold: number
 
-  constructor (private readonly ctx: ParserContext) {
+  constructor (private readonly ctx: ParserContext, lib: typeof sax) {
     const maxTokens = typeof ctx.options.max_tokens === 'number' ? ctx.options.max_tokens : 512
     this.threshold = maxTokens * CHARS_PER_TOKEN
     const option = ctx.options.record_element
     this.recordElement = typeof option === 'string' && option !== '' ? option : undefined
-    const p = this.parser = sax.parser(true, { position: true }) as SaxParser
+    const p = this.parser = lib.parser(true, { position: true }) as SaxParser
     ;(p as unknown as { bufferCheckPosition: number }).bufferCheckPosition = Number.MAX_SAFE_INTEGER
     p.onopentag = (tag) => { this.open(tag.name) }
     p.onclosetag = () => { this.close() }
@@ -281,8 +283,10 @@ const xml: ParserPlugin = definePlugin({
     if (/^<(!--|!DOCTYPE|[A-Za-z_][\w.:-]*[\s>/])/.test(t) && t.includes('</')) return 0.5
     return 0
   },
-  create: (ctx) => {
-    const h = new XmlHandler(ctx)
+  // sax loads with the first XML document: it costs every other start of docsplit ~14 ms.
+  create: async (ctx) => {
+    saxLib ??= (await import('sax')).default
+    const h = new XmlHandler(ctx, saxLib)
     return { write: (piece: string) => { h.write(piece) }, end: () => { h.end() } }
   },
 })
