@@ -43,9 +43,14 @@ export class Meter {
     return this.cheapCount(text) * this.ratio * ESTIMATE_MARGIN
   }
 
-  /** The exact count; also teaches the estimator this document's density. */
-  count (text: string): number {
-    const n = this.tokenizer.count(text)
+  /**
+   * The exact count; also teaches the estimator this document's density. `known`: the count of
+   * `text` made ahead on another core (an event's `tokens`), taken instead of counting again.
+   * The meter learns from it as from its own count, so that its estimates, and what a packer
+   * decides by them, do not depend on where counts were made.
+   */
+  count (text: string, known?: number): number {
+    const n = known ?? this.tokenizer.count(text)
     this.exactCounts++
     if (this.tokenizer.cheap !== true && text.length >= 64) {
       const observed = n / Math.max(1, this.cheapCount(text))

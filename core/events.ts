@@ -84,6 +84,8 @@ export interface RecordEvent {
   /**
    * The tokenizer's count of `text`, when the engine counted it ahead on another core (large
    * inputs, splitters that count units one by one). Set by the engine only; parsers leave it out.
+   * A packer may take it for an exact count of `text` (`Tally.add`, `Meter.count`), never for an
+   * estimate: its chunks must not depend on whether counts were made ahead (on how many cores).
    */
   tokens?: number
 }

@@ -201,7 +201,9 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
       chunkTallied = false
       currentEstimate = tallied
     }
-    if (u.est < 0) u.est = u.tokens ?? meter.estimate(u.text)
+    // Never the count made ahead: estimates must be the same whether counts were made on other
+    // cores or not, or the chunks would depend on the machine.
+    if (u.est < 0) u.est = meter.estimate(u.text)
     // Each flush emits at least one unit, so this ends; carried units go back in first.
     while (current.length > 0 && (!sameGroup(u) || currentEstimate + u.est > budget)) {
       for (const carried of flush()) add(carried)
@@ -226,7 +228,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
    */
   const blockUnits = (start: number, text: string, kind: string, tokens: number | undefined, level = 0): void => {
     const levels = cutLevels.lines
-    if (level >= levels.length || (tokens ?? meter.count(text)) <= budget) return unit(start, text, kind, -1, undefined, undefined, undefined, tokens)
+    if (level >= levels.length || meter.count(text, tokens) <= budget) return unit(start, text, kind, -1, undefined, undefined, undefined, tokens)
     let cuts = ctx.segmenters.cuts(text, levels[level]!)
     if (levels[level] === 'grapheme') cuts = thinCuts(cuts, Math.max(1, budget >> 4))
     if (cuts.length === 0) return blockUnits(start, text, kind, tokens, level + 1)

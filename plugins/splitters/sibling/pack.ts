@@ -115,7 +115,9 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
 
   const estimate = (u: Unit): number => {
     // A remainder longer than a window is cut before it could fit: no need to scan megabytes.
-    if (u.est < 0) u.est = u.tokens ?? (u.pending && u.text.length > window ? budget + 1 : meter.estimate(u.text))
+    // Never the count made ahead (u.tokens): estimates must be the same whether counts were
+    // made on other cores or not, or the chunks would depend on the machine.
+    if (u.est < 0) u.est = u.pending && u.text.length > window ? budget + 1 : meter.estimate(u.text)
     return u.est
   }
 
@@ -212,7 +214,8 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     if (u.tokens !== undefined) return u.tokens > budget
     if (cheap) return estimate(u) > budget
     if (exceeds !== undefined) return exceeds(u.text, budget)
-    u.tokens = meter.count(u.text)
+    // Not meter.count: a count made ahead teaches the meter nothing here, so neither may this one.
+    u.tokens = meter.tokenizer.count(u.text)
     return u.tokens > budget
   }
 
