@@ -1,7 +1,9 @@
 /**
- * One measured run, in its own process: `node --import tsx bench/child.ts TOOL FILE KIND [TOKENIZER] [--verify] [--lib=PATH]`.
+ * One measured run, in its own process: `node bench/peers/.child.mjs TOOL FILE KIND [TOKENIZER]
+ * [--verify] [--lib=PATH]`, this file built by run.ts (so that tsx's 35 MB are not in any peak
+ * RSS), or `node --import tsx bench/child.ts ...` when docsplit runs from source.
  *
- * - `docsplit`: the library (from `--lib`, the build, else the source), `splitStream` over a
+ * - `docsplit`: the library (`--lib`: the build, or the source under tsx), `splitStream` over a
  *   file read stream; chunks are counted, not kept.
  * - a peer id (bench/peers/*.ts): the file is read and decoded in line-aligned windows of at most
  *   WINDOW bytes (a V8 string holds at most 512 MiB, so no whole-string API can take 2 GiB at once),
@@ -65,7 +67,8 @@ async function * counted (path: string, report: boolean): AsyncGenerator<Buffer>
 
 async function runDocsplit (): Promise<Omit<RunResult, 'bytes' | 'ms' | 'cpuMs' | 'maxRss'>> {
   const lib = process.argv.find(a => a.startsWith('--lib='))?.slice('--lib='.length)
-  const { splitStream } = await import(lib ?? '../index.js') as typeof import('../index.js')
+  if (lib === undefined) throw new Error('--lib=PATH is required: the docsplit entry to measure')
+  const { splitStream } = await import(lib) as typeof import('../index.js')
   startClock()
   let chunks = 0; let ownTokens = 0; let protectedChunks = 0; let ownOver = 0
   for await (const c of splitStream(counted(file, true), { filename: file, max_tokens: BUDGET, tokenizer })) {
@@ -117,9 +120,16 @@ async function runPeer (peer: Peer): Promise<Omit<RunResult, 'bytes' | 'ms' | 'c
   return { chunks }
 }
 
+/** Literal imports, so that the bench's build of this file (see run.ts) takes the peers in. */
+const PEER_MODULES = [
+  async () => await import('./peers/floors.js'),
+  async () => await import('./peers/langchain.js'),
+  async () => await import('./peers/chonkie.js'),
+]
+
 async function findPeer (id: string): Promise<Peer> {
-  for (const mod of ['./peers/floors.js', './peers/langchain.js', './peers/chonkie.js']) {
-    const { peers } = await import(mod) as { peers: Peer[] }
+  for (const load of PEER_MODULES) {
+    const { peers } = await load()
     const p = peers.find(x => x.id === id)
     if (p !== undefined) return p
   }

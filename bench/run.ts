@@ -65,8 +65,19 @@ function ensurePeers (): void {
 // ------------------------------------------------------------------------------------ jobs
 
 const NODE_FLAGS = ['--max-old-space-size=8192']
-const child = join(repo, 'bench/child.ts')
 const cliMode = opt('cli') ?? (existsSync(join(repo, 'dist/cli/index.js')) ? 'dist' : 'source')
+/**
+ * The measured process: bench/child.ts built into one file beside the peers' node_modules (bare
+ * imports stay imports, resolved from there), run by plain node; tsx alone would add some 35 MB
+ * to every peak RSS. From source, docsplit itself needs tsx.
+ */
+const builtChild = join(repo, 'bench/peers/.child.mjs')
+async function childEntry (): Promise<string[]> {
+  if (cliMode !== 'dist') return ['--import', 'tsx', join(repo, 'bench/child.ts')]
+  const { build } = await import('esbuild')
+  await build({ entryPoints: [join(repo, 'bench/child.ts')], outfile: builtChild, bundle: true, packages: 'external', format: 'esm', platform: 'node', target: 'node20', logLevel: 'warning' })
+  return [builtChild]
+}
 /** The node flags on the CLI's shebang line: `npx docsplit` runs with them, so the bench does too. */
 const cliNodeFlags = (readFileSync(join(repo, 'cli/index.ts'), 'utf8').match(/^#!.*?\bnode\b(.*)$/m)?.[1] ?? '').trim().split(/\s+/).filter(Boolean)
 const cliEntry = cliMode === 'dist' ? [join(repo, 'dist/cli/index.js')] : ['--import', 'tsx', join(repo, 'cli/index.ts')]
@@ -113,10 +124,10 @@ async function once (job: Job, input: Input, verify: boolean) {
     return await runChild<RunResult>(process.execPath, [...pre, ...cli, 'split', input.path, '--jsonl', '--max-tokens', '512', '--tokenizer', job.tokenizer],
       { timeoutMs, cwd: repo, discardStdout: true })
   }
-  const argv = [...NODE_FLAGS, '--import', 'tsx', child, job.tool, input.path, input.kind, job.tokenizer]
+  const argv = [...NODE_FLAGS, ...child, job.tool, input.path, input.kind, job.tokenizer]
   if (verify) argv.push('--verify')
   // The library as users load it: the build, when there is one (as for the CLI).
-  if (job.tool === 'docsplit' && cliMode === 'dist') argv.push(`--lib=${join(repo, 'dist/index.js')}`)
+  if (job.tool === 'docsplit') argv.push(`--lib=${join(repo, cliMode === 'dist' ? 'dist/index.js' : 'index.ts')}`)
   return await runChild<RunResult>(process.execPath, argv, { timeoutMs, cwd: repo })
 }
 
@@ -182,6 +193,7 @@ async function measure (job: Job, input: Input): Promise<Row> {
 
 ensurePeers()
 const peers = await loadPeers()
+const child = await childEntry()
 const dir = mkdtempSync(join(tmpdir(), 'docsplit-bench-'))
 const rows: Row[] = []
 const inputs: Array<Omit<Input, 'path'>> = []
@@ -204,6 +216,7 @@ try {
     if (!flag('keep')) rmSync(input.path, { force: true })
   }
 } finally {
+  rmSync(builtChild, { force: true })
   if (!flag('keep')) rmSync(dir, { recursive: true, force: true })
   else console.error(`bench: inputs kept in ${dir}`)
 }
