@@ -1,0 +1,48 @@
+/**
+ * Container labels are names: one over 200 characters is cut in every chunk's `path`, whatever
+ * the format, so a heading that is a whole paragraph does not repeat in every chunk under it.
+ */
+import t from 'tap'
+import { split } from '../../index.js'
+
+const long = (n: number): string => {
+  const words = ['alpha', 'beta', 'gamma', 'δέλτα', '😀', 'epsilon']
+  let s = ''
+  for (let i = 0; s.length < n; i++) s += words[i % words.length] + ' '
+  return s.trim()
+}
+
+t.test('a setext heading of a whole paragraph: its label is cut in path, its text is not', async (t) => {
+  const heading = long(20_000)
+  const doc = heading + '\n---\n\n' + 'A sentence under the heading. '.repeat(200) + '\n'
+  const r = await split(doc, { input_format: 'markdown', max_tokens: 64 })
+  t.equal(r.chunks.map((c) => c.text).join(''), doc, 'lossless')
+  const labels = r.chunks.flatMap((c) => c.path)
+  t.ok(labels.length > 10, 'the chunks under it carry it')
+  for (const label of new Set(labels)) {
+    t.ok(label.length <= 200, `label of ${label.length} characters`)
+    const [head, tail, more] = label.split('…')
+    t.equal(more, undefined, 'one ellipsis')
+    t.ok(heading.startsWith(head!) && heading.endsWith(tail!), 'the start and the end of the heading')
+    t.ok(head!.length > 100 && tail!.length > 30, 'most of it the start')
+    t.notOk(/[\ud800-\udbff]$|^[\udc00-\udfff]/.test(head!) || /^[\udc00-\udfff]/.test(tail!), 'never half a surrogate pair')
+  }
+})
+
+t.test('short labels are kept whole', async (t) => {
+  const label = 'x'.repeat(200)
+  const r = await split(`# ${label}\n\ntext\n`, { input_format: 'markdown' })
+  t.same(r.chunks[0]!.path, [label])
+})
+
+t.test('a JSON member name of 100,000 characters', async (t) => {
+  const key = 'k'.repeat(100_000)
+  const doc = JSON.stringify({ [key]: Array.from({ length: 50 }, (_, i) => ({ id: i, text: 'some words here' })) })
+  const r = await split(doc, { input_format: 'json', max_tokens: 64 })
+  t.equal(r.chunks.map((c) => c.text).join(''), doc, 'lossless')
+  const labels = new Set(r.chunks.flatMap((c) => c.path))
+  for (const label of labels) t.ok(label.length <= 200, `label of ${label.length} characters`)
+  const records = [...labels].filter((l) => l.endsWith(']'))
+  t.ok(records.length > 0, 'a chunk of one record names it')
+  for (const label of records) t.match(label, /^\$\.k+…k+\[\d+\]$/, 'a JSON path keeps its start and its index')
+})
