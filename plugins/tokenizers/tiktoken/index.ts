@@ -49,7 +49,7 @@ export type Importer = (encoding: EncodingName) => Promise<unknown>
  * The real loader: finds the package now (a missing one fails the load) and requires its
  * CommonJS build of the encoding on the first count. On a large input the first counts are
  * made on worker threads, so the main thread no longer loads its tables (about 150 ms for
- * o200k) before it starts to parse: 8.6 MB of markdown with o200k, 1388 -> 1322 ms.
+ * o200k) before it starts to parse: 8.6 MB of markdown with o200k, 1435 -> 1347 ms.
  */
 export const importEncoding: Importer = async (encoding) => {
   const require = createRequire(import.meta.url)
