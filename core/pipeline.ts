@@ -313,15 +313,13 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
   const parserCtx = {
     options,
     emit (event: DocEvent) {
+      // A label names a container or a record; every chunk inside repeats it in `path`.
+      if ((event.type === 'enter' || event.type === 'record') && event.label !== undefined && event.label.length > MAX_LABEL) {
+        event = { ...event, label: shortLabel(event.label) }
+      }
       switch (event.type) {
-        case 'enter':
-          // A label names a container; every chunk inside repeats it in `path`.
-          if (event.label.length > MAX_LABEL) event = { ...event, label: shortLabel(event.label) }
-          break
-        case 'record':
-          if (event.label !== undefined && event.label.length > MAX_LABEL) event = { ...event, label: shortLabel(event.label) }
-        // falls through
         case 'block':
+        case 'record':
           if (event.start !== eventEnd || event.end !== event.start + event.text.length) {
             contract(`parser "${parser.name}" emitted ${event.type} at ${event.start}..${event.end}; expected it to start at ${eventEnd} and match its text`)
           }
