@@ -5,7 +5,7 @@ import t from 'tap'
 import fc from 'fast-check'
 import { readFileSync } from 'node:fs'
 import { checkPacker, checkParser, checkTokenizer, type Sample } from '../../testing.js'
-import { definePlugin, listPackers, listParsers, listTokenizers, type TokenizerPlugin } from '../../index.js'
+import { definePlugin, listPackers, listParsers, listTokenizers, type Tokenizer, type TokenizerPlugin } from '../../index.js'
 import { corpusFiles } from '../helpers/corpus.js'
 
 /** A few small real samples per format (corpus when present), plus generated ones. */
@@ -64,41 +64,28 @@ for (const tokenizer of listTokenizers()) {
   })
 }
 
+/** A tokenizer plugin that loads `tokenizer` under `name`: what the kit must catch is in `tokenizer`. */
+const faulty = (name: string, tokenizer: Omit<Tokenizer, 'name'>): TokenizerPlugin =>
+  definePlugin<TokenizerPlugin>({ kind: 'tokenizer', name, docsplit: '^1', load: () => ({ name, ...tokenizer }) })
+const chars = (text: string): number => text.length
+
 t.test('the kit catches a countMany that does not count like count', async (t) => {
-  const chars = (text: string): number => text.length
-  const badMany = definePlugin<TokenizerPlugin>({
-    kind: 'tokenizer',
-    name: 'chars-with-wrong-batches',
-    docsplit: '^1',
-    load: () => ({ name: 'chars-with-wrong-batches', count: chars, countMany: async (texts: string[]) => texts.map((s) => s.length + 1) }),
-  })
+  const badMany = faulty('chars-with-wrong-batches', { count: chars, countMany: async (texts: string[]) => texts.map((s) => s.length + 1) })
   await t.rejects(checkTokenizer(badMany, [], { numRuns: 50 }), { message: /countMany/ })
 })
 
 t.test('the kit catches a tally that does not count like the tokenizer', async (t) => {
   const words = (text: string): number => text.split(/\s+/).filter(Boolean).length
-  const badTally = definePlugin<TokenizerPlugin>({
-    kind: 'tokenizer',
-    name: 'words-with-summing-tally',
-    docsplit: '^1',
-    load: () => ({
-      name: 'words-with-summing-tally',
-      count: words,
-      // Sums the parts' counts: wrong when a word runs across two parts.
-      tally: () => { let sum = 0; let last = 0; return { add: (s: string) => { last = words(s); return (sum += last) }, undo: () => (sum -= last) } },
-    }),
+  const badTally = faulty('words-with-summing-tally', {
+    count: words,
+    // Sums the parts' counts: wrong when a word runs across two parts.
+    tally: () => { let sum = 0; let last = 0; return { add: (s: string) => { last = words(s); return (sum += last) }, undo: () => (sum -= last) } },
   })
   await t.rejects(checkTokenizer(badTally, [], { numRuns: 200 }), { message: /tally/ })
 })
 
 t.test('the kit catches an exceeds that does not agree with count', async (t) => {
-  const chars = (text: string): number => text.length
-  const badExceeds = definePlugin<TokenizerPlugin>({
-    kind: 'tokenizer',
-    name: 'chars-with-wrong-exceeds',
-    docsplit: '^1',
-    // Off by one: says "over" at exactly the limit.
-    load: () => ({ name: 'chars-with-wrong-exceeds', count: chars, exceeds: (text: string, limit: number) => text.length >= limit }),
-  })
+  // Off by one: says "over" at exactly the limit.
+  const badExceeds = faulty('chars-with-wrong-exceeds', { count: chars, exceeds: (text: string, limit: number) => text.length >= limit })
   await t.rejects(checkTokenizer(badExceeds, [], { numRuns: 300 }), { message: /exceeds/ })
 })
