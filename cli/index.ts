@@ -15,6 +15,7 @@ import { loadPlugins } from '../core/load.js'
 import { describeSchema, optionsSchema } from '../core/options.js'
 import { VERSION } from '../core/version.js'
 import { printFormats } from './formats.js'
+import { outputError } from './output.js'
 import { runSplit } from './split.js'
 
 const kebab = (name: string): string => name.replaceAll('_', '-')
@@ -114,9 +115,9 @@ async function main (argv: string[]): Promise<number> {
 }
 
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-  // A closed pipe (`docsplit split big.log --jsonl | head`) is a normal way to stop.
-  if (error.code === 'EPIPE') process.exit(0)
-  throw error
+  const e = outputError(error.code)
+  process.stderr.write(`docsplit: ${e.code}: ${e.message}\n`)
+  process.exit(e.exitCode)
 })
 
 main(process.argv.slice(2)).then((code) => {

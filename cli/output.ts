@@ -1,6 +1,9 @@
-/** Buffered writes to stdout with backpressure: fast for millions of JSONL lines. */
+/** Writing to standard output: buffered, with backpressure, and what a failed write means. */
+import { DocsplitError } from '../core/errors.js'
+
 const FLUSH_AT = 1 << 16
 
+/** Buffered writes to stdout with backpressure: fast for millions of JSONL lines. */
 export class Output {
   private buffer = ''
 
@@ -28,4 +31,13 @@ export class Output {
       })
     }
   }
+}
+
+/**
+ * The error for a failed write to standard output. EPIPE (a closed pipe:
+ * `docsplit split big.log --jsonl | head`) is a normal way to stop: the process exits 0 here.
+ */
+export function outputError (code: string | undefined): DocsplitError {
+  if (code === 'EPIPE') process.exit(0)
+  return new DocsplitError('DOCSPLIT_INTERNAL', `cannot write the output (${code ?? 'error'})`)
 }

@@ -7,6 +7,7 @@ import { splitStream, type SplitOptions } from '../core/pipeline.js'
 import { tokenizerByName } from '../core/registry.js'
 import type { Chunk } from '../core/schema.js'
 import { Verifier } from '../core/verify.js'
+import { JsonlOutput } from './jsonl-output.js'
 import { Output } from './output.js'
 import { Progress } from './progress.js'
 
@@ -62,26 +63,34 @@ export async function runSplit (command: SplitCommand): Promise<number> {
   const verifier = command.verify ? new Verifier() : undefined
   const decoder = command.verify ? new StreamDecoder(typeof options.encoding === 'string' ? options.encoding : 'utf-8') : undefined
   const chunks = splitStream(tee(stream, progress, decoder, verifier), options)
-  const output = new Output()
+  const jsonl = command.jsonl ? new JsonlOutput() : undefined
   const collected: Chunk[] = []
   let started = false
-  for await (const chunk of chunks) {
-    if (!started && verifier !== undefined) {
-      const { metadata } = await chunks.start
-      verifier.start(await tokenizerByName(metadata.tokenizer).load(), metadata.max_tokens)
+  try {
+    for await (const chunk of chunks) {
+      if (!started && verifier !== undefined) {
+        const { metadata } = await chunks.start
+        verifier.start(await tokenizerByName(metadata.tokenizer).load(), metadata.max_tokens)
+      }
+      started = true
+      verifier?.check(chunk)
+      if (jsonl !== undefined) await jsonl.write(chunk)
+      else collected.push(chunk)
     }
-    started = true
-    verifier?.check(chunk)
-    if (command.jsonl) await output.write(JSON.stringify(chunk) + '\n')
-    else collected.push(chunk)
+  } catch (error) {
+    // The chunks made before an input error still go out; the input error is what is reported.
+    await jsonl?.end().catch(() => {})
+    throw error
   }
+  await jsonl?.end()
   const summary = await chunks.summary
   progress?.finish()
-  if (!command.jsonl) {
+  if (jsonl === undefined) {
     const response = { ...summary, chunks: collected }
+    const output = new Output()
     await output.write((command.pretty ? JSON.stringify(response, null, 2) : JSON.stringify(response)) + '\n')
+    await output.flush()
   }
-  await output.flush()
   if (verifier !== undefined) {
     const violations = verifier.finish(summary.document.encoding !== 'binary')
     if (violations.length > 0) {

@@ -3,7 +3,7 @@
  */
 import t from 'tap'
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs'
+import { existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -103,4 +103,54 @@ t.test('dist/ imports the bundled typebox and semver, not their many module file
   t.ok(files.some((f) => readFileSync(join(root, 'dist', f), 'utf8').includes('/vendor/typebox.js')), 'the schemas load the bundle')
   const r = spawnSync(process.execPath, [bin, '--version'], { encoding: 'utf8' })
   t.equal(r.status, 0, 'the command starts with the bundles')
+})
+
+/** A log of about `mb` MB: a few batches of `--jsonl` output, so the writer thread starts. */
+const bigLog = (mb: number): string => {
+  const lines: string[] = []
+  for (let i = 0, size = 0; size < mb * 1e6; i++) {
+    const line = `2026-01-01T00:00:${String(i % 60).padStart(2, '0')}Z INFO worker-${i % 7} handled "request" ${i} in ${i % 97} ms ✓\n`
+    lines.push(line)
+    size += line.length
+  }
+  return lines.join('')
+}
+
+t.test('--jsonl writes the same lines on its writer thread as the response has chunks', async (t) => {
+  const path = file('big.log', bigLog(3))
+  const whole = docsplit(['split', path, '--max-tokens', '128'])
+  t.equal(whole.code, 0, whole.stderr)
+  const lines = docsplit(['split', path, '--max-tokens', '128', '--jsonl'])
+  t.equal(lines.code, 0, lines.stderr)
+  const chunks = JSON.parse(whole.stdout).chunks as unknown[]
+  t.ok(chunks.length > 1000, `${chunks.length} chunks`)
+  t.equal(lines.stdout, chunks.map((c) => JSON.stringify(c) + '\n').join(''), 'byte for byte, in order')
+})
+
+t.test('--jsonl: a reader that stops early, a full disk, an input error half way', async (t) => {
+  const path = file('stop.log', bigLog(3))
+  const { spawn } = await import('node:child_process')
+  const child = spawn(process.execPath, [bin, 'split', path, '--jsonl'], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let stderr = ''
+  child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
+  child.stdout.once('data', () => child.stdout.destroy())
+  const code = await new Promise((resolve) => child.on('close', resolve))
+  t.equal(code, 0, 'a closed pipe is a normal way to stop')
+  t.equal(stderr, '')
+
+  if (existsSync('/dev/full')) {
+    for (const input of [path, file('small.txt', prose)]) {
+      const r = spawnSync(process.execPath, [bin, 'split', input, '--jsonl'], { stdio: ['ignore', openSync('/dev/full', 'w'), 'pipe'], encoding: 'utf8' })
+      t.equal(r.status, 1)
+      t.equal(r.stderr, 'docsplit: DOCSPLIT_INTERNAL: cannot write the output (ENOSPC)\n', 'a clear line, no stack trace')
+    }
+  }
+
+  const good = bigLog(2)
+  const broken = docsplit(['split', file('broken.log', Buffer.concat([Buffer.from(good), Buffer.from([0xff]), Buffer.from('\n')])), '--jsonl'])
+  t.equal(broken.code, 3)
+  t.match(broken.stderr, /DOCSPLIT_INVALID_UTF8/)
+  const out = broken.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as { text: string })
+  t.ok(out.length > 100, 'the chunks made before the error are written')
+  t.ok(good.startsWith(out.map((c) => c.text).join('')), 'in order, from the start')
 })
