@@ -67,6 +67,7 @@ interface Frame {
 
 const SKIP_FIELDS = new Set(['name', 'condition'])
 const LABEL_MAX = 160
+const LABEL_SCAN = 4 * LABEL_MAX
 
 function isComment (type: string): boolean {
   return type.includes('comment')
@@ -312,8 +313,13 @@ export class SyntaxWalker {
     to = Math.min(to, d.outer.endIndex)
     const bodyStart = d.body !== null && !d.self ? d.body.startIndex : -1
     if (bodyStart > pos && bodyStart < to) to = bodyStart
-    let label = text.slice(from, to).trim().replace(/[\s{:=]+$/, '').replace(/\s+/g, ' ')
-    if (label.length > LABEL_MAX) {
+    // A label is read from at most LABEL_SCAN characters: a line may be megabytes long (minified
+    // code, `{{{{…`), and every definition on it would read it again.
+    const long = to - from > LABEL_SCAN
+    let label = text.slice(from, long ? from + LABEL_SCAN : to).trim()
+    if (!long) label = label.replace(/[\s{:=]+$/, '')
+    label = label.replace(/\s+/g, ' ')
+    if (long || label.length > LABEL_MAX) {
       const cut = (label.charCodeAt(LABEL_MAX - 2) & 0xfc00) === 0xd800 ? LABEL_MAX - 2 : LABEL_MAX - 1 // not inside a surrogate pair
       label = label.slice(0, cut) + '…'
     }

@@ -300,6 +300,18 @@ t.test('deep nesting does not grow the stack', async (t) => {
   assertContainers(pyEvents)
 })
 
+t.test('nesting on one line: each label reads a bounded part of the line', async (t) => {
+  // 10,000 blocks on one 20 KB line: labels were read from the whole line, with a regular
+  // expression that backtracks on a run of `{`; this took 75 s.
+  const depth = 10_000
+  const js = 'function f(){' + '{'.repeat(depth) + '}'.repeat(depth) + '}'
+  const events = await collectEvents(code, js, { input_format: 'javascript', max_tokens: 64 })
+  assertTiles(events, js)
+  const found = labels(events)
+  t.ok(found.length >= 1000, `${found.length} nested containers`)
+  for (const label of found) t.ok(label.length <= 160, `label of ${label.length} characters`)
+})
+
 t.test('real code read at run time: node_modules and the Python stdlib', async (t) => {
   const sets: Array<[string, string[]]> = [
     ['javascript', [...sourceFiles(join(nodeModules, 'semver'), ['.js'], 150_000), ...sourceFiles(join(nodeModules, 'yaml/dist'), ['.js'], 250_000)]],
