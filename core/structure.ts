@@ -2,14 +2,22 @@
  * Small helpers plugins share through core (a plugin never imports another plugin).
  */
 
+/** The most labels a `path` holds: deeper, it keeps the outermost PATH_HEAD and the innermost. */
+export const MAX_PATH = 64
+const PATH_HEAD = 8
+const ELISION = '…'
+
 /**
  * The labels of the open containers, for a packer's `path`. Unlabelled containers (lists,
  * items) count in `depth` but are not in `path`. `path` is replaced, never mutated, so a unit
- * may keep the array it saw.
+ * may keep the array it saw. Past MAX_PATH labels, the middle ones give way to one `…`: each
+ * step then copies at most MAX_PATH labels, and a chunk 40,000 XML elements deep does not
+ * carry 40,000 of them (copying the whole path made such a document quadratic).
  */
 export class ContainerPath {
   path: string[] = []
   private readonly labels: string[] = []
+  private readonly named: string[] = []
 
   get depth (): number {
     return this.labels.length
@@ -17,11 +25,21 @@ export class ContainerPath {
 
   enter (label: string): void {
     this.labels.push(label)
-    if (label !== '') this.path = [...this.path, label]
+    if (label === '') return
+    this.named.push(label)
+    this.path = this.named.length <= MAX_PATH ? [...this.path, label] : this.elided()
   }
 
   exit (): void {
-    if (this.labels.pop() !== '') this.path = this.path.slice(0, -1)
+    if (this.labels.pop() === '') return
+    this.named.pop()
+    this.path = this.named.length < MAX_PATH ? this.path.slice(0, -1) : this.elided()
+  }
+
+  private elided (): string[] {
+    const named = this.named
+    if (named.length <= MAX_PATH) return named.slice()
+    return [...named.slice(0, PATH_HEAD), ELISION, ...named.slice(named.length - (MAX_PATH - PATH_HEAD - 1))]
   }
 }
 

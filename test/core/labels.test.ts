@@ -1,9 +1,11 @@
 /**
  * Container labels are names: one over 200 characters is cut in every chunk's `path`, whatever
  * the format, so a heading that is a whole paragraph does not repeat in every chunk under it.
+ * A path is bounded too: past 64 containers its middle gives way to one `…`.
  */
 import t from 'tap'
 import { split } from '../../index.js'
+import { ContainerPath, MAX_PATH } from '../../core/structure.js'
 
 const long = (n: number): string => {
   const words = ['alpha', 'beta', 'gamma', 'δέλτα', '😀', 'epsilon']
@@ -45,4 +47,38 @@ t.test('a JSON member name of 100,000 characters', async (t) => {
   const records = [...labels].filter((l) => l.endsWith(']'))
   t.ok(records.length > 0, 'a chunk of one record names it')
   for (const label of records) t.match(label, /^\$\.k+…k+\[\d+\]$/, 'a JSON path keeps its start and its index')
+})
+
+t.test('a path past MAX_PATH containers keeps its outermost and innermost labels', async (t) => {
+  const c = new ContainerPath()
+  const names = Array.from({ length: 100 }, (_, i) => `n${i}`)
+  for (const [i, name] of names.entries()) {
+    c.enter(name)
+    if (i % 3 === 0) c.enter('') // unlabelled containers (lists, items) count in depth only
+    const open = names.slice(0, i + 1)
+    const seen = c.path
+    if (open.length <= MAX_PATH) t.same(seen, open)
+    else t.same(seen, [...open.slice(0, 8), '…', ...open.slice(open.length - (MAX_PATH - 9))])
+    t.equal(seen.length, Math.min(open.length, MAX_PATH))
+  }
+  const kept = c.path
+  for (let i = names.length - 1; i >= 0; i--) {
+    if (i % 3 === 0) c.exit()
+    c.exit()
+    const open = names.slice(0, i)
+    t.same(c.path, open.length <= MAX_PATH ? open : [...open.slice(0, 8), '…', ...open.slice(open.length - (MAX_PATH - 9))])
+  }
+  t.equal(c.depth, 0)
+  t.equal(kept.length, MAX_PATH, 'a path handed out is never changed afterwards')
+})
+
+t.test('XML 30,000 elements deep: chunks carry a bounded path', async (t) => {
+  const depth = 30_000
+  const doc = '<a>'.repeat(depth) + 'deep' + '</a>'.repeat(depth)
+  const r = await split(doc, { input_format: 'xml', max_tokens: 64 })
+  t.equal(r.chunks.map((c) => c.text).join(''), doc, 'lossless')
+  for (const c of r.chunks) {
+    t.ok(c.path.length <= MAX_PATH + 1, `${c.path.length} labels (the containers, and a record's own)`)
+    t.same(c.path.slice(0, 9), [...Array(8).fill('a'), '…'])
+  }
 })
