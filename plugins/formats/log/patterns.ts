@@ -174,36 +174,47 @@ function unboundedRepetitions (source: string): number {
 }
 
 /**
+ * Parts that match in more than one length (`?`, `{1,3}`, an alternation), counted with the
+ * repeats of the groups around them. Each doubles the ways a failing line can be tried:
+ * `a?a?…a?a…a` with thirty of each takes minutes on one line. Timestamp patterns have a few.
+ */
+const MAX_VARIABLE = 12
+/** A group that matches in more than one length may repeat this often at most (`(\d{1,3}\.){3}`). */
+const MAX_VARIABLE_REPEAT = 4
+
+/**
  * Rejects user regexes that can take exponential time: a repeated group holding an unbounded
- * quantifier (`(a+)+`, `(\w+\s?)*`, `(a+){2,9}`), or an unboundedly repeated alternation
- * (`(a|ab)*`). Returns a reason, or undefined when the pattern is acceptable.
+ * quantifier (`(a+)+`, `(\w+\s?)*`, `(a+){2,9}`), an unboundedly repeated alternation
+ * (`(a|ab)*`), a group that matches in several lengths repeated more than MAX_VARIABLE_REPEAT
+ * times (`(.?){30}`, `(a|a){1,30}`), or more than MAX_VARIABLE such parts in all. Returns a
+ * reason, or undefined when the pattern is acceptable.
  */
 export function unsafeRegexReason (source: string): string | undefined {
   if (unboundedRepetitions(source) > MAX_UNBOUNDED) {
     return `it has more than ${MAX_UNBOUNDED} unbounded repetitions (*, +), which can take polynomial time on long lines`
   }
-  interface Group { unbounded: boolean, alternation: boolean }
-  const stack: Group[] = [{ unbounded: false, alternation: false }]
+  /** `variable`: parts of the group that match in more than one length, repeats counted. */
+  interface Group { unbounded: boolean, alternation: boolean, variable: number }
+  const newGroup = (): Group => ({ unbounded: false, alternation: false, variable: 0 })
+  const stack: Group[] = [newGroup()]
   let i = 0
   // What the last atom was: a closed group (with its flags) or a plain atom.
   let lastGroup: Group | undefined
   let lastWasAtom = false
-  const readQuantifier = (at: number): { length: number, repeats: boolean, unbounded: boolean } | undefined => {
+  const readQuantifier = (at: number): { length: number, repeats: boolean, unbounded: boolean, min: number, max: number } | undefined => {
     const c = source[at]
     let length = 0
-    let repeats = false
-    let unbounded = false
-    if (c === '*' || c === '+') { length = 1; repeats = true; unbounded = true } else if (c === '?') { length = 1 } else if (c === '{') {
+    let min = 0
+    let max = 1
+    if (c === '*' || c === '+') { length = 1; min = c === '+' ? 1 : 0; max = Infinity } else if (c === '?') { length = 1 } else if (c === '{') {
       const m = /^\{(\d{1,9})(,(\d{0,9}))?\}/.exec(source.slice(at, at + 24))
       if (m === null) return undefined
       length = m[0].length
-      const min = Number(m[1])
-      const max = m[2] === undefined ? min : m[3] === '' ? Infinity : Number(m[3])
-      repeats = max > 1
-      unbounded = max === Infinity
+      min = Number(m[1])
+      max = m[2] === undefined ? min : m[3] === '' ? Infinity : Number(m[3])
     } else return undefined
     if (source[at + length] === '?') length++ // lazy
-    return { length, repeats, unbounded }
+    return { length, repeats: max > 1, unbounded: max === Infinity, min, max }
   }
   while (i < source.length) {
     const c = source[i]!
@@ -221,7 +232,7 @@ export function unsafeRegexReason (source: string): string | undefined {
       lastGroup = undefined
       lastWasAtom = true
     } else if (c === '(') {
-      stack.push({ unbounded: false, alternation: false })
+      stack.push(newGroup())
       i++
       if (source[i] === '?') {
         // (?: (?= (?! (?<= (?<! (?<name>
@@ -235,7 +246,8 @@ export function unsafeRegexReason (source: string): string | undefined {
       lastGroup = undefined
       lastWasAtom = false
     } else if (c === ')') {
-      const group = stack.length > 1 ? stack.pop()! : { unbounded: false, alternation: false }
+      const group = stack.length > 1 ? stack.pop()! : newGroup()
+      if (group.alternation) group.variable++
       i++
       lastGroup = group
       lastWasAtom = true
@@ -250,12 +262,15 @@ export function unsafeRegexReason (source: string): string | undefined {
       if (lastGroup !== undefined && q.repeats) {
         if (lastGroup.unbounded) return 'a repeated group contains an unbounded quantifier (such as (a+)+)'
         if (q.unbounded && lastGroup.alternation) return 'an unboundedly repeated group contains an alternation (such as (a|ab)*)'
+        if (lastGroup.variable > 0 && q.max > MAX_VARIABLE_REPEAT) return `a group that matches in several lengths repeats more than ${MAX_VARIABLE_REPEAT} times (such as (a?){30})`
       }
       const parent = stack[stack.length - 1]!
       if (q.unbounded) parent.unbounded = true
       if (lastGroup !== undefined) {
         parent.unbounded ||= lastGroup.unbounded
+        parent.variable += lastGroup.variable * (q.unbounded ? 1 : q.max)
       }
+      if (q.min !== q.max) parent.variable++
       i += q.length
       lastGroup = undefined
       lastWasAtom = false
@@ -268,7 +283,10 @@ export function unsafeRegexReason (source: string): string | undefined {
     if (lastGroup !== undefined && !(source[i] === '*' || source[i] === '+' || source[i] === '?' || source[i] === '{')) {
       const parent = stack[stack.length - 1]!
       parent.unbounded ||= lastGroup.unbounded
+      parent.variable += lastGroup.variable
     }
   }
+  const total = stack.reduce((sum, g) => sum + g.variable, 0)
+  if (total > MAX_VARIABLE) return `it has more than ${MAX_VARIABLE} parts that match in several lengths (?, {1,3}, |), which can take exponential time on a line that does not match`
   return undefined
 }

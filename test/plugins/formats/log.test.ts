@@ -4,7 +4,7 @@ import fc from 'fast-check'
 import { readFileSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import log from '../../../plugins/formats/log/index.js'
-import { choosePattern, unsafeRegexReason } from '../../../plugins/formats/log/patterns.js'
+import { START_PATTERNS, choosePattern, unsafeRegexReason } from '../../../plugins/formats/log/patterns.js'
 import { sampleLines } from '../../../plugins/formats/log/parse.js'
 import type { DocEvent, RecordEvent } from '../../../core/events.js'
 import { DocsplitError } from '../../../core/errors.js'
@@ -240,6 +240,14 @@ t.test('log_start overrides detection; invalid or unsafe patterns fail cleanly',
   t.equal(unsafeRegexReason('^[(]+x'), undefined, 'parentheses inside a class are not groups')
   t.not(unsafeRegexReason('^(?<n>a+){2,}'), undefined)
   t.not(unsafeRegexReason('^((ab)+c)*'), undefined, 'nested groups pass their quantifiers up')
+  // Bounded repeats of parts that match in several lengths: each took over 20 s on one line of 60.
+  for (const source of ['(?:a|a){1,30}$', '(.?){30}.{30}$', '^(a?){25}(a){25}$', '(?:\\w?){30}\\w{30}x', 'a?'.repeat(30) + 'a'.repeat(30), '((a?){4}){4}']) {
+    t.not(unsafeRegexReason(source), undefined, source)
+  }
+  await t.rejects(collectEvents(log, 'x'.repeat(59) + '\n', { log_start: '(.?){30}.{30}$' }), { code: 'DOCSPLIT_INVALID_OPTION' })
+  t.equal(unsafeRegexReason('^\\[?\\d{4}-\\d{2}-\\d{2}[T ]\\d{2}:\\d{2}(:\\d{2})?(\\.\\d+)?(Z|[+-]\\d{2}:?\\d{2})?\\]?'), undefined, 'a timestamp with optional parts')
+  t.equal(unsafeRegexReason('^(?:[0-9a-f]{2}:){5}[0-9a-f]{2}'), undefined, 'a repeated group of one length')
+  for (const p of START_PATTERNS) t.equal(unsafeRegexReason(p.regex.source), undefined, `built-in ${p.regex.source}`)
 })
 
 t.test('hostile lines finish (anchored, bounded patterns)', async (t) => {
