@@ -1,7 +1,7 @@
 /**
  * Token counting on other cores. Worker threads load the same gpt-tokenizer encoding module
- * (by its resolved URL, so they find it wherever the main thread did) and count batches of
- * texts. A count is a pure function of the text, so where it was made never changes the output.
+ * (by its resolved URL, so they find it wherever the main thread did) with the same merge of
+ * long pieces (long-merge.ts), and count batches of texts. A count is a pure function of the text, so where it was made never changes the output.
  *
  * The workers are plain JavaScript given as a string (no build step, same under tsx and in
  * dist/), started on the first large input, holding the process open only while they count,
@@ -12,7 +12,11 @@ import { Worker, isMainThread } from 'node:worker_threads'
 
 const WORKER = `
 const { parentPort, workerData } = require('node:worker_threads')
-const loading = import(workerData.url)
+const loading = import(workerData.urls.encoding).then(async (mod) => {
+  // Without it (run from TypeScript sources, where a worker cannot load .ts) counts are as exact.
+  try { (await import(workerData.urls.longMerge)).installLongMerge(mod) } catch {}
+  return mod
+})
 const AS_TEXT = { disallowedSpecial: new Set() }
 parentPort.on('message', async ({ id, text, lengths }) => {
   try {
@@ -31,6 +35,9 @@ parentPort.on('message', async ({ id, text, lengths }) => {
 })
 `
 
+/** What a worker loads: the encoding module, and long-merge.ts. */
+export interface WorkerUrls { encoding: string, longMerge: string }
+
 interface Job {
   resolve: (counts: Int32Array | null) => void
 }
@@ -48,8 +55,8 @@ class CountWorker {
   /** It ended after idling: the pool starts new ones when needed. */
   retired = false
 
-  constructor (url: string) {
-    this.worker = new Worker(WORKER, { eval: true, workerData: { url } })
+  constructor (urls: WorkerUrls) {
+    this.worker = new Worker(WORKER, { eval: true, workerData: { urls } })
     this.worker.on('message', ({ id, counts }: { id: number, counts: Int32Array | null }) => {
       const job = this.jobs.get(id)
       this.jobs.delete(id)
@@ -101,7 +108,7 @@ class CountWorker {
 export class CountPool {
   private workers: CountWorker[] | undefined
 
-  constructor (private readonly moduleUrl: () => string, private readonly size: number) {}
+  constructor (private readonly moduleUrls: () => WorkerUrls, private readonly size: number) {}
 
   /** Whether this process may count on other cores: more than one, and not inside a worker. */
   static usable (): boolean {
@@ -124,8 +131,8 @@ export class CountPool {
     if (this.workers?.some((w) => w.broken) === true) return []
     if (this.workers === undefined || this.workers.every((w) => w.retired)) {
       try {
-        const url = this.moduleUrl()
-        this.workers = Array.from({ length: this.size }, () => new CountWorker(url))
+        const urls = this.moduleUrls()
+        this.workers = Array.from({ length: this.size }, () => new CountWorker(urls))
       } catch {
         this.workers = []
       }

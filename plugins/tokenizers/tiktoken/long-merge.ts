@@ -1,0 +1,123 @@
+/**
+ * Long pieces in O(n log n). gpt-tokenizer merges the byte pairs of a piece by scanning every
+ * pair for the lowest rank after each merge: quadratic in the piece's length. The split pattern
+ * leaves runs of letters or of punctuation whole (a CJK paragraph without punctuation, a line of
+ * `=`), so one piece of 100 KB took 5 s to count and one of 800 KB seven minutes. Over
+ * LONG_PIECE bytes the same merges are made in the same order from a heap: the lowest rank
+ * first, the leftmost among equals, as the scan picks them. Shorter pieces keep the scan,
+ * faster there.
+ *
+ * Self-contained (no imports): the counting workers load this file too.
+ */
+export const LONG_PIECE = 512
+
+/** The parts of gpt-tokenizer's BytePairEncodingCore used here. */
+export interface BpeCore {
+  bytePairMerge: (piece: Uint8Array) => number[]
+  getBpeRankFromBytes: (key: Uint8Array) => number | undefined
+  getBpeRankFromBytesOrThrow: (key: Uint8Array) => number
+}
+
+/** The core inside an encoding module (`encoding.default.bytePairEncodingCoreProcessor`). */
+function coreOf (encoding: unknown): BpeCore | undefined {
+  const api = (encoding as { default?: unknown } | undefined)?.default ?? encoding
+  const core = (api as { bytePairEncodingCoreProcessor?: Partial<BpeCore> } | undefined)?.bytePairEncodingCoreProcessor
+  if (typeof core?.bytePairMerge !== 'function' || typeof core.getBpeRankFromBytes !== 'function' || typeof core.getBpeRankFromBytesOrThrow !== 'function') return undefined
+  return core as BpeCore
+}
+
+/**
+ * Makes the encoding merge long pieces with `heapMerge`. False when its internals are not the
+ * ones known here (another gpt-tokenizer version): it then keeps its own merge, slow on long
+ * pieces but exact.
+ */
+export function installLongMerge (encoding: unknown): boolean {
+  const core = coreOf(encoding)
+  if (core === undefined) return false
+  if ((core as { longMerge?: boolean }).longMerge === true) return true
+  const scan = core.bytePairMerge
+  core.bytePairMerge = function (this: BpeCore, piece: Uint8Array): number[] {
+    return piece.length > LONG_PIECE ? heapMerge(this, piece) : scan.call(this, piece)
+  }
+  ;(core as { longMerge?: boolean }).longMerge = true
+  return true
+}
+
+/** The token ranks of `piece`, merged as gpt-tokenizer's bytePairMerge merges them. */
+export function heapMerge (core: BpeCore, piece: Uint8Array): number[] {
+  const n = piece.length
+  // Parts are named by their first byte; next[i] is the first byte of the part after part i
+  // (n: none), -1 once part i has been merged into the part before it.
+  const next = new Int32Array(n + 1)
+  const prev = new Int32Array(n + 1)
+  for (let i = 0; i <= n; i++) {
+    next[i] = i + 1
+    prev[i] = i - 1
+  }
+  // rank[i]: the rank of part i joined with the part after it (Infinity: not a token).
+  const rank = new Float64Array(n)
+  const pairRank = (i: number): number => {
+    const j = next[i]!
+    if (j >= n) return Infinity
+    return core.getBpeRankFromBytes(piece.subarray(i, next[j])) ?? Infinity
+  }
+  // A min-heap of rank * span + part: the lowest rank first, the leftmost part among equals.
+  // Entries go stale when a rank changes; a popped one counts only if it still holds.
+  const span = n + 1
+  let heap = new Float64Array(Math.max(16, n))
+  let size = 0
+  const push = (key: number): void => {
+    if (size === heap.length) {
+      const bigger = new Float64Array(heap.length * 2)
+      bigger.set(heap)
+      heap = bigger
+    }
+    let at = size++
+    while (at > 0) {
+      const up = (at - 1) >> 1
+      if (heap[up]! <= key) break
+      heap[at] = heap[up]!
+      at = up
+    }
+    heap[at] = key
+  }
+  const pop = (): number => {
+    const top = heap[0]!
+    const last = heap[--size]!
+    let at = 0
+    for (;;) {
+      let child = 2 * at + 1
+      if (child >= size) break
+      if (child + 1 < size && heap[child + 1]! < heap[child]!) child++
+      if (heap[child]! >= last) break
+      heap[at] = heap[child]!
+      at = child
+    }
+    heap[at] = last
+    return top
+  }
+  const update = (i: number): void => {
+    const r = pairRank(i)
+    rank[i] = r
+    if (r !== Infinity) push(r * span + i)
+  }
+
+  for (let i = 0; i < n; i++) update(i)
+  while (size > 0) {
+    const key = pop()
+    const r = Math.floor(key / span)
+    const i = key - r * span
+    if (next[i] === -1 || rank[i] !== r) continue
+    // Part i swallows the part after it.
+    const j = next[i]!
+    const k = next[j]!
+    next[i] = k
+    if (k < n) prev[k] = i
+    next[j] = -1
+    update(i)
+    if (prev[i]! >= 0) update(prev[i]!)
+  }
+  const ranks: number[] = []
+  for (let i = 0; i < n; i = next[i]!) ranks.push(core.getBpeRankFromBytesOrThrow(piece.subarray(i, next[i])))
+  return ranks
+}
