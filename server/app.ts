@@ -85,6 +85,10 @@ export async function build (opts: BuildOptions = {}): Promise<FastifyInstance> 
     // A client must finish sending its request within a minute (a body sent a byte a second
     // would otherwise hold a connection forever; fastify's default is no limit).
     requestTimeout: 60_000,
+    // A connection on which nothing moves is closed: a client that stops reading its answer
+    // would otherwise pin it in memory for as long as it likes. The longest legitimate silence
+    // is a split's budget (queue wait included), during which nothing is sent.
+    connectionTimeout: Math.round((config.splitTimeoutSeconds + config.idleTimeoutSeconds) * 1000),
     // fastify takes a hop count too (proxy-addr), though its types list only the other forms.
     trustProxy: config.trustProxy as boolean | string,
     ajv: {

@@ -19,6 +19,7 @@ const DEFAULTS = {
   DOCSPLIT_WEB_MAX_CONCURRENT_SPLITS: 2,
   DOCSPLIT_WEB_MAX_QUEUED_SPLITS: 64,
   DOCSPLIT_WEB_SPLIT_TIMEOUT_SECONDS: 30,
+  DOCSPLIT_WEB_IDLE_TIMEOUT_SECONDS: 30,
   DOCSPLIT_WEB_WORKER_MAX_MEMORY_MB: 2048,
   DOCSPLIT_WEB_RATE_LIMIT_REQUESTS: 60,
   DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS: 60,
@@ -33,6 +34,7 @@ export const envSchema = {
   DOCSPLIT_WEB_MAX_CONCURRENT_SPLITS: Type.Integer({ minimum: 1, maximum: 256, default: DEFAULTS.DOCSPLIT_WEB_MAX_CONCURRENT_SPLITS, description: 'Worker threads: splits that run at the same time.' }),
   DOCSPLIT_WEB_MAX_QUEUED_SPLITS: Type.Integer({ minimum: 0, maximum: 100_000, default: DEFAULTS.DOCSPLIT_WEB_MAX_QUEUED_SPLITS, description: 'Splits that may wait for a worker. Past it: 503 with Retry-After.' }),
   DOCSPLIT_WEB_SPLIT_TIMEOUT_SECONDS: Type.Number({ minimum: 0.1, maximum: 3600, default: DEFAULTS.DOCSPLIT_WEB_SPLIT_TIMEOUT_SECONDS, description: 'Budget of one split, queue wait included. Past it the worker is stopped and replaced: 503.' }),
+  DOCSPLIT_WEB_IDLE_TIMEOUT_SECONDS: Type.Number({ minimum: 1, maximum: 3600, default: DEFAULTS.DOCSPLIT_WEB_IDLE_TIMEOUT_SECONDS, description: 'A connection on which nothing moves (no request bytes arrive, the client takes no response bytes) for the split budget plus this long is closed: a client that stops reading its answer is cut off and the answer freed.' }),
   DOCSPLIT_WEB_WORKER_MAX_MEMORY_MB: Type.Integer({ minimum: 64, maximum: 65536, default: DEFAULTS.DOCSPLIT_WEB_WORKER_MAX_MEMORY_MB, description: 'Heap limit of each worker thread. A split past it: 422 DOCSPLIT_LIMIT_EXCEEDED.' }),
   DOCSPLIT_WEB_RATE_LIMIT_REQUESTS: Type.Integer({ minimum: 1, maximum: 1_000_000, default: DEFAULTS.DOCSPLIT_WEB_RATE_LIMIT_REQUESTS, description: 'Split requests per client and window. Past it: 429 with Retry-After. Health, version and docs are never limited.' }),
   DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS: Type.Integer({ minimum: 1, maximum: 86_400, default: DEFAULTS.DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS, description: 'Length of the rate-limit window.' }),
@@ -53,6 +55,7 @@ export interface ServerConfig {
   maxConcurrentSplits: number
   maxQueuedSplits: number
   splitTimeoutSeconds: number
+  idleTimeoutSeconds: number
   workerMaxMemoryMb: number
   rateLimitRequests: number
   rateLimitWindowSeconds: number
@@ -70,6 +73,7 @@ export const defaultConfig: ServerConfig = {
   maxConcurrentSplits: DEFAULTS.DOCSPLIT_WEB_MAX_CONCURRENT_SPLITS,
   maxQueuedSplits: DEFAULTS.DOCSPLIT_WEB_MAX_QUEUED_SPLITS,
   splitTimeoutSeconds: DEFAULTS.DOCSPLIT_WEB_SPLIT_TIMEOUT_SECONDS,
+  idleTimeoutSeconds: DEFAULTS.DOCSPLIT_WEB_IDLE_TIMEOUT_SECONDS,
   workerMaxMemoryMb: DEFAULTS.DOCSPLIT_WEB_WORKER_MAX_MEMORY_MB,
   rateLimitRequests: DEFAULTS.DOCSPLIT_WEB_RATE_LIMIT_REQUESTS,
   rateLimitWindowSeconds: DEFAULTS.DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS,
@@ -149,6 +153,7 @@ export function loadEnv (env: NodeJS.ProcessEnv = process.env): ServerConfig {
     maxConcurrentSplits: read(env, 'DOCSPLIT_WEB_MAX_CONCURRENT_SPLITS') as number,
     maxQueuedSplits: read(env, 'DOCSPLIT_WEB_MAX_QUEUED_SPLITS') as number,
     splitTimeoutSeconds: read(env, 'DOCSPLIT_WEB_SPLIT_TIMEOUT_SECONDS') as number,
+    idleTimeoutSeconds: read(env, 'DOCSPLIT_WEB_IDLE_TIMEOUT_SECONDS') as number,
     workerMaxMemoryMb: read(env, 'DOCSPLIT_WEB_WORKER_MAX_MEMORY_MB') as number,
     rateLimitRequests: read(env, 'DOCSPLIT_WEB_RATE_LIMIT_REQUESTS') as number,
     rateLimitWindowSeconds: read(env, 'DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS') as number,

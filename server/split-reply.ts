@@ -3,9 +3,35 @@
  * and answer with the response JSON, or with NDJSON when the client asks for it. A client that
  * goes away cancels its split, freeing the worker.
  */
+import { Readable } from 'node:stream'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 
 export const NDJSON = 'application/x-ndjson'
+
+const SLICE = 64 * 1024
+
+/**
+ * A long body as a stream of slices. Each slice the client takes counts as activity on the
+ * connection, so a client that reads slowly is not cut off as idle (a single write of the whole
+ * body counts only once all of it is taken).
+ */
+export function sliced (text: string): Readable {
+  let at = 0
+  return new Readable({
+    read () {
+      if (at >= text.length) {
+        this.push(null)
+        return
+      }
+      let end = Math.min(text.length, at + SLICE)
+      // Each slice is encoded to UTF-8 on its own: never cut a surrogate pair.
+      const last = text.charCodeAt(end - 1)
+      if (end < text.length && last >= 0xd800 && last <= 0xdbff) end++
+      this.push(text.slice(at, end))
+      at = end
+    },
+  })
+}
 
 /** True when the Accept header asks for NDJSON (and does not refuse it with q=0). */
 export function wantsNdjson (accept: string | undefined): boolean {
@@ -35,5 +61,7 @@ export async function sendSplit (
     return reply.type(NDJSON).send(body)
   }
   const json = await app.splitPool.json(input, options, cancel.signal)
-  return reply.type('application/json; charset=utf-8').send(json)
+  reply.type('application/json; charset=utf-8')
+  if (json.length <= SLICE) return reply.send(json)
+  return reply.header('content-length', Buffer.byteLength(json)).send(sliced(json))
 }

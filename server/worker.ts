@@ -20,6 +20,23 @@ export interface SplitTask {
   options: Record<string, unknown>
   /** Present for streamed (NDJSON) responses. */
   port?: MessagePort
+  /** With `port`: the size of the chunk lines sent that the main thread has not passed on yet. */
+  unsent?: Int32Array
+}
+
+/** How far (in UTF-16 code units of chunk lines) a stream may run ahead of its client. */
+const STREAM_WINDOW = 1024 * 1024
+
+type WaitAsync = (buffer: Int32Array, index: number, value: number) => { async: boolean, value: Promise<string> | string }
+
+/** Waits until the lines on their way to the client are under the window, then counts `size`. */
+async function room (unsent: Int32Array, size: number): Promise<void> {
+  const waitAsync = (Atomics as unknown as { waitAsync: WaitAsync }).waitAsync
+  for (let n = Atomics.load(unsent, 0); n >= STREAM_WINDOW; n = Atomics.load(unsent, 0)) {
+    const wait = waitAsync(unsent, 0, n)
+    if (wait.async) await wait.value
+  }
+  Atomics.add(unsent, 0, size)
 }
 
 /** A failure the client may see: a DocsplitError's code and message, or DOCSPLIT_INTERNAL. */
@@ -72,7 +89,9 @@ async function streamTo (port: MessagePort, task: SplitTask): Promise<void> {
   const start = await stream.start
   port.postMessage({ kind: 'start', line: JSON.stringify(start) } satisfies StreamMessage)
   for (let step = await first; step.done !== true; step = await iterator.next()) {
-    port.postMessage({ kind: 'chunk', line: JSON.stringify(step.value) } satisfies StreamMessage)
+    const line = JSON.stringify(step.value)
+    if (task.unsent !== undefined) await room(task.unsent, line.length)
+    port.postMessage({ kind: 'chunk', line } satisfies StreamMessage)
   }
   const summary = await stream.summary
   const { document, reference_definitions: refs, chunk_count: count } = summary

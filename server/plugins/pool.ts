@@ -166,7 +166,20 @@ async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<voi
       const body = new PassThrough()
       // The client may go away mid-stream: fastify then destroys the body; later lines are dropped.
       body.on('error', () => {})
-      const write = (line: string): void => { if (!body.destroyed) body.write(`${line}\n`) }
+      const write = (line: string): boolean => body.destroyed || body.write(`${line}\n`)
+      // Backpressure: the worker counts the chunk lines it sends in `unsent` and waits while
+      // too many are on their way; a line is taken off once the body has room for it. A client
+      // that reads slowly (or not at all) holds the worker back instead of filling this memory.
+      const unsent = new Int32Array(new SharedArrayBuffer(4))
+      let held = 0
+      const taken = (size: number): void => {
+        Atomics.sub(unsent, 0, size)
+        Atomics.notify(unsent, 0)
+      }
+      body.on('drain', () => {
+        taken(held)
+        held = 0
+      })
       return new Promise<Readable>((resolve, reject) => {
         let started = false
         let finished = false
@@ -194,7 +207,8 @@ async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<voi
             write(message.line)
             resolve(body)
           } else if (message.kind === 'chunk') {
-            write(message.line)
+            if (write(message.line)) taken(message.line.length)
+            else held += message.line.length
           } else if (message.kind === 'end') {
             finish(message.line)
           } else {
@@ -202,7 +216,7 @@ async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<voi
           }
         })
         port1.on('close', () => { fail(new DocsplitError('DOCSPLIT_INTERNAL', 'internal error')) })
-        submit({ input, options, port: port2 }, [port2], cancel).then(
+        submit({ input, options, port: port2, unsent }, [port2], cancel).then(
           (result) => { if (!result.ok) fail(failureError(result)) },
           (err: unknown) => { fail(poolError(err, AbortSignal.abort())) },
         )

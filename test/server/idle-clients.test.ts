@@ -1,0 +1,104 @@
+/**
+ * Clients that stop reading their answer, through real sockets: the connection is closed once
+ * nothing has moved for the split budget plus DOCSPLIT_WEB_IDLE_TIMEOUT_SECONDS (the answer is
+ * freed, the request logged as 499); an NDJSON stream does not run ahead of its client (the
+ * worker waits instead of filling memory). A client that reads slowly gets the whole answer,
+ * and a split longer than the idle time is not cut.
+ */
+import { connect, type Socket } from 'node:net'
+import t from 'tap'
+import { sliced } from '../../server/split-reply.js'
+import { TEXT, postJson, serve, waitFor, type Served } from './helpers.js'
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** About 400 KB of text (emoji included) that splits into some 9 MB of response at 16 tokens a chunk. */
+const SOURCE = 'Some words \u{1f642}\u{1f642}\u{1f642}\u{1f642}\u{1f642}\u{1f642}\u{1f642}\u{1f642} in a line.\n'.repeat(8_000)
+const BIG = JSON.stringify({ text: SOURCE, max_tokens: 16 })
+
+/** Sends the big split request on a raw socket; the caller decides whether to read. */
+function request (s: Served, accept: string): Socket {
+  const { hostname, port } = new URL(s.url)
+  const socket = connect(Number(port), hostname)
+  socket.on('error', () => {})
+  socket.write(`POST ${TEXT} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccept: ${accept}\r\nContent-Length: ${Buffer.byteLength(BIG)}\r\n\r\n${BIG}`)
+  return socket
+}
+
+const abandoned = (s: Served): number => s.logs.filter((l) => /"status":499/.test(l)).length
+
+t.test('a client that stops reading is cut off; the stream waits for it', async (t) => {
+  const s = await serve({ maxConcurrentSplits: 1, maxQueuedSplits: 0, splitTimeoutSeconds: 5, idleTimeoutSeconds: 1, maxBodyBytes: 4 * 1024 * 1024 })
+  t.teardown(s.close)
+  for (const accept of ['application/json', 'application/x-ndjson']) {
+    const before = abandoned(s)
+    const socket = request(s, accept)
+    t.teardown(() => { socket.destroy() })
+    socket.pause()
+    if (accept === 'application/x-ndjson') {
+      // The split alone takes about a second; held back by its client it runs to its budget.
+      await sleep(1000)
+      const busy = await postJson(s.url + TEXT, { text: 'meanwhile' })
+      t.equal(busy.status, 503, 'the stream does not run ahead of a client that does not read')
+      await busy.arrayBuffer()
+    }
+    await waitFor(() => abandoned(s) > before, 20_000, `the stalled ${accept} connection to be closed`)
+    t.pass(`a client that stops reading its ${accept} answer is cut off (logged as 499)`)
+    const next = await postJson(s.url + TEXT, { text: 'next' })
+    t.equal(next.status, 200, 'the service carries on')
+    await next.arrayBuffer()
+  }
+})
+
+t.test('a client that reads slowly gets the whole answer', async (t) => {
+  const s = await serve({ maxConcurrentSplits: 1, splitTimeoutSeconds: 5, idleTimeoutSeconds: 1, maxBodyBytes: 4 * 1024 * 1024 })
+  t.teardown(s.close)
+  // Read a megabyte, pause 400 ms, and so on: the whole transfer takes longer than the idle
+  // limit, though no pause does.
+  const socket = request(s, 'application/json')
+  t.teardown(() => { socket.destroy() })
+  const parts: Buffer[] = []
+  let size = 0
+  let expected = Infinity
+  await new Promise<void>((resolve) => {
+    socket.on('data', (data: Buffer) => {
+      parts.push(data)
+      if (Math.floor((size + data.length) / 1e6) > Math.floor(size / 1e6)) {
+        socket.pause()
+        setTimeout(() => socket.resume(), 400)
+      }
+      size += data.length
+      if (expected === Infinity) {
+        const start = Buffer.concat(parts).toString('latin1')
+        const head = start.indexOf('\r\n\r\n')
+        if (head !== -1) expected = head + 4 + Number(/content-length: (\d+)/i.exec(start.slice(0, head))?.[1])
+      }
+      if (size >= expected) resolve()
+    })
+    socket.on('close', () => { resolve() })
+  })
+  const raw = Buffer.concat(parts)
+  t.equal(raw.length, expected, 'every byte arrived')
+  const text = raw.subarray(raw.indexOf('\r\n\r\n') + 4).toString('utf8')
+  const response = JSON.parse(text) as { chunks: Array<{ text: string }> }
+  t.ok(response.chunks.length > 10_000, `all ${response.chunks.length} chunks arrived`)
+  t.ok(response.chunks.map((c) => c.text).join('') === SOURCE, 'lossless, emoji intact across slice boundaries')
+})
+
+t.test('a split that runs longer than the idle time is not cut', async (t) => {
+  const s = await serve({ maxConcurrentSplits: 1, splitTimeoutSeconds: 5, idleTimeoutSeconds: 1 })
+  t.teardown(s.close)
+  for (const accept of ['application/json', 'application/x-ndjson']) {
+    const res = await postJson(s.url + TEXT, { text: 'slow', input_format: 'spin', spin_ms: 2500 }, { accept })
+    t.equal(res.status, 200, `${accept}: answered after 2.5 s of silence`)
+    t.match(await res.text(), /slow/)
+  }
+})
+
+t.test('a long answer is sent in slices that never cut a character', async (t) => {
+  for (const text of ['a'.repeat(65_535) + '\u{1f642}b', '\u{1f642}'.repeat(100_000), 'short']) {
+    const bytes: Buffer[] = []
+    for await (const slice of sliced(text)) bytes.push(slice as Buffer)
+    t.ok(Buffer.concat(bytes).equals(Buffer.from(text)), `${bytes.length} slices, the same UTF-8 bytes`)
+  }
+})
