@@ -58,26 +58,35 @@ export default async function splitFile (app: FastifyInstance, opts: SplitFileOp
     let file: Buffer | undefined
     let filename: string | undefined
     const options: Record<string, unknown> = {}
-    for await (const part of request.parts()) {
-      if (part.type === 'file') {
-        // Read it all (it counts against the limit) even when misnamed, then refuse.
-        const data = await part.toBuffer()
-        if (part.fieldname !== 'file') {
-          throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'the document goes in a form part named "file"')
+    try {
+      for await (const part of request.parts()) {
+        if (part.type === 'file') {
+          // Read it all (it counts against the limit) even when misnamed, then refuse.
+          const data = await part.toBuffer()
+          if (part.fieldname !== 'file') {
+            throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'the document goes in a form part named "file"')
+          }
+          file = data
+          filename = part.filename
+          continue
         }
-        file = data
-        filename = part.filename
-        continue
+        if (part.valueTruncated || part.fieldnameTruncated) {
+          throw new DocsplitError('DOCSPLIT_INPUT_TOO_LARGE', `form field values are limited to ${FIELD_BYTES} bytes`)
+        }
+        const value = typeof part.value === 'string' ? part.value : String(part.value)
+        if (value === '') continue
+        if (Object.hasOwn(options, part.fieldname)) {
+          throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `form field "${part.fieldname.slice(0, 64)}" is given twice`)
+        }
+        options[part.fieldname] = value
       }
-      if (part.valueTruncated || part.fieldnameTruncated) {
-        throw new DocsplitError('DOCSPLIT_INPUT_TOO_LARGE', `form field values are limited to ${FIELD_BYTES} bytes`)
-      }
-      const value = typeof part.value === 'string' ? part.value : String(part.value)
-      if (value === '') continue
-      if (Object.hasOwn(options, part.fieldname)) {
-        throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `form field "${part.fieldname.slice(0, 64)}" is given twice`)
-      }
-      options[part.fieldname] = value
+    } catch (err) {
+      // busboy reports a malformed or cut-off form (no boundary, a part cut short, no closing
+      // boundary, a client gone mid-upload) as plain Errors: the client's fault, not ours.
+      const code = (err as { code?: unknown } | undefined)?.code
+      if (err instanceof DocsplitError || (typeof code === 'string' && code.startsWith('FST_'))) throw err
+      throw new DocsplitError('DOCSPLIT_INVALID_REQUEST',
+        'the multipart/form-data body is malformed or incomplete (no boundary, a part cut short, or no closing boundary)', { cause: err })
     }
     if (file === undefined) {
       throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'the form needs a part named "file" with the document')

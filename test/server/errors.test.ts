@@ -4,9 +4,10 @@
  * server path and no piece of the document. 413 exactly at the body limit + 1 byte, for JSON
  * and for multipart files.
  */
+import { connect } from 'node:net'
 import t, { type Test } from 'tap'
 import { errorTable } from '../../index.js'
-import { FILE, TEXT, postFile, postJson, serve, type ProblemJson } from './helpers.js'
+import { FILE, TEXT, postFile, postJson, serve, waitFor, type ProblemJson } from './helpers.js'
 
 const LIMIT = 4096
 const SECRET = 'zebra-quartz-7731'
@@ -59,6 +60,30 @@ t.test('errors', async (t) => {
     const form = new FormData()
     form.append('max_tokens', '64')
     await problem(t, await fetch(s.url + FILE, { method: 'POST', body: form }), 400, 'DOCSPLIT_INVALID_REQUEST')
+  })
+
+  t.test('400: malformed multipart; an upload cut off by its client is no internal error', async (t) => {
+    const form = (type: string, body: string): Promise<Response> => fetch(s.url + FILE, { method: 'POST', headers: { 'content-type': type }, body })
+    const part = `--XX\r\nContent-Disposition: form-data; name="file"; filename="a.md"\r\n\r\n${SECRET}\r\n`
+    const malformed = [
+      form('multipart/form-data', SECRET),
+      form('multipart/form-data; boundary=XX', '--XX\r\nContent-Disposition: form-data; na'),
+      form('multipart/form-data; boundary=XX', part),
+      form('multipart/form-data; boundary=XX', `${part}--XX\r\nContent-Disposition: form-data; name="max_tokens"\r\n\r\n64\r\n`),
+    ]
+    for (const res of malformed) {
+      const body = await problem(t, await res, 400, 'DOCSPLIT_INVALID_REQUEST')
+      t.match(body.detail, /multipart/)
+    }
+    const { hostname, port } = new URL(s.url)
+    const socket = connect(Number(port), hostname)
+    socket.on('error', () => {})
+    socket.write(`POST ${FILE} HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=XX\r\nContent-Length: 100000\r\n\r\n${part}`)
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    socket.destroy()
+    await waitFor(() => s.logs.some((l) => /"status":499/.test(l)), 5000, 'the cut-off upload to be logged')
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    t.notMatch(s.logs.join('\n'), /unexpected error|DOCSPLIT_INTERNAL/, 'no internal error logged')
   })
 
   t.test('404: unknown routes', async (t) => {
