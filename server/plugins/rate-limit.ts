@@ -9,7 +9,7 @@
  */
 import { createRequire } from 'node:module'
 import fp from 'fastify-plugin'
-import rateLimit from '@fastify/rate-limit'
+import rateLimit, { normalizeIP } from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { DocsplitError } from '../../core/errors.js'
 import type { RetryHint } from '../problem.js'
@@ -100,6 +100,12 @@ async function rateLimitPlugin (app: FastifyInstance, opts: RateLimitOptions): P
     timeWindow: opts.windowSeconds * 1000,
     enableDraftSpec: true,
     allowList: (request) => !limited(request),
+    // The plugin's own key, except that a client gone right after its headers has no address
+    // any more (request.ip is undefined and normalizeIP would throw a TypeError).
+    keyGenerator: (request) => {
+      const ip = request.ip as string | undefined
+      return ip === undefined ? '(gone)' : normalizeIP(ip)
+    },
     ...(store !== undefined ? { store: store as never } : {}),
     errorResponseBuilder: (_request, context) => Object.assign(
       new DocsplitError('DOCSPLIT_RATE_LIMITED',

@@ -4,8 +4,9 @@
  * while every worker is busy; the rate limit (429 with Retry-After and RateLimit-* headers) on
  * split routes only.
  */
+import { connect } from 'node:net'
 import t from 'tap'
-import { FILE, TEXT, postFile, postJson, serve, type ProblemJson } from './helpers.js'
+import { FILE, TEXT, postFile, postJson, serve, waitFor, type ProblemJson } from './helpers.js'
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -131,4 +132,24 @@ t.test('rate limit: 429 on split routes after N requests, never on health, versi
       await res.arrayBuffer()
     }
   }
+})
+
+t.test('rate limit: a client that resets right after its headers is no internal error', async (t) => {
+  const s = await serve({ maxConcurrentSplits: 1 })
+  t.teardown(s.close)
+  const { hostname, port } = new URL(s.url)
+  for (const path of [TEXT, FILE]) {
+    await new Promise<void>((resolve) => {
+      const socket = connect(Number(port), hostname, () => {
+        socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n`)
+        socket.resetAndDestroy()
+        resolve()
+      })
+      socket.on('error', () => {})
+    })
+  }
+  await waitFor(() => s.logs.filter((l) => /"msg":"request"/.test(l)).length >= 2, 5000, 'both requests to be logged')
+  await sleep(200)
+  t.notMatch(s.logs.join('\n'), /unexpected error|DOCSPLIT_INTERNAL|"status":500/, 'no internal error logged')
+  t.equal((await postJson(s.url + TEXT, { text: 'after' })).status, 200, 'the service carries on')
 })
