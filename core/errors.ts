@@ -100,6 +100,14 @@ export const errorTable = {
     status: 413, exit: 3, title: 'Input too large',
     description: 'The request body or uploaded file is larger than `DOCSPLIT_WEB_MAX_BODY_BYTES`, or a multipart limit was passed.',
   },
+  DOCSPLIT_HEADERS_TOO_LARGE: {
+    status: 431, exit: 2, title: 'Request headers too large',
+    description: 'The request headers are larger than the service accepts (16 KiB in all). Send fewer or shorter headers.',
+  },
+  DOCSPLIT_REQUEST_TIMEOUT: {
+    status: 408, exit: 1, title: 'Request not received in time',
+    description: 'The client did not send its whole request (headers and body) within a minute. Send it faster or retry.',
+  },
   DOCSPLIT_NOT_FOUND: {
     status: 404, exit: 2, title: 'Not found',
     description: 'No route matches the method and path.',

@@ -14,7 +14,7 @@ import { httpCodes, type RetryHint } from './problem.js'
 import { splitOptions, SPLIT_PREFIX } from './schemas.js'
 import accessLog from './plugins/access-log.js'
 import pool, { type SplitPool } from './plugins/pool.js'
-import problem from './plugins/problem.js'
+import problem, { clientErrorHandler, frameworkErrors } from './plugins/problem.js'
 import rateLimit from './plugins/rate-limit.js'
 import splitText from './routes/split-text.js'
 import splitFile from './routes/split-file.js'
@@ -89,6 +89,10 @@ export async function build (opts: BuildOptions = {}): Promise<FastifyInstance> 
     // would otherwise pin it in memory for as long as it likes. The longest legitimate silence
     // is a split's budget (queue wait included), during which nothing is sent.
     connectionTimeout: Math.round((config.splitTimeoutSeconds + config.idleTimeoutSeconds) * 1000),
+    // What fails before routing (a path that does not decode, HTTP that Node refuses) is a
+    // problem+json like everything else, without the client's URL or fastify's own body.
+    frameworkErrors,
+    clientErrorHandler,
     // fastify takes a hop count too (proxy-addr), though its types list only the other forms.
     trustProxy: config.trustProxy as boolean | string,
     ajv: {

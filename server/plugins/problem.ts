@@ -4,8 +4,10 @@
  * `max_tokens` is DOCSPLIT_INVALID_BUDGET through every front), with a message built from the
  * schema, never from the request.
  */
+import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
 import fp from 'fastify-plugin'
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { TSchema } from 'typebox'
 import { DocsplitError, listValues, type ErrorCode } from '../../core/errors.js'
 import { describeSchema } from '../../core/options.js'
@@ -50,6 +52,38 @@ export function validationError (errors: AjvError[], options: Record<string, TSc
 export function sendProblem (reply: FastifyReply, problem: ProblemReply): FastifyReply {
   for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value)
   return reply.code(problem.body.status).type('application/problem+json').send(JSON.stringify(problem.body))
+}
+
+/**
+ * fastify's `frameworkErrors`: a path that cannot be decoded (bad percent-encoding) or a
+ * parameter past its length, found before routing. The path is client text: not echoed.
+ */
+export function frameworkErrors (_err: FastifyError, _request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return sendProblem(reply, toProblem(new DocsplitError('DOCSPLIT_INVALID_REQUEST',
+    'The request path is not valid (bad percent-encoding or a segment too long); see /docs for the routes.')))
+}
+
+/**
+ * fastify's `clientErrorHandler`: what Node's HTTP parser refuses before fastify sees a request
+ * (a malformed request line or header, a bad Content-Length, Content-Length with
+ * Transfer-Encoding, headers past 16 KiB, a request not received within requestTimeout). The
+ * answer is written on the socket as fastify's default would, but as a problem.
+ */
+export function clientErrorHandler (err: Error & { code?: string }, socket: Socket): void {
+  // A reset connection has nobody to answer.
+  if (err.code === 'ECONNRESET' || socket.destroyed) return
+  const problem = err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+    ? toProblem(new DocsplitError('DOCSPLIT_REQUEST_TIMEOUT', 'The request (headers and body) was not received within a minute.'))
+    : err.code === 'HPE_HEADER_OVERFLOW'
+      ? toProblem(new DocsplitError('DOCSPLIT_HEADERS_TOO_LARGE', 'The request headers are larger than 16 KiB.'))
+      : toProblem(new DocsplitError('DOCSPLIT_INVALID_REQUEST',
+        'The request is not valid HTTP/1.1: a malformed request line or header, a bad Content-Length, or both Content-Length and Transfer-Encoding.'))
+  const body = JSON.stringify(problem.body)
+  const status = problem.body.status
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+  }
+  socket.destroy()
 }
 
 async function problemPlugin (app: FastifyInstance, opts: ProblemPluginOptions): Promise<void> {

@@ -5,8 +5,10 @@
  * and for multipart files.
  */
 import { connect } from 'node:net'
+import { PassThrough } from 'node:stream'
 import t, { type Test } from 'tap'
 import { errorTable } from '../../index.js'
+import { clientErrorHandler } from '../../server/plugins/problem.js'
 import { FILE, TEXT, postFile, postJson, serve, waitFor, type ProblemJson } from './helpers.js'
 
 const LIMIT = 4096
@@ -34,6 +36,28 @@ async function problem (t: Test, res: Response, status: number, code: string): P
 function jsonOfSize (size: number): string {
   const empty = JSON.stringify({ text: '' })
   return JSON.stringify({ text: `${SECRET} ${'a'.repeat(size - empty.length - SECRET.length - 1)}` })
+}
+
+/** Sends raw bytes and reads the answer until the server closes, as a Response. */
+function raw (url: string, data: string): Promise<Response> {
+  const { hostname, port } = new URL(url)
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => { socket.write(data) })
+    const parts: Buffer[] = []
+    socket.on('data', (d: Buffer) => { parts.push(d) })
+    socket.on('error', () => {})
+    socket.on('close', () => {
+      const text = Buffer.concat(parts).toString('utf8')
+      const [head = '', ...rest] = text.split('\r\n\r\n')
+      const status = /^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]
+      if (status === undefined) {
+        reject(new Error(`no HTTP answer: ${JSON.stringify(text.slice(0, 200))}`))
+        return
+      }
+      const type = /^content-type: (.*)$/im.exec(head)?.[1] ?? ''
+      resolve(new Response(rest.join('\r\n\r\n'), { status: Number(status), headers: { 'content-type': type } }))
+    })
+  })
 }
 
 t.test('errors', async (t) => {
@@ -84,6 +108,27 @@ t.test('errors', async (t) => {
     await waitFor(() => s.logs.some((l) => /"status":499/.test(l)), 5000, 'the cut-off upload to be logged')
     await new Promise((resolve) => setTimeout(resolve, 200))
     t.notMatch(s.logs.join('\n'), /unexpected error|DOCSPLIT_INTERNAL/, 'no internal error logged')
+  })
+
+  t.test('400, 431: what fails before routing is a problem too, without the URL', async (t) => {
+    const badUrl = await problem(t, await raw(s.url, `GET ${TEXT}/%zz${SECRET} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`), 400, 'DOCSPLIT_INVALID_REQUEST')
+    t.notMatch(badUrl.detail, /%zz|\/docsplit/, 'the path is not echoed')
+    await problem(t, await raw(s.url, 'GARBAGE\r\n\r\n'), 400, 'DOCSPLIT_INVALID_REQUEST')
+    await problem(t, await raw(s.url, `POST ${TEXT} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${SECRET}\r\n\r\n{}`), 400, 'DOCSPLIT_INVALID_REQUEST')
+    await problem(t, await raw(s.url, `POST ${TEXT} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n`), 400, 'DOCSPLIT_INVALID_REQUEST')
+    await problem(t, await raw(s.url, `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${SECRET}${'a'.repeat(20_000)}\r\n\r\n`), 431, 'DOCSPLIT_HEADERS_TOO_LARGE')
+  })
+
+  t.test('408: a request not received in time is a problem too', async (t) => {
+    // Node raises this after requestTimeout (a minute): call the handler as Node would.
+    const written: string[] = []
+    const socket = new PassThrough()
+    socket.write = ((chunk: string) => { written.push(chunk); return true }) as never
+    clientErrorHandler(Object.assign(new Error('timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), socket as never)
+    const [head = '', body = ''] = written.join('').split('\r\n\r\n')
+    const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1])
+    await problem(t, new Response(body, { status, headers: { 'content-type': /^content-type: (.*)$/im.exec(head)?.[1] ?? '' } }), 408, 'DOCSPLIT_REQUEST_TIMEOUT')
+    t.ok(socket.destroyed, 'and the connection is closed')
   })
 
   t.test('404: unknown routes', async (t) => {
