@@ -8,9 +8,19 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 
 const MAX_PATH = 256
 
-/** The path without query string or fragment, cut to a fixed length. */
+/**
+ * The path without query string or fragment, cut to a fixed length. An absolute-form target
+ * (`GET http://user:pass@host/path`) keeps only its path: the rest is client text.
+ */
 export function logPath (url: string): string {
-  const path = url.split(/[?#]/, 1)[0] ?? ''
+  let path = url.split(/[?#]/, 1)[0] ?? ''
+  if (!path.startsWith('/')) {
+    try {
+      path = new URL(path).pathname
+    } catch {
+      path = '(invalid)'
+    }
+  }
   return path.length > MAX_PATH ? `${path.slice(0, MAX_PATH)}...` : path
 }
 

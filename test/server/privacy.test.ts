@@ -5,6 +5,7 @@
  * - multipart uploads stay in memory: nothing is written to the temp directory.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
@@ -50,6 +51,26 @@ t.test('log lines hold only method, path, status and duration', async (t) => {
   t.equal(internal.length, 1, 'the internal error is logged once, without its message')
   t.same(Object.keys(internal[0] ?? {}).sort(), ['code', 'error_class', 'level', 'msg', 'time'])
   t.equal(internal[0]?.error_class, 'Error', 'the class of what the plugin threw, for debugging')
+})
+
+t.test('an absolute-form request target is logged as its path only', async (t) => {
+  const s = await serve({ maxConcurrentSplits: 1 })
+  t.teardown(s.close)
+  const { hostname, port } = new URL(s.url)
+  const answer = await new Promise<string>((resolve) => {
+    const socket = connect(Number(port), hostname, () => {
+      socket.write(`GET http://user:${SECRET}@evil.example/health?q=${SECRET} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`)
+    })
+    let text = ''
+    socket.on('data', (d: Buffer) => { text += d.toString() })
+    socket.on('close', () => { resolve(text) })
+    socket.on('error', () => {})
+  })
+  t.match(answer, /^HTTP\/1\.1 200/, 'answered')
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  const requests = s.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'request')
+  t.same(requests.map((l) => l.path), ['/health'], 'the path, without scheme, user, password or host')
+  t.notMatch(s.logs.join('\n'), new RegExp(`${SECRET}|evil`), 'nothing of the authority logged')
 })
 
 t.test('multipart uploads are never written to disk', async (t) => {
