@@ -99,9 +99,9 @@ export function selectSheets (names: string[], wanted: string[] | undefined, fai
     else if (!out.includes(i)) out.push(i)
   }
   if (unknown.length > 0) {
-    const shown = names.slice(0, 10).map((n) => quote(n, 31)).join(', ') + (names.length > 10 ? `, … (${names.length} sheets)` : '')
+    // Sheet names are document content: the message gives their count, never the names.
     fail('DOCSPLIT_INVALID_OPTION',
-      `sheets: no sheet ${unknown.slice(0, 3).map((u) => quote(u)).join(', ')}${unknown.length > 3 ? ', …' : ''}; give names or 1-based positions (1 to ${names.length}): ${shown}`)
+      `sheets: no sheet ${unknown.slice(0, 3).map((u) => quote(u)).join(', ')}${unknown.length > 3 ? ', …' : ''}; the workbook has ${names.length} sheet${names.length === 1 ? '' : 's'}: give their names or 1-based positions (1 to ${names.length})`)
   }
   return out
 }
@@ -269,7 +269,7 @@ function readSheets (
     const ws = ownSheet(wb, name)
     // SheetJS swallows a sheet's parse error and leaves the sheet out: never pass that on silently.
     if (ws === undefined || ws === null || typeof ws !== 'object') {
-      fail('DOCSPLIT_PARSE_ERROR', `sheet ${index + 1} (${quote(name, 31)}) could not be read: it is damaged or too large`)
+      fail('DOCSPLIT_PARSE_ERROR', `sheet ${index + 1} could not be read: it is damaged or too large`)
     }
     const text = sheetToCsv(ws, limits, budget, (message) => fail('DOCSPLIT_LIMIT_EXCEEDED', message))
     // headerRow: undefined = the first non-empty row; null = no header (`header: false`).

@@ -252,7 +252,7 @@ t.test('options', async (t) => {
   t.same(labels(await parse(bytes, { sheets: ['3'] })), ['3'], 'a sheet named "3" wins over position 3')
   t.same(labels(await parse(bytes, { sheets: ['2', 'Beta'] })), ['Beta'], 'duplicates once')
   t.same(labels(await parse(bytes, { sheets: [] })), ['Alpha', 'Beta', '3'], 'an empty list means every sheet')
-  await rejects(t, bytes, 'DOCSPLIT_INVALID_OPTION', /sheets: no sheet "Gamma".*"Alpha", "Beta", "3"/, { sheets: ['Gamma'] })
+  await rejects(t, bytes, 'DOCSPLIT_INVALID_OPTION', 'sheets: no sheet "Gamma"; the workbook has 3 sheets: give their names or 1-based positions (1 to 3)', { sheets: ['Gamma'] })
   await rejects(t, bytes, 'DOCSPLIT_INVALID_OPTION', /no sheet "0"/, { sheets: ['0'] })
   await rejects(t, bytes, 'DOCSPLIT_INVALID_OPTION', /no sheet "4"/, { sheets: ['4'] })
 
@@ -432,9 +432,9 @@ t.test('hostile input', async (t) => {
 
   t.test('a sheet SheetJS silently drops is an error', async (t) => {
     const withoutSheet = makeZip(goodEntries.filter((e) => e.name !== 'xl/worksheets/sheet2.xml').map((e) => ({ name: e.name, data: e.data })))
-    await rejects(t, withoutSheet, 'DOCSPLIT_PARSE_ERROR', 'sheet 2 ("B") could not be read: it is damaged or too large')
+    await rejects(t, withoutSheet, 'DOCSPLIT_PARSE_ERROR', 'sheet 2 could not be read: it is damaged or too large')
     const broken = patchZip(good, { 'xl/worksheets/sheet2.xml': '<worksheet><sheetData><row r="1"><c r="A1" t="s"><v>99</v></c></row></sheetData></worksheet>' })
-    await rejects(t, broken, 'DOCSPLIT_PARSE_ERROR', /sheet 2 \("B"\) could not be read/)
+    await rejects(t, broken, 'DOCSPLIT_PARSE_ERROR', 'sheet 2 could not be read: it is damaged or too large')
     t.same(texts(await parse(broken, { sheets: ['A'] })), ['a,b\n', '1,2\n'], 'the other sheets can still be selected')
   })
 
