@@ -5,11 +5,31 @@
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 
+/**
+ * Everything from the service's own origin, nothing inline but the one `<style>` of Swagger
+ * UI's logo (by its hash). Not swagger-ui's `staticCSP: true`: its `upgrade-insecure-requests`
+ * sends every asset to https, a blank page for a service on plain HTTP at any host but
+ * localhost (the Docker deployment).
+ */
+const LOGO_STYLE = "'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='"
+const CSP = {
+  'default-src': ["'self'"],
+  'base-uri': ["'self'"],
+  'font-src': ["'self'", 'data:'],
+  'form-action': ["'self'"],
+  'frame-ancestors': ["'self'"],
+  'img-src': ["'self'", 'data:'],
+  'object-src': ["'none'"],
+  'script-src': ["'self'"],
+  'script-src-attr': ["'none'"],
+  'style-src': ["'self'", LOGO_STYLE],
+}
+
 export default async function docs (app: FastifyInstance): Promise<void> {
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     uiConfig: { validatorUrl: null, tryItOutEnabled: false, displayRequestDuration: true },
-    staticCSP: true,
+    staticCSP: CSP,
   })
   app.get('/openapi.json', { schema: { hide: true } }, async (_request, reply) => {
     return reply.type('application/json; charset=utf-8').send(JSON.stringify(app.swagger()))

@@ -40,3 +40,31 @@ t.test('Swagger UI runs a split through "Try it out"', { skip: executablePath ==
   t.equal(body.chunks.map((c) => c.text).join(''), document, 'lossless chunks')
   t.same([...origins], [new URL(s.url).origin], 'every request stayed on the service (no CDN, no validator)')
 })
+
+t.test('/docs renders over plain HTTP at a host name other than localhost, with no CSP violation', { skip: executablePath === undefined ? 'chromium not installed (apt-get install chromium): /docs not tested in a browser' : false }, async (t) => {
+  const s = await serve({ maxConcurrentSplits: 1 })
+  t.teardown(s.close)
+  // docs.test is not a secure context (as 127.0.0.1 and localhost are): an
+  // upgrade-insecure-requests policy would send every asset to https and leave a blank page.
+  const browser = await chromium.launch({ executablePath, args: [...args, '--host-resolver-rules=MAP docs.test 127.0.0.1'] })
+  t.teardown(() => browser.close())
+  const page = await browser.newPage()
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) => { console.error(`CSP violation: ${e.violatedDirective}`) })
+  })
+  const origin = `http://docs.test:${new URL(s.url).port}`
+  const urls: string[] = []
+  const errors: string[] = []
+  page.on('request', (request) => { urls.push(request.url()) })
+  page.on('requestfailed', (request) => { errors.push(`${request.url()} ${request.failure()?.errorText ?? ''}`) })
+  page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()) })
+
+  const res = await page.goto(`${origin}/docs`)
+  t.notMatch(res?.headers()['content-security-policy'] ?? '', /upgrade-insecure-requests/, 'no upgrade-insecure-requests')
+  t.match(res?.headers()['content-security-policy'] ?? '', /default-src 'self'/, 'a CSP still')
+  await page.locator('#operations-split-post_docsplit_api_split_text').waitFor({ timeout: 30_000 })
+  t.match(await page.locator('.info .title').innerText(), /docsplit/, 'the page renders')
+  await page.waitForLoadState('networkidle')
+  t.same(urls.filter((u) => !u.startsWith(`${origin}/`)), [], 'every request stayed on plain http://docs.test')
+  t.same(errors, [], 'no failed request, no console error, no CSP violation')
+})
