@@ -13,7 +13,7 @@ import { availableParallelism } from 'node:os'
 import { definePlugin } from '../../../core/registry.js'
 import { DocsplitError } from '../../../core/errors.js'
 import type { Tokenizer, TokenizerPlugin } from '../../../core/types.js'
-import { installLongMerge } from './long-merge.js'
+import { installFixes } from './bpe-core.js'
 import { BpeTally } from './tally.js'
 import { CountPool } from './pool.js'
 
@@ -66,7 +66,7 @@ export const importEncoding: Importer = async (encoding) => {
         throw unavailable(encoding, err)
       }
       if (!isEncodingModule(m)) throw unavailable(encoding)
-      installLongMerge(m)
+      installFixes(m)
       mod = m
     }
     return mod
@@ -118,7 +118,7 @@ function poolFor (encoding: EncodingName): CountPool | undefined {
   const setting = process.env.DOCSPLIT_COUNT_THREADS
   const size = setting === undefined || setting === '' ? availableParallelism() : Number.parseInt(setting, 10)
   if (!CountPool.usable() || !(size > 0)) return undefined
-  return new CountPool(() => ({ encoding: import.meta.resolve(`gpt-tokenizer/encoding/${encoding}`), longMerge: import.meta.resolve('./long-merge.js') }), Math.min(size, 64))
+  return new CountPool(() => ({ encoding: import.meta.resolve(`gpt-tokenizer/encoding/${encoding}`), fixes: import.meta.resolve('./bpe-core.js') }), Math.min(size, 64))
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * Token counting on other cores. Worker threads load the same gpt-tokenizer encoding module
- * (by its resolved URL, so they find it wherever the main thread did) with the same merge of
- * long pieces (long-merge.ts), and count batches of texts. A count is a pure function of the text, so where it was made never changes the output.
+ * (by its resolved URL, so they find it wherever the main thread did) with the same repairs
+ * (bpe-core.ts), and count batches of texts. A count is a pure function of the text, so where
+ * it was made never changes the output.
  *
  * The workers are plain JavaScript given as a string (no build step, same under tsx and in
  * dist/), started on the first large input, holding the process open only while they count,
@@ -14,7 +15,7 @@ const WORKER = `
 const { parentPort, workerData } = require('node:worker_threads')
 const loading = import(workerData.urls.encoding).then(async (mod) => {
   // Without it (run from TypeScript sources, where a worker cannot load .ts) counts are as exact.
-  try { (await import(workerData.urls.longMerge)).installLongMerge(mod) } catch {}
+  try { (await import(workerData.urls.fixes)).installFixes(mod) } catch {}
   return mod
 })
 const AS_TEXT = { disallowedSpecial: new Set() }
@@ -35,8 +36,8 @@ parentPort.on('message', async ({ id, text, lengths }) => {
 })
 `
 
-/** What a worker loads: the encoding module, and long-merge.ts. */
-export interface WorkerUrls { encoding: string, longMerge: string }
+/** What a worker loads: the encoding module, and bpe-core.ts. */
+export interface WorkerUrls { encoding: string, fixes: string }
 
 interface Job {
   resolve: (counts: Int32Array | null) => void

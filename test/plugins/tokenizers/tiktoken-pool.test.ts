@@ -13,13 +13,13 @@ import { CountPool } from '../../../plugins/tokenizers/tiktoken/pool.js'
 import { importEncoding, tokenizerFrom, type EncodingModule } from '../../../plugins/tokenizers/tiktoken/index.js'
 
 // The last: one piece of 200 KB, which the workers merge in O(n log n) as the main thread does
-// (long-merge.ts, from dist/: a worker cannot load TypeScript; gpt-tokenizer alone takes 20 s).
+// (bpe-core.ts, from dist/: a worker cannot load TypeScript; gpt-tokenizer alone takes 20 s).
 const texts = ['2024-01-01 12:00:00 INFO started\n', '\tat org.example.Main(Main.java:12)\n', '', '日本語のログ\n', 'x'.repeat(3000), 'abcdefghij'.repeat(20_000)]
-const longMerge = new URL('../../../dist/plugins/tokenizers/tiktoken/long-merge.js', import.meta.url)
-const urls = (encoding: string) => () => ({ encoding, longMerge: longMerge.href })
+const fixes = new URL('../../../dist/plugins/tokenizers/tiktoken/bpe-core.js', import.meta.url)
+const urls = (encoding: string) => () => ({ encoding, fixes: fixes.href })
 
 t.test('workers count exactly what the main thread counts', async (t) => {
-  if (!existsSync(longMerge)) return t.skip('dist/ is missing: npm test builds it first')
+  if (!existsSync(fixes)) return t.skip('dist/ is missing: npm test builds it first')
   const mod = await importEncoding('o200k_base') as EncodingModule
   const pool = new CountPool(urls(import.meta.resolve('gpt-tokenizer/encoding/o200k_base')), 2)
   const tok = tokenizerFrom('o200k_base', mod, pool)

@@ -19,7 +19,7 @@ const tricky = [
   "it's they're we've I'm you'll he'd",
   'lone surrogates \uD800 and \uDC00 here',
   'x'.repeat(5000),
-  // Single pieces over long-merge.ts's LONG_PIECE: merged from a heap, the same ids.
+  // Single pieces over bpe-core.ts's LONG_PIECE: merged from a heap, the same ids.
   '的是不了人我在有他这'.repeat(200),
   '='.repeat(3000),
   Array.from({ length: 4000 }, (_, i) => 'etaoinshrdlu'[(i * 7919) % 12]).join(''),
