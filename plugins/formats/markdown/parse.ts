@@ -152,6 +152,8 @@ function eventLabel (key: string): string {
  * The closing line must come within the first MiB.
  */
 const MAX_FRONT_MATTER = 1 << 20
+/** A closing line. Anchored: a trailing-whitespace pattern backtracks on a line of 400K spaces. */
+const CLOSING_FENCE = /^(?:---|\.\.\.)[ \t\r\n]*$/
 
 function frontMatter (text: string, lineStarts: ArrayLike<number>, lineCount: number): { end: number, value: unknown } {
   const none = { end: 0, value: null }
@@ -161,8 +163,7 @@ function frontMatter (text: string, lineStarts: ArrayLike<number>, lineCount: nu
     if (s > MAX_FRONT_MATTER) break
     const c = text.charCodeAt(s)
     if (c !== 45 && c !== 46) continue
-    const close = text.slice(s, lineStarts[line + 1]).replace(/[ \t\r\n]+$/, '')
-    if (close !== '---' && close !== '...') continue
+    if (!CLOSING_FENCE.test(text.slice(s, lineStarts[line + 1]))) continue
     const body = text.slice(lineStarts[1], s)
     if (body.trim() === '') return { end: line + 1, value: null }
     try {

@@ -137,6 +137,14 @@ t.test('front matter: parsed, a block, title from it', async (t) => {
   assertTiles(ev4, bomb)
   t.equal(info(ev4, 'front_matter'), null, 'alias expansion is capped')
 
+  // A line of 400,000 spaces that is not the closing line: its check once backtracked for minutes.
+  const spaces = '---\na: 1\n-' + ' '.repeat(400_000) + 'x\n---\nText\n'
+  const evSpaces = await run(spaces)
+  assertTiles(evSpaces, spaces)
+  t.equal(blocks(evSpaces)[0]?.kind, 'front_matter', 'closed by the line after it')
+  const closed = '---\na: 1\n--- \t\nText\n'
+  t.same(info(await run(closed), 'front_matter'), { a: 1 }, 'a closing line may end in spaces and tabs')
+
   // CommonMark: a thematic break, then setext headings — not front matter.
   const hr = '---\nFoo\n---\nBar\n---\n'
   const ev5 = await run(hr)
