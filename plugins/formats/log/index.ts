@@ -20,7 +20,7 @@ export default definePlugin({
   options: Type.Object({
     log_start: Type.Optional(Type.String({
       maxLength: 512,
-      description: 'log: a regular expression (JavaScript syntax, no flags) tested on the first 1024 characters of each line: a line that matches starts a log entry, such as `^\\d{4}-\\d{2}-\\d{2}`; other lines continue the entry before them. A pattern that could backtrack for a long time is refused (`(a+)+`, `(.?){30}`, more than two `*` or `+`, more than 12 parts that match in several lengths). Default: detected from the first 50 lines (timestamps, levels, syslog, brackets), else a non-indented line starts an entry.',
+      description: 'log: a regular expression (JavaScript syntax, no flags) tested on the first 1024 characters of each line: a line that matches starts a log entry, such as `^\\d{4}-\\d{2}-\\d{2}`; other lines continue the entry before them. A pattern that could backtrack for a long time is refused (`(a+)+`, `(.?){30}`, more than two `*` or `+` (one without a leading `^`), more than 12 parts that match in several lengths). Default: detected from the first 50 lines (timestamps, levels, syslog, brackets), else a non-indented line starts an entry.',
     })),
   }),
   detect (sample: string): number {

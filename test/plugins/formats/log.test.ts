@@ -248,6 +248,9 @@ t.test('log_start overrides detection; invalid or unsafe patterns fail cleanly',
   t.equal(unsafeRegexReason('^\\[?\\d{4}-\\d{2}-\\d{2}[T ]\\d{2}:\\d{2}(:\\d{2})?(\\.\\d+)?(Z|[+-]\\d{2}:?\\d{2})?\\]?'), undefined, 'a timestamp with optional parts')
   t.equal(unsafeRegexReason('^(?:[0-9a-f]{2}:){5}[0-9a-f]{2}'), undefined, 'a repeated group of one length')
   for (const p of START_PATTERNS) t.equal(unsafeRegexReason(p.regex.source), undefined, `built-in ${p.regex.source}`)
+  t.not(unsafeRegexReason('\\s*\\s*x'), undefined, 'two unbounded repetitions, tried at every position')
+  t.equal(unsafeRegexReason('^\\s*\\S+ x'), undefined, 'the same count, anchored')
+  t.equal(unsafeRegexReason('ERROR.*'), undefined, 'one, unanchored')
 })
 
 t.test('hostile lines finish (anchored, bounded patterns)', async (t) => {
