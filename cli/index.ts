@@ -26,7 +26,8 @@ function help (): string {
   const rows = Object.entries(schema.properties).map(([name, s]) => {
     const d = (s as { default?: unknown }).default
     const description = String((s as { description?: string }).description ?? '')
-    return `  --${kebab(name)} VALUE\n      ${description}\n      Accepts ${describeSchema(s)}${d !== undefined ? `; default ${JSON.stringify(d)}` : ''}.`
+    const value = (s as { type?: string }).type === 'boolean' ? '[true|false]' : 'VALUE'
+    return `  --${kebab(name)} ${value}\n      ${description}\n      Accepts ${describeSchema(s)}${d !== undefined ? `; default ${JSON.stringify(d)}` : ''}.`
   })
   return `docsplit ${VERSION}: split documents into chunks under a token budget
 
@@ -46,6 +47,33 @@ Output and checks:
 
 Exit codes: 0 ok, 2 usage error, 3 input error, 4 missing optional dependency, 1 internal error.
 `
+}
+
+/**
+ * Boolean split options as parseArgs strings: `--header` is `--header=true`, `--no-header` and
+ * `--header false` are `--header=false` (parseArgs' booleans take no value and, on Node 20, no
+ * negation); the engine reads "true" and "false" as it does from a form.
+ */
+function booleanValues (argv: string[], names: Set<string>): string[] {
+  const out: string[] = []
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!
+    if (arg === '--') {
+      out.push(...argv.slice(i))
+      break
+    }
+    const m = /^--(no-)?([a-z0-9][a-z0-9-]*)$/.exec(arg)
+    if (m === null || !names.has(m[2]!)) {
+      out.push(arg)
+    } else if (m[1] !== undefined) {
+      out.push(`--${m[2]}=false`)
+    } else if (argv[i + 1] === 'true' || argv[i + 1] === 'false') {
+      out.push(`--${m[2]}=${argv[++i]}`)
+    } else {
+      out.push(`--${m[2]}=true`)
+    }
+  }
+  return out
 }
 
 /** `--plugin` values, wherever they appear, so plugin options are known before full parsing. */
@@ -71,14 +99,18 @@ async function main (argv: string[]): Promise<number> {
     verify: { type: 'boolean' },
     plugin: { type: 'string', multiple: true },
   }
+  const booleans = new Set<string>()
   for (const [name, s] of Object.entries(schema.properties)) {
-    flags[kebab(name)] = { type: (s as { type?: string }).type === 'boolean' ? 'boolean' : 'string' }
+    flags[kebab(name)] = { type: 'string' }
+    if ((s as { type?: string }).type === 'boolean') booleans.add(kebab(name))
   }
   let parsed
   try {
-    parsed = parseArgs({ args: argv, options: flags, allowPositionals: true, strict: true })
+    parsed = parseArgs({ args: booleanValues(argv, booleans), options: flags, allowPositionals: true, strict: true })
   } catch (error) {
-    throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `${error instanceof Error ? error.message : String(error)}; see docsplit --help`)
+    // parseArgs explains itself over several lines; a docsplit error is one.
+    const message = (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, ' ')
+    throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `${message}; see docsplit --help`)
   }
   const { values, positionals } = parsed
   if (values.version === true) {

@@ -14,10 +14,12 @@ const readme = fileURLToPath(new URL('../README.md', import.meta.url))
 const cell = (s: string): string => s.replaceAll('|', '\\|').replaceAll('\n', ' ')
 
 export function tables (): Record<string, string> {
-  const options = optionsSchema() as unknown as { properties: Record<string, { description?: string, default?: unknown, enum?: string[] }> }
+  const options = optionsSchema() as unknown as { properties: Record<string, { type?: string, description?: string, default?: unknown, enum?: string[] }> }
   const optionRows = Object.entries(options.properties).map(([name, s]) => {
     const accepts = s.enum !== undefined && s.enum.length > 8 ? `${s.enum.length} names (see \`docsplit formats\`)` : describeSchema(s as never)
-    return `| \`${name}\` | \`--${name.replaceAll('_', '-')}\` | ${cell(accepts)} | ${s.default === undefined ? '' : `\`${JSON.stringify(s.default)}\``} | ${cell(s.description ?? '')} |`
+    const flag = name.replaceAll('_', '-')
+    const cli = s.type === 'boolean' ? `\`--${flag} [true\\|false]\`, \`--no-${flag}\`` : `\`--${flag}\``
+    return `| \`${name}\` | ${cli} | ${cell(accepts)} | ${s.default === undefined ? '' : `\`${JSON.stringify(s.default)}\``} | ${cell(s.description ?? '')} |`
   })
   const chunk = Chunk as unknown as { properties: Record<string, { type?: string, description?: string, anyOf?: unknown }>, required?: string[] }
   const chunkRows = Object.entries(chunk.properties).map(([name, s]) => {

@@ -154,3 +154,24 @@ t.test('--jsonl: a reader that stops early, a full disk, an input error half way
   t.ok(out.length > 100, 'the chunks made before the error are written')
   t.ok(good.startsWith(out.map((c) => c.text).join('')), 'in order, from the start')
 })
+
+t.test('boolean options take true or false, or stand alone, or --no-', async (t) => {
+  const csv = file('h.csv', 'a,b\n1,2\n')
+  const context = (args: string[]): unknown => {
+    const r = docsplit(['split', csv, '--jsonl', ...args])
+    t.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`)
+    return (JSON.parse(r.stdout.split('\n')[0]!) as { context?: string }).context
+  }
+  t.equal(context([]), 'a,b', 'the header row is the context by default')
+  t.equal(context(['--header']), 'a,b')
+  t.equal(context(['--header', 'true']), 'a,b')
+  for (const off of [['--header', 'false'], ['--header=false'], ['--no-header']]) t.equal(context(off), undefined, off.join(' '))
+  t.match(docsplit(['--help']).stdout, /--header \[true\|false\]/)
+})
+
+t.test('a usage error is one line', async (t) => {
+  const r = docsplit(['split', file('one.txt', 'x'), '--max-tokens', '-1'])
+  t.equal(r.code, 2)
+  t.equal(r.stderr.trimEnd().split('\n').length, 1, r.stderr)
+  t.match(r.stderr, /^docsplit: DOCSPLIT_INVALID_REQUEST: Option '--max-tokens' argument is ambiguous\. /)
+})
