@@ -20,14 +20,17 @@ const WORKER = `
 const { parentPort } = require('node:worker_threads')
 const { writeSync } = require('node:fs')
 const nap = new Int32Array(new SharedArrayBuffer(4))
+// One buffer, grown as needed: a new one per batch cost the kernel a page fault per page.
+let bytes = Buffer.allocUnsafeSlow(1 << 20)
 parentPort.on('message', (batch) => {
   try {
     let text = ''
     for (const chunk of batch) text += JSON.stringify(chunk) + '\\n'
-    const bytes = Buffer.from(text)
-    for (let at = 0; at < bytes.length;) {
+    if (text.length * 3 > bytes.length) bytes = Buffer.allocUnsafeSlow(text.length * 3)
+    const length = bytes.write(text)
+    for (let at = 0; at < length;) {
       try {
-        at += writeSync(1, bytes, at)
+        at += writeSync(1, bytes, at, length - at)
       } catch (error) {
         if (error.code !== 'EAGAIN') throw error
         Atomics.wait(nap, 0, 0, 2)
