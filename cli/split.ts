@@ -63,7 +63,7 @@ export async function runSplit (command: SplitCommand): Promise<number> {
   const verifier = command.verify ? new Verifier() : undefined
   const decoder = command.verify ? new StreamDecoder(typeof options.encoding === 'string' ? options.encoding : 'utf-8') : undefined
   const chunks = splitStream(tee(stream, progress, decoder, verifier), options)
-  const jsonl = command.jsonl ? new JsonlOutput() : undefined
+  const jsonl = command.jsonl ? new JsonlOutput(size) : undefined
   const collected: Chunk[] = []
   let started = false
   try {

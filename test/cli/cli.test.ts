@@ -3,7 +3,7 @@
  */
 import t from 'tap'
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -105,7 +105,7 @@ t.test('dist/ imports the bundled typebox and semver, not their many module file
   t.equal(r.status, 0, 'the command starts with the bundles')
 })
 
-/** A log of about `mb` MB: a few batches of `--jsonl` output, so the writer thread starts. */
+/** A log of about `mb` MB: a few batches of `--jsonl` output. */
 const bigLog = (mb: number): string => {
   const lines: string[] = []
   for (let i = 0, size = 0; size < mb * 1e6; i++) {
@@ -116,43 +116,57 @@ const bigLog = (mb: number): string => {
   return lines.join('')
 }
 
-t.test('--jsonl writes the same lines on its writer thread as the response has chunks', async (t) => {
+/**
+ * `--jsonl` writes on a second thread for standard input (size unknown) and for files of 32 MB
+ * or more, on the main thread for smaller files: each test runs both ways.
+ */
+const ways = (path: string): Array<{ way: string, args: string[], input?: Buffer }> => [
+  { way: 'a file (main thread)', args: [path] },
+  { way: 'standard input (writer thread)', args: ['-', '--input-format', 'log'], input: readFileSync(path) },
+]
+
+t.test('--jsonl writes the same lines as the response has chunks, on either thread', async (t) => {
   const path = file('big.log', bigLog(3))
   const whole = docsplit(['split', path, '--max-tokens', '128'])
   t.equal(whole.code, 0, whole.stderr)
-  const lines = docsplit(['split', path, '--max-tokens', '128', '--jsonl'])
-  t.equal(lines.code, 0, lines.stderr)
   const chunks = JSON.parse(whole.stdout).chunks as unknown[]
   t.ok(chunks.length > 1000, `${chunks.length} chunks`)
-  t.equal(lines.stdout, chunks.map((c) => JSON.stringify(c) + '\n').join(''), 'byte for byte, in order')
+  for (const { way, args, input } of ways(path)) {
+    const lines = docsplit(['split', ...args, '--max-tokens', '128', '--jsonl'], input)
+    t.equal(lines.code, 0, lines.stderr)
+    t.equal(lines.stdout, chunks.map((c) => JSON.stringify(c) + '\n').join(''), `${way}: byte for byte, in order`)
+  }
 })
 
 t.test('--jsonl: a reader that stops early, a full disk, an input error half way', async (t) => {
-  const path = file('stop.log', bigLog(3))
   const { spawn } = await import('node:child_process')
-  const child = spawn(process.execPath, [bin, 'split', path, '--jsonl'], { stdio: ['ignore', 'pipe', 'pipe'] })
-  let stderr = ''
-  child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
-  child.stdout.once('data', () => child.stdout.destroy())
-  const code = await new Promise((resolve) => child.on('close', resolve))
-  t.equal(code, 0, 'a closed pipe is a normal way to stop')
-  t.equal(stderr, '')
+  for (const { way, args, input } of ways(file('stop.log', bigLog(3)))) {
+    const child = spawn(process.execPath, [bin, 'split', ...args, '--jsonl'], { stdio: ['pipe', 'pipe', 'pipe'] })
+    child.stdin.on('error', () => {})
+    child.stdin.end(input)
+    let stderr = ''
+    child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
+    child.stdout.once('data', () => child.stdout.destroy())
+    const code = await new Promise((resolve) => child.on('close', resolve))
+    t.equal(code, 0, `${way}: a closed pipe is a normal way to stop`)
+    t.equal(stderr, '')
 
-  if (existsSync('/dev/full')) {
-    for (const input of [path, file('small.txt', prose)]) {
-      const r = spawnSync(process.execPath, [bin, 'split', input, '--jsonl'], { stdio: ['ignore', openSync('/dev/full', 'w'), 'pipe'], encoding: 'utf8' })
+    if (existsSync('/dev/full')) {
+      const r = spawnSync(process.execPath, [bin, 'split', ...args, '--jsonl'], { input, stdio: ['pipe', openSync('/dev/full', 'w'), 'pipe'], encoding: 'utf8' })
       t.equal(r.status, 1)
-      t.equal(r.stderr, 'docsplit: DOCSPLIT_INTERNAL: cannot write the output (ENOSPC)\n', 'a clear line, no stack trace')
+      t.equal(r.stderr, 'docsplit: DOCSPLIT_INTERNAL: cannot write the output (ENOSPC)\n', `${way}: a full disk is a clear line, no stack trace`)
     }
   }
 
   const good = bigLog(2)
-  const broken = docsplit(['split', file('broken.log', Buffer.concat([Buffer.from(good), Buffer.from([0xff]), Buffer.from('\n')])), '--jsonl'])
-  t.equal(broken.code, 3)
-  t.match(broken.stderr, /DOCSPLIT_INVALID_UTF8/)
-  const out = broken.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as { text: string })
-  t.ok(out.length > 100, 'the chunks made before the error are written')
-  t.ok(good.startsWith(out.map((c) => c.text).join('')), 'in order, from the start')
+  for (const { way, args, input } of ways(file('broken.log', Buffer.concat([Buffer.from(good), Buffer.from([0xff]), Buffer.from('\n')])))) {
+    const broken = docsplit(['split', ...args, '--jsonl'], input)
+    t.equal(broken.code, 3)
+    t.match(broken.stderr, /DOCSPLIT_INVALID_UTF8/)
+    const out = broken.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as { text: string })
+    t.ok(out.length > 100, `${way}: the chunks made before the error are written`)
+    t.ok(good.startsWith(out.map((c) => c.text).join('')), 'in order, from the start')
+  }
 })
 
 t.test('boolean options take true or false, or stand alone, or --no-', async (t) => {
