@@ -50,7 +50,7 @@ export const THREAD_FROM = 32 << 20
 /** Characters of chunk text per batch. */
 const BATCH_CHARS = 1 << 18
 /** Batches sent and not yet written; past this, the split waits for the writer (a slow reader). */
-const IN_FLIGHT = 8
+const IN_FLIGHT = 4
 
 class WriterThread {
   private readonly worker: Worker
@@ -60,7 +60,7 @@ class WriterThread {
   private wake: (() => void) | undefined
 
   constructor () {
-    this.worker = new Worker(WORKER, { eval: true })
+    this.worker = new Worker(WORKER, { eval: true, resourceLimits: { maxYoungGenerationSizeMb: 4 } })
     this.worker.on('message', (reply: { error?: string }) => {
       if (reply.error !== undefined) this.failure ??= reply.error
       else this.written++
