@@ -28,7 +28,7 @@ export function splitOptions (): Record<string, TSchema> {
   return out
 }
 
-const TEXT_EXAMPLE = { text: '# Title\n\nA first paragraph.\n\n## Part\n\nA second paragraph.\n', max_tokens: 64 }
+const TEXT_EXAMPLE = { text: '# Title\n\nA first paragraph.\n\n## Part\n\nA second paragraph.\n', input_format: 'markdown', max_tokens: 64 }
 
 /** JSON body of POST /docsplit/api/split/text: `text` plus every split option. */
 export function textBody (options: Record<string, TSchema>): TObject {
