@@ -39,8 +39,9 @@ function windowEnd (text: string, from: number): number {
   const limit = from + SEGMENT_WINDOW
   if (limit >= text.length) return text.length
   const half = from + (SEGMENT_WINDOW >> 1)
-  const newline = text.lastIndexOf('\n', limit - 1)
-  if (newline >= half) return newline + 1
+  // Both searches stay inside the window's second half (lastIndexOf would run back to the
+  // start of a text without newlines, at every window).
+  for (let p = limit; p > half; p--) if (text.charCodeAt(p - 1) === 10) return p
   for (let p = limit; p > half; p--) {
     const c = text.charCodeAt(p)
     if (text.charCodeAt(p - 1) === 32 && c > 32 && c < 0x300) return p
@@ -53,7 +54,7 @@ function segmentStarts (text: string, segmenter: Intl.Segmenter, wordsOnly: bool
   const out: number[] = []
   for (let from = 0; from < text.length;) {
     const to = windowEnd(text, from)
-    for (const s of segmenter.segment(from === 0 && to === text.length ? text : text.slice(from, to))) {
+    for (const s of segmenter.segment(text.slice(from, to))) {
       const at = from + s.index
       if (at === 0) continue
       // A cut before a word keeps punctuation and spaces with the word before them.
