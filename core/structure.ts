@@ -27,16 +27,17 @@ export class ContainerPath {
     this.labels.push(label)
     if (label === '') return
     this.named.push(label)
-    this.path = this.named.length <= MAX_PATH ? [...this.path, label] : this.elided()
+    this.path = this.shown()
   }
 
   exit (): void {
     if (this.labels.pop() === '') return
     this.named.pop()
-    this.path = this.named.length < MAX_PATH ? this.path.slice(0, -1) : this.elided()
+    this.path = this.shown()
   }
 
-  private elided (): string[] {
+  /** A new array of the labels shown: all, or past MAX_PATH the outer and inner ones. */
+  private shown (): string[] {
     const named = this.named
     if (named.length <= MAX_PATH) return named.slice()
     return [...named.slice(0, PATH_HEAD), ELISION, ...named.slice(named.length - (MAX_PATH - PATH_HEAD - 1))]
