@@ -1,11 +1,11 @@
 /**
- * `--jsonl` output: one chunk per line, in order. Chunks gather in batches; once a batch fills
- * (a large output), batches go to a worker thread that turns them into JSON and writes them to
- * standard output, so the main thread only splits (measured: a 256 MB log 4.13 -> 3.40 s, 2 GB
- * 29.7 -> 25.0 s, 64 MB of CSV 2.56 -> 2.13 s). The thread costs about 17 MB of memory and
- * gained nothing on 8 MB of markdown, so it serves inputs of THREAD_FROM bytes or more (and
- * standard input, whose size is unknown); an output smaller than a batch never starts it; with
- * one core, or if it cannot start, the main thread writes.
+ * `--jsonl` output: one chunk per line, in order. For a large input, chunks gather in batches
+ * that a worker thread turns into JSON and writes to standard output, so the main thread only
+ * splits (measured: a 256 MB log 4.13 -> 3.40 s, 2 GB 29.7 -> 25.0 s, 64 MB of CSV 2.56 ->
+ * 2.13 s). The thread costs about 17 MB of memory and gained nothing on 8 MB of markdown, so it
+ * serves inputs of THREAD_FROM bytes or more (and standard input, whose size is unknown), and
+ * starts with the first full batch. Otherwise (a smaller input, one core, a thread that cannot
+ * start, an output under one batch) the main thread writes, each chunk as it is made.
  */
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
@@ -101,6 +101,7 @@ class WriterThread {
 }
 
 export class JsonlOutput {
+  private readonly here = new Output()
   private batch: Chunk[] = []
   private batchChars = 0
   private thread: WriterThread | undefined
@@ -112,35 +113,35 @@ export class JsonlOutput {
   }
 
   async write (chunk: Chunk): Promise<void> {
+    if (this.threadless) return await this.writeHere([chunk])
     this.batch.push(chunk)
     this.batchChars += chunk.text.length
     if (this.batchChars < BATCH_CHARS) return
-    if (this.thread === undefined && !this.threadless) {
-      try {
-        this.thread = new WriterThread()
-      } catch {
-        this.threadless = true
-      }
-    }
     const batch = this.batch
     this.batch = []
     this.batchChars = 0
-    if (this.thread !== undefined) await this.thread.send(batch)
-    else await writeHere(batch)
+    try {
+      this.thread ??= new WriterThread()
+    } catch {
+      this.threadless = true
+      return await this.writeHere(batch)
+    }
+    await this.thread.send(batch)
   }
 
   /** Writes what is left and waits until all is written. */
   async end (): Promise<void> {
     const batch = this.batch
     this.batch = []
-    if (this.thread === undefined) return await writeHere(batch)
+    if (this.thread === undefined) {
+      await this.writeHere(batch)
+      return await this.here.flush()
+    }
     if (batch.length > 0) await this.thread.send(batch)
     await this.thread.end()
   }
-}
 
-async function writeHere (batch: Chunk[]): Promise<void> {
-  const output = new Output()
-  for (const chunk of batch) await output.write(JSON.stringify(chunk) + '\n')
-  await output.flush()
+  private async writeHere (chunks: Chunk[]): Promise<void> {
+    for (const chunk of chunks) await this.here.write(JSON.stringify(chunk) + '\n')
+  }
 }
