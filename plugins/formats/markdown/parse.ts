@@ -167,7 +167,8 @@ function frontMatter (text: string, lineStarts: ArrayLike<number>, lineCount: nu
     const body = text.slice(lineStarts[1], s)
     if (body.trim() === '') return { end: line + 1, value: null }
     try {
-      const value: unknown = parseYaml!(body, { maxAliasCount: 100 })
+      // logLevel error: yaml's warnings quote the document (a collection key), and print to stderr.
+      const value: unknown = parseYaml!(body, { maxAliasCount: 100, logLevel: 'error' })
       return value !== null && typeof value === 'object' && !Array.isArray(value) ? { end: line + 1, value } : none
     } catch {
       return /^\s*(?:#.*\n\s*)*[^\s:#][^:\n]*:(?:\s|$)/.test(body) ? { end: line + 1, value: null } : none

@@ -137,6 +137,21 @@ t.test('front matter: parsed, a block, title from it', async (t) => {
   assertTiles(ev4, bomb)
   t.equal(info(ev4, 'front_matter'), null, 'alias expansion is capped')
 
+  // yaml warns about a collection key, quoting it: document content must not reach stderr.
+  const printed: string[] = []
+  const { warn } = console
+  const { emitWarning } = process
+  console.warn = (...args: unknown[]) => { printed.push(args.join(' ')) }
+  process.emitWarning = ((warning: string | Error) => { printed.push(String(warning)) }) as typeof process.emitWarning
+  try {
+    const ev5 = await run('---\n? [a, secret]\n: 1\n---\n# Head\n')
+    t.same(info(ev5, 'front_matter'), { '[ a, secret ]': 1 })
+  } finally {
+    console.warn = warn
+    process.emitWarning = emitWarning
+  }
+  t.same(printed, [], 'no yaml warning printed')
+
   // A line of 400,000 spaces that is not the closing line: its check once backtracked for minutes.
   const spaces = '---\na: 1\n-' + ' '.repeat(400_000) + 'x\n---\nText\n'
   const evSpaces = await run(spaces)
