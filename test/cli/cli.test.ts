@@ -95,14 +95,22 @@ t.test('should print help and version', async (t) => {
   t.match(version.stdout, /^\d+\.\d+\.\d+\n$/)
 })
 
-t.test('dist/ imports the bundled typebox and semver, not their many module files', async (t) => {
+t.test('dist/ imports the bundled typebox, semver, markdown-it and yaml, not their many module files', async (t) => {
   const { readdirSync, readFileSync } = await import('node:fs')
   const files = (readdirSync(join(root, 'dist'), { recursive: true }) as string[]).filter((f) => f.endsWith('.js') && !f.startsWith('vendor'))
-  const bare = files.filter((f) => /(\bfrom\s*|\bimport\s*\(\s*)['"](typebox|semver)(\/[^'"]*)?['"]/.test(readFileSync(join(root, 'dist', f), 'utf8')))
-  t.same(bare, [], 'no bare typebox or semver import left')
-  t.ok(files.some((f) => readFileSync(join(root, 'dist', f), 'utf8').includes('/vendor/typebox.js')), 'the schemas load the bundle')
+  const bare = files.filter((f) => /(\bfrom\s*|\bimport\s*\(\s*)['"](typebox|semver|markdown-it|yaml)(\/[^'"]*)?['"]/.test(readFileSync(join(root, 'dist', f), 'utf8')))
+  t.same(bare, [], 'no bare import of a bundled package left')
+  for (const bundle of ['typebox', 'markdown-it', 'yaml']) {
+    t.ok(files.some((f) => readFileSync(join(root, 'dist', f), 'utf8').includes(`/vendor/${bundle}.js`)), `dist/ loads the ${bundle} bundle`)
+  }
   const r = spawnSync(process.execPath, [bin, '--version'], { encoding: 'utf8' })
   t.equal(r.status, 0, 'the command starts with the bundles')
+  // Markdown with front matter goes through both parser bundles.
+  const md = spawnSync(process.execPath, [bin, 'split', '-', '--input-format', 'markdown'], { input: '---\ntitle: Bundled\ntags: [a, b]\n---\n\n# Head\n\nText.\n', encoding: 'utf8' })
+  t.equal(md.status, 0, md.stderr)
+  const out = JSON.parse(md.stdout) as { document: { title: string, front_matter: unknown }, chunks: Array<{ kinds: string[] }> }
+  t.same(out.document.front_matter, { title: 'Bundled', tags: ['a', 'b'] }, 'yaml from its bundle')
+  t.same(out.chunks[0]?.kinds, ['front_matter', 'heading', 'paragraph'], 'markdown-it from its bundle')
 })
 
 /** A log of about `mb` MB: a few batches of `--jsonl` output. */
