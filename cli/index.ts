@@ -101,8 +101,10 @@ async function main (argv: string[]): Promise<number> {
   }
   const booleans = new Set<string>()
   for (const [name, s] of Object.entries(schema.properties)) {
-    flags[kebab(name)] = { type: 'string' }
-    if ((s as { type?: string }).type === 'boolean') booleans.add(kebab(name))
+    const type = (s as { type?: string }).type
+    // A list option (`--sheets`) may repeat, one value each; given once, it is a comma-separated list.
+    flags[kebab(name)] = { type: 'string', multiple: type === 'array' }
+    if (type === 'boolean') booleans.add(kebab(name))
   }
   let parsed
   try {
@@ -128,7 +130,7 @@ async function main (argv: string[]): Promise<number> {
       const options: Record<string, unknown> = {}
       for (const name of Object.keys(schema.properties)) {
         const value = values[kebab(name)]
-        if (value !== undefined) options[snake(name)] = value
+        if (value !== undefined) options[snake(name)] = Array.isArray(value) && value.length === 1 ? value[0] : value
       }
       return await runSplit({ file: rest[0]!, options, jsonl: values.jsonl === true, verify: values.verify === true, pretty: values.pretty === true })
     }

@@ -67,7 +67,7 @@ export function describeSchema (schema: TSchema): string {
     case 'integer': return range('an integer')
     case 'number': return range('a number')
     case 'boolean': return 'true or false'
-    case 'array': return 'a list of values'
+    case 'array': return 'a list (a JSON array; on the command line and in forms, repeated or comma-separated)'
     case 'string': return s.maxLength !== undefined ? `a string of at most ${String(s.maxLength)} characters` : 'a string'
     default:
       if (Array.isArray(s.anyOf)) return (s.anyOf as TSchema[]).map(describeSchema).join(' or ')

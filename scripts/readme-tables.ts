@@ -18,7 +18,9 @@ export function tables (): Record<string, string> {
   const optionRows = Object.entries(options.properties).map(([name, s]) => {
     const accepts = s.enum !== undefined && s.enum.length > 8 ? `${s.enum.length} names (see \`docsplit formats\`)` : describeSchema(s as never)
     const flag = name.replaceAll('_', '-')
-    const cli = s.type === 'boolean' ? `\`--${flag} [true\\|false]\`, \`--no-${flag}\`` : `\`--${flag}\``
+    const cli = s.type === 'boolean' ? `\`--${flag} [true\\|false]\`, \`--no-${flag}\``
+      : s.type === 'array' ? `\`--${flag} A --${flag} B\` or \`--${flag} A,B\``
+        : `\`--${flag}\``
     return `| \`${name}\` | ${cli} | ${cell(accepts)} | ${s.default === undefined ? '' : `\`${JSON.stringify(s.default)}\``} | ${cell(s.description ?? '')} |`
   })
   const chunk = Chunk as unknown as { properties: Record<string, { type?: string, description?: string, anyOf?: unknown }>, required?: string[] }

@@ -18,6 +18,8 @@ export interface SplitFileOptions {
 }
 
 const FIELD_BYTES = 16 * 1024
+/** Repeated parts allowed for each list option (`sheets`), beyond its first. */
+const LIST_PARTS = 1000
 
 async function requireMultipart (request: FastifyRequest): Promise<void> {
   // The multipart parser has not run yet at onRequest: look at the header.
@@ -29,7 +31,9 @@ async function requireMultipart (request: FastifyRequest): Promise<void> {
 }
 
 export default async function splitFile (app: FastifyInstance, opts: SplitFileOptions): Promise<void> {
-  const fieldCount = Object.keys(opts.options).length
+  const listOptions = new Set(Object.entries(opts.options).filter(([, schema]) => (schema as { type?: string }).type === 'array').map(([name]) => name))
+  // A list option's repeated parts count against the part limit too.
+  const fieldCount = Object.keys(opts.options).length + listOptions.size * LIST_PARTS
   await app.register(multipart, {
     limits: {
       fileSize: opts.maxBodyBytes,
@@ -75,10 +79,16 @@ export default async function splitFile (app: FastifyInstance, opts: SplitFileOp
         }
         const value = typeof part.value === 'string' ? part.value : String(part.value)
         if (value === '') continue
-        if (Object.hasOwn(options, part.fieldname)) {
-          throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `form field "${part.fieldname.slice(0, 64)}" is given twice`)
+        const name = part.fieldname
+        if (Object.hasOwn(options, name)) {
+          // A list option may come as repeated parts, one value each (how OpenAPI clients send
+          // an array); a single part is a comma-separated list.
+          if (!listOptions.has(name)) throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `form field "${name.slice(0, 64)}" is given twice`)
+          const previous = options[name]
+          options[name] = Array.isArray(previous) ? [...previous, value] : [previous, value]
+          continue
         }
-        options[part.fieldname] = value
+        options[name] = value
       }
     } catch (err) {
       // busboy reports a malformed or cut-off form (no boundary, a part cut short, no closing

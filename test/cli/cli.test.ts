@@ -197,3 +197,16 @@ t.test('a usage error is one line', async (t) => {
   t.equal(r.stderr.trimEnd().split('\n').length, 1, r.stderr)
   t.match(r.stderr, /^docsplit: DOCSPLIT_INVALID_REQUEST: Option '--max-tokens' argument is ambiguous\. /)
 })
+
+t.test('a list option repeats (one value each) or takes a comma-separated list', async (t) => {
+  const { buildXlsx } = await import('../helpers/xlsx-build.js')
+  const book = file('regions.xlsx', buildXlsx([{ name: 'North, East', rows: [['n'], ['1']] }, { name: 'South', rows: [['s'], ['2']] }, { name: 'West', rows: [['w'], ['3']] }]))
+  const sheetsOf = (args: string[]): unknown[] => {
+    const r = docsplit(['split', book, ...args])
+    t.equal(r.code, 0, r.stderr)
+    return [...new Set((JSON.parse(r.stdout) as { chunks: Array<{ sheet: string }> }).chunks.map((c) => c.sheet))]
+  }
+  t.same(sheetsOf(['--sheets', 'West', '--sheets', 'North, East']), ['West', 'North, East'], 'repeated: a name with a comma stays whole, in order')
+  t.same(sheetsOf(['--sheets', 'South,West']), ['South', 'West'], 'once: a comma-separated list')
+  t.same(sheetsOf(['--sheets=3']), ['West'], 'a 1-based position')
+})

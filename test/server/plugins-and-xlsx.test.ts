@@ -48,3 +48,27 @@ t.test('should refuse xlsx on the text endpoint, naming the file endpoint', asyn
   t.equal(problem.code, 'DOCSPLIT_FORMAT_NEEDS_FILE')
   t.match(problem.detail, /\/docsplit\/api\/split\/file/)
 })
+
+t.test('should take a list option as repeated form parts (one value each) or as one comma-separated part', async (t) => {
+  const { buildXlsx } = await import('../helpers/xlsx-build.js')
+  const book = buildXlsx([{ name: 'North, East', rows: [['n'], ['1']] }, { name: 'South', rows: [['s'], ['2']] }, { name: 'West', rows: [['w'], ['3']] }])
+  const sheetsOf = async (sheets: string[]): Promise<unknown[]> => {
+    const form = new FormData()
+    for (const name of sheets) form.append('sheets', name)
+    form.append('file', new Blob([book]), 'book.xlsx')
+    const res = await fetch(`${served.url}${FILE}`, { method: 'POST', body: form })
+    t.equal(res.status, 200, `sheets ${JSON.stringify(sheets)}`)
+    const body = await res.json() as { chunks: Array<{ sheet: string }> }
+    return [...new Set(body.chunks.map((c) => c.sheet))]
+  }
+  t.same(await sheetsOf(['West', 'North, East']), ['West', 'North, East'], 'repeated parts: a name with a comma stays whole, in the order given')
+  t.same(await sheetsOf(['South,West']), ['South', 'West'], 'one part: a comma-separated list')
+
+  const form = new FormData()
+  form.append('max_tokens', '64')
+  form.append('max_tokens', '128')
+  form.append('file', new Blob(['text']), 'a.txt')
+  const twice = await fetch(`${served.url}${FILE}`, { method: 'POST', body: form })
+  t.equal(twice.status, 400, 'any other option given twice is refused')
+  t.match((await twice.json() as { detail: string }).detail, /"max_tokens" is given twice/)
+})
