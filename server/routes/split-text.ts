@@ -30,6 +30,12 @@ export default async function splitText (root: FastifyInstance, opts: SplitTextO
   app.post('/docsplit/api/split/text', {
     bodyLimit: opts.maxBodyBytes,
     onRequest: requireJson,
+    // Format names match in any case, as in the engine, the file endpoint and the CLI (the
+    // schema's enum lists them in lower case).
+    preValidation: async (request) => {
+      const b = request.body as Record<string, unknown> | null
+      if (b !== null && typeof b === 'object' && typeof b.input_format === 'string') b.input_format = b.input_format.toLowerCase()
+    },
     schema: {
       summary: 'Split a text document',
       description: 'Splits `text` into chunks under the token budget. Every split option is a member of the body. Binary formats (xlsx) need the file endpoint.',

@@ -43,6 +43,18 @@ t.test('routes', async (t) => {
     t.equal(body.metadata.max_tokens, 16)
   })
 
+  t.test('should match format names in any case, on both endpoints as in the CLI', async (t) => {
+    const text = await postJson(s.url + TEXT, { text: doc, input_format: 'MarkDown' })
+    t.equal(text.status, 200)
+    t.equal((await text.json() as { document: { input_format: string } }).document.input_format, 'markdown')
+    const file = await postFile(s.url + FILE, doc, 'doc.txt', { input_format: 'MARKDOWN' })
+    t.equal(file.status, 200)
+    t.equal((await file.json() as { document: { input_format: string } }).document.input_format, 'markdown')
+    const unknown = await postJson(s.url + TEXT, { text: doc, input_format: 'Markdowm' })
+    t.equal(unknown.status, 400, 'a misspelt name is still refused')
+    t.equal((await unknown.json() as { code: string }).code, 'DOCSPLIT_UNSUPPORTED_FORMAT')
+  })
+
   t.test('should stream the same content as NDJSON when asked', async (t) => {
     const whole = await (await postJson(s.url + TEXT, { text: doc, max_tokens: 16 })).json() as Record<string, unknown> & { chunks: unknown[] }
     const res = await postJson(s.url + TEXT, { text: doc, max_tokens: 16 }, { accept: 'application/x-ndjson' })
