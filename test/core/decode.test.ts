@@ -1,6 +1,7 @@
 import t from 'tap'
+import fc from 'fast-check'
 import { split } from '../../index.js'
-import { firstInvalidUtf8 } from '../../core/decode.js'
+import { StreamDecoder, firstInvalidUtf8 } from '../../core/decode.js'
 
 const bytes = (...parts: Array<string | number[]>): Uint8Array =>
   Buffer.concat(parts.map((p) => typeof p === 'string' ? Buffer.from(p, 'utf8') : Buffer.from(p)))
@@ -71,6 +72,25 @@ t.test('should give the same chunks whatever the piece sizes', async (t) => {
   const whole = await split(text, { input_format: 'text', max_tokens: 32 })
   const pieces = await split(onePerByte(Buffer.from(text)), { input_format: 'text', max_tokens: 32 })
   t.same(pieces.chunks, whole.chunks)
+})
+
+t.test('should decode UTF-8 cut anywhere, ASCII pieces and others alike, as one decode of the whole', async (t) => {
+  // ASCII pieces take a byte copy, the others a UTF-8 decode: a piece boundary may fall between.
+  const text = fc.array(fc.oneof(fc.string({ unit: 'binary-ascii', maxLength: 40 }), fc.string({ unit: 'grapheme', maxLength: 8 })), { maxLength: 12 }).map((parts) => parts.join(''))
+  fc.assert(fc.property(text, fc.array(fc.nat(), { maxLength: 6 }), (s, cuts) => {
+    const data = Buffer.from(s, 'utf8')
+    const at = [...new Set(cuts.map((c) => c % (data.length + 1)))].sort((a, b) => a - b)
+    const decoder = new StreamDecoder('utf-8')
+    let out = ''
+    let from = 0
+    for (const to of [...at, data.length]) {
+      out += decoder.decode(data.subarray(from, to))
+      from = to
+    }
+    out += decoder.end()
+    return out === s
+  }), { numRuns: 500 })
+  t.pass('500 random texts and cuts')
 })
 
 t.test('should split empty input into zero chunks and a valid response', async (t) => {
