@@ -1,6 +1,7 @@
 /**
- * Build step (after tsc): the dependencies that every start of docsplit loads and that ship as
- * many small modules, bundled into dist/vendor/, and dist/ importing the bundles.
+ * Build step (after tsc): the dependencies that every start of docsplit (or of its most common
+ * format) loads and that ship as many small modules, bundled into dist/vendor/, and dist/
+ * importing the bundles.
  *
  * typebox is 373 ES modules and semver's two functions 23 files; loading them took 130 of the
  * ~250 ms the `docsplit` command needed to start (the bundles load in about 20 ms). typebox
@@ -28,7 +29,7 @@ const ENTRIES = {
 }
 /**
  * The parsers the first markdown document loads: yaml is 73 CommonJS files and markdown-it 25
- * more (entities, mdurl, ...); bundled, a small markdown file splits in about 60 ms less. Their
+ * more (entities, mdurl, ...); bundled, a small markdown file splits 35-40 ms sooner. Their
  * ES module builds, picked by the `import` condition without `node` (yaml's `node` build is
  * CommonJS, whose names an ES bundle cannot export).
  */
@@ -58,6 +59,7 @@ await build({
   format: 'esm',
   platform: 'neutral',
   mainFields: ['module', 'main'],
+  absWorkingDir: root,
   target: 'node20',
   outdir: out,
   logLevel: 'warning',

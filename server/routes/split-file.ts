@@ -18,8 +18,11 @@ export interface SplitFileOptions {
 }
 
 const FIELD_BYTES = 16 * 1024
-/** Repeated parts allowed for each list option (`sheets`), beyond its first. */
-const LIST_PARTS = 1000
+/**
+ * Repeated parts allowed for each list option (`sheets`) beyond its first; past it, the form has
+ * too many fields (413). One part may also hold a comma-separated list.
+ */
+const LIST_PARTS = 100
 
 async function requireMultipart (request: FastifyRequest): Promise<void> {
   // The multipart parser has not run yet at onRequest: look at the header.
