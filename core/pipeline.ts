@@ -19,6 +19,7 @@ import { DocsplitError, isDocsplitError, type ErrorCode } from './errors.js'
 import { applyPluginDefaults, baseOptions, prepareOptionChecks, resolveOptions } from './options.js'
 import { withOverlap } from './overlap.js'
 import { PositionTracker } from './positions.js'
+import { SourceWindow } from './source.js'
 import { freeze, packerByName, parserForFilename, parserForFormat, listParsers, tokenizerByName, formatNames } from './registry.js'
 import { SCHEMA_VERSION, type Chunk, type Metadata, type SplitResponse, type SplitSummary } from './schema.js'
 import { segmenters } from './segment.js'
@@ -129,7 +130,12 @@ const loadedTokenizers = new Map<TokenizerPlugin, Promise<Tokenizer>>()
 function loadTokenizer (plugin: TokenizerPlugin): Promise<Tokenizer> {
   let loading = loadedTokenizers.get(plugin)
   if (loading === undefined) {
-    loading = Promise.resolve().then(() => plugin.load())
+    loading = Promise.resolve().then(() => plugin.load()).then((tokenizer) => {
+      if (tokenizer === null || typeof tokenizer !== 'object' || typeof tokenizer.count !== 'function') {
+        throw new DocsplitError('DOCSPLIT_PLUGIN_CONTRACT', `tokenizer "${plugin.name}": load() must return an object with count(text)`)
+      }
+      return tokenizer
+    }, (error: unknown) => { throw pluginFailure(error, `${plugin.name} tokenizer`) })
     loadedTokenizers.set(plugin, loading)
     // A failed load (package missing) is retried on the next request, after an install.
     loading.catch(() => loadedTokenizers.delete(plugin))
@@ -166,7 +172,7 @@ function chooseParser (options: ResolvedOptions, sample: () => string): { parser
   let best: ParserPlugin | undefined
   let bestScore = 0.5
   for (const parser of listParsers()) {
-    const score = parser.detect?.(text) ?? 0
+    const score = detectScore(parser, text)
     if (score > bestScore) { best = parser; bestScore = score }
   }
   if (best !== undefined) return { parser: best, format: best.formats[0]! }
@@ -174,8 +180,27 @@ function chooseParser (options: ResolvedOptions, sample: () => string): { parser
   throw new DocsplitError('DOCSPLIT_UNSUPPORTED_FORMAT', 'input_format "auto" could not tell the format; pass input_format')
 }
 
+/** A parser's content score; a detect() that throws only takes its own format out of the running. */
+function detectScore (parser: ParserPlugin, text: string): number {
+  try {
+    return parser.detect?.(text) ?? 0
+  } catch {
+    return 0
+  }
+}
+
 function chunkId (loc: { char_start: number, char_end: number }, text: string): string {
   return hash('sha256', `${loc.char_start}:${loc.char_end}\n${text}`, 'hex').slice(0, 32)
+}
+
+/** The parser's own splitter; one it names that is not registered is the parser's fault. */
+function defaultPacker (parser: ParserPlugin): ReturnType<typeof packerByName> {
+  try {
+    return packerByName(parser.defaultSplitter)
+  } catch (error) {
+    if (!isDocsplitError(error) || error.code !== 'DOCSPLIT_UNKNOWN_SPLITTER') throw error
+    throw new DocsplitError('DOCSPLIT_PLUGIN_CONTRACT', `parser "${parser.name}" names defaultSplitter "${String(parser.defaultSplitter).slice(0, 64)}", which is not a registered splitter`)
+  }
 }
 
 /** A binary format (xlsx) given as text, found before the split starts or in a string stream. */
@@ -216,9 +241,10 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
     throw needsFile(format)
   }
   options.input_format = format
-  const packerPlugin = packerByName(options.splitter ?? parser.defaultSplitter)
+  const packerPlugin = options.splitter !== undefined ? packerByName(options.splitter) : defaultPacker(parser)
   options.splitter = packerPlugin.name
-  const tokenizer = await loadTokenizer(tokenizerByName(options.tokenizer))
+  const tokenizerPlugin = tokenizerByName(options.tokenizer)
+  const tokenizer = await loadTokenizer(tokenizerPlugin)
   // The default tokenizer, when cheap, sharpens the packers' estimates for an exact one.
   const fallback = (baseOptions.tokenizer as { default?: string }).default
   const estimator = tokenizer.cheap === true || fallback === undefined ? undefined : await loadTokenizer(tokenizerByName(fallback)).catch(() => undefined)
@@ -229,7 +255,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
   const meter = new Meter(tokenizer, maxTokens - overlapTokens, estimator)
   const metadata: Metadata = {
     splitter: packerPlugin.name,
-    tokenizer: tokenizer.name,
+    tokenizer: typeof tokenizer.name === 'string' && tokenizer.name !== '' ? tokenizer.name : tokenizerPlugin.name,
     max_tokens: maxTokens,
     overlap_tokens: overlapTokens,
     engine_version: VERSION,
@@ -256,6 +282,10 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
   let eventEnd = 0
 
   let chunkCount = 0
+  /** The decoded text, to check chunks against (a parser of bytes has no text source). */
+  const sourceText = parser.reads === 'text' ? new SourceWindow() : undefined
+  /** Containers open: each enter needs its exit. */
+  let depth = 0
   const contract = (message: string): never => {
     throw new DocsplitError('DOCSPLIT_PLUGIN_CONTRACT', message)
   }
@@ -277,6 +307,12 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
       if (overlapTokens > 0 && previous !== undefined && draft.protected !== true && previous.protected !== true && draft.noOverlap !== true) {
         const o = withOverlap(previous, draft, overlapTokens, maxTokens, meter, segmenters)
         if (o !== undefined) ({ start, text, tokenCount } = o)
+      }
+      if (!Number.isSafeInteger(tokenCount) || tokenCount < 0) {
+        contract(`tokenizer "${tokenizerPlugin.name}" (splitter "${packerPlugin.name}") gave a chunk ${String(tokenCount)} tokens; a count is a whole number of at least 0`)
+      }
+      if (sourceText !== undefined && !sourceText.matches(draft.start, draft.text)) {
+        contract(`the chunk at ${draft.start}..${draft.end} is not the source text there: parser "${parser.name}" or splitter "${packerPlugin.name}" changed it`)
       }
       if (tokenCount > maxTokens && draft.protected !== true) {
         contract(`splitter "${packerPlugin.name}" emitted a chunk of ${tokenCount} tokens over the budget of ${maxTokens}`)
@@ -324,6 +360,12 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
             contract(`parser "${parser.name}" emitted ${event.type} at ${event.start}..${event.end}; expected it to start at ${eventEnd} and match its text`)
           }
           eventEnd = event.end
+          break
+        case 'enter':
+          depth++
+          break
+        case 'exit':
+          if (--depth < 0) contract(`parser "${parser.name}" emitted an exit without an enter`)
           break
         case 'definition':
           if (!definitions.has(event.label)) definitions.set(event.label, { label: event.label, url: event.url, title: event.title ?? null, chunks: new Set() })
@@ -395,6 +437,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
         throw needsFile(format)
       }
       decodedLength += piece.length
+      sourceText?.add(piece)
       handler.write(piece)
       return
     }
@@ -405,6 +448,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
     const text = decoder.decode(piece)
     encoding = decoder.encoding
     decodedLength += text.length
+    sourceText?.add(text)
     if (text.length > 0) handler.write(text)
   }
   const guarded = <T>(step: () => T): T => {
@@ -444,12 +488,16 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
       const rest = decoder.end()
       encoding = decoder.encoding
       decodedLength += rest.length
+      sourceText?.add(rest)
       if (rest.length > 0) handler.write(rest)
     }
     // Empty input is zero chunks in every format, even where an empty document is invalid.
     if (decodedLength > 0 || receivedBytes > (decoder?.bomBytes ?? 0)) return handler.end()
   })
   if (steps != null) {
+    if (typeof (steps as { [Symbol.iterator]?: unknown })[Symbol.iterator] !== 'function') {
+      contract(`parser "${parser.name}": end() must finish before it returns (or return a generator of steps), not return a promise`)
+    }
     // A parser that emits in steps: chunks leave between steps.
     const it = steps[Symbol.iterator]()
     while (guarded(() => it.next().done !== true)) {
@@ -464,6 +512,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
   const covered = tracker?.end ?? 0
   if (covered !== eventEnd) contract(`splitter "${packerPlugin.name}" covered ${covered} of ${eventEnd} characters`)
   if (parser.reads === 'text' && eventEnd !== decodedLength) contract(`parser "${parser.name}" covered ${eventEnd} of ${decodedLength} characters`)
+  if (depth !== 0) contract(`parser "${parser.name}" left ${depth} container${depth === 1 ? '' : 's'} open (an enter without its exit)`)
 
   const totals = tracker?.totals() ?? { chars: 0, bytes: decoder?.bomBytes ?? 0, lines: 0 }
   for (const [label, uses] of refsByLabel) {
