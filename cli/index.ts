@@ -159,6 +159,8 @@ main(process.argv.slice(2)).then((code) => {
 }, (error: unknown) => {
   const e = isDocsplitError(error) ? error : new DocsplitError('DOCSPLIT_INTERNAL', 'unexpected failure', { cause: error })
   process.stderr.write(`docsplit: ${e.code}: ${e.message}\n`)
-  if (!isDocsplitError(error) && process.env.DOCSPLIT_DEBUG !== undefined) console.error(error)
+  // What went wrong inside (a plugin's exception), for whoever debugs it: never by default.
+  const cause = isDocsplitError(error) ? error.cause : error
+  if (cause !== undefined && process.env.DOCSPLIT_DEBUG !== undefined) console.error(cause)
   process.exitCode = e.exitCode
 })

@@ -76,3 +76,16 @@ t.test('should pass the conformance kit, like every built-in', async (t) => {
   const r = await split(sample, { input_format: 'ini', max_tokens: 512 })
   t.equal(r.chunk_count, 1)
 })
+
+t.test('a plugin that throws: one line by default, its exception with DOCSPLIT_DEBUG', async (t) => {
+  const plugin = join(dir, 'throws.mjs')
+  writeFileSync(plugin, `export default { kind: 'parser', name: 'throws', docsplit: '^1', formats: ['throws'], extensions: ['.throws'], reads: 'text', defaultSplitter: 'record',
+  create () { return { write () { throw new Error('plugin bug at line 3') }, end () {} } } }\n`)
+  const input = join(dir, 'a.throws')
+  writeFileSync(input, 'text\n')
+  const plain = docsplit(['split', input, '--plugin', plugin])
+  t.equal(plain.code, 1)
+  t.equal(plain.stderr, 'docsplit: DOCSPLIT_INTERNAL: the throws parser failed unexpectedly\n')
+  const debug = spawnSync(process.execPath, [bin, 'split', input, '--plugin', plugin], { encoding: 'utf8', env: { ...process.env, DOCSPLIT_DEBUG: '1' } })
+  t.match(debug.stderr, /Error: plugin bug at line 3\n\s+at /, 'the cause with its stack')
+})
