@@ -356,8 +356,11 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
       switch (event.type) {
         case 'block':
         case 'record':
-          if (event.start !== eventEnd || event.end !== event.start + event.text.length) {
-            contract(`parser "${parser.name}" emitted ${event.type} at ${event.start}..${event.end}; expected it to start at ${eventEnd} and match its text`)
+          if (event.start !== eventEnd) {
+            contract(`parser "${parser.name}" emitted a ${event.type} at ${event.start}; the previous one ended at ${eventEnd}, where the next must start`)
+          }
+          if (event.end !== event.start + event.text.length) {
+            contract(`parser "${parser.name}" emitted a ${event.type} at ${event.start}..${event.end} whose text has ${event.text.length} characters; end must be start + text.length`)
           }
           eventEnd = event.end
           break

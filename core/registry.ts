@@ -31,7 +31,7 @@ function fail (message: string): never {
 
 /** Checks a plugin's metadata and API range without registering it; throws a DocsplitError. */
 export function validatePlugin (plugin: Plugin): void {
-  if (plugin === null || typeof plugin !== 'object') fail('a plugin must be an object made with definePlugin({ kind, name, ... })')
+  if (plugin === null || typeof plugin !== 'object' || (!('kind' in plugin) && !('name' in plugin))) fail('not a plugin: a plugin is an object made with definePlugin({ kind, name, docsplit, ... })')
   if (typeof plugin.name !== 'string' || !/^[a-z0-9][a-z0-9_.-]*$/i.test(plugin.name)) fail('a plugin needs a `name` of letters, digits, `-`, `_` or `.`')
   if (!['parser', 'packer', 'tokenizer'].includes(plugin.kind)) fail(`plugin "${plugin.name}": \`kind\` must be "parser", "packer" or "tokenizer"`)
   if (typeof plugin.docsplit !== 'string' || validRange(plugin.docsplit) === null) {
@@ -59,11 +59,12 @@ function taken (what: string, name: string): never {
 
 /** Adds plugins. Checks every entry before adding any, so a bad list changes nothing. */
 export function register (...entries: Array<Plugin | Plugin[]>): void {
-  if (frozen) {
-    throw new DocsplitError('DOCSPLIT_REGISTRY_FROZEN',
-      'plugins cannot be registered after the first split; register them at start (--plugin, DOCSPLIT_PLUGINS)')
-  }
   const list = entries.flat()
+  if (frozen) {
+    const names = list.map((p) => (p !== null && typeof p === 'object' && typeof p.name === 'string' ? `"${p.name.slice(0, 64)}"` : 'a plugin')).join(', ')
+    throw new DocsplitError('DOCSPLIT_REGISTRY_FROZEN',
+      `${names}: plugins cannot be registered after the first split; register them at start (--plugin, DOCSPLIT_PLUGINS)`)
+  }
   for (const plugin of list) validatePlugin(plugin)
   const seen = new Set<string>()
   for (const p of list) {

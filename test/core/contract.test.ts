@@ -5,6 +5,7 @@
  */
 import t, { type Test } from 'tap'
 import { DocsplitError, definePlugin, register, split, type ParserPlugin } from '../../index.js'
+import { validatePlugin } from '../../core/registry.js'
 
 /** A parser of one record holding the whole text, as `record` turns it; `change` edits it. */
 function oneRecord (name: string, more: Partial<ParserPlugin> = {}, change: (text: string) => string = (x) => x): ParserPlugin {
@@ -30,6 +31,7 @@ function oneRecord (name: string, more: Partial<ParserPlugin> = {}, change: (tex
 register([
   oneRecord('upper-test', {}, (x) => x.toUpperCase()),
   oneRecord('throwing-detect-test', { detect: () => { throw new Error('detect broke') } }),
+  oneRecord('short-text-test', {}, (x) => x.slice(1)),
   oneRecord('no-splitter-test', { defaultSplitter: 'nope' }),
   oneRecord('async-end-test', {
     create (ctx) {
@@ -105,4 +107,11 @@ t.test('the source check holds across input pieces and chunk boundaries', async 
   const r = await split(pieces, { input_format: 'text', max_tokens: 16 })
   t.ok(r.chunks.length > 10)
   t.equal(r.chunks.map((c) => c.text).join(''), text)
+})
+
+t.test('event and registration errors say what is wrong', async (t) => {
+  await refusal(t, split(TEXT, { input_format: 'short-text-test' }), 'DOCSPLIT_PLUGIN_CONTRACT', /parser "short-text-test" emitted a record at 0\.\.18 whose text has 17 characters; end must be start \+ text\.length/)
+  t.throws(() => validatePlugin({ hello: 'world' } as never), { code: 'DOCSPLIT_PLUGIN_LOAD_FAILED', message: /^not a plugin/ })
+  // The registry froze at the first split above.
+  t.throws(() => register(oneRecord('late-test')), { code: 'DOCSPLIT_REGISTRY_FROZEN', message: /^"late-test": plugins cannot be registered after the first split/ })
 })
