@@ -110,7 +110,11 @@ export const errorTable = {
   },
   DOCSPLIT_NOT_FOUND: {
     status: 404, exit: 2, title: 'Not found',
-    description: 'No route matches the method and path.',
+    description: 'No route has this path.',
+  },
+  DOCSPLIT_METHOD_NOT_ALLOWED: {
+    status: 405, exit: 2, title: 'Method not allowed',
+    description: 'The path exists but not for this method (GET on a split route, say); the `Allow` header lists its methods.',
   },
   DOCSPLIT_RATE_LIMITED: {
     status: 429, exit: 1, title: 'Too many requests',

@@ -79,7 +79,23 @@ const splitErrors: ErrorCode[] = [
   'DOCSPLIT_FORMAT_NEEDS_FILE', 'DOCSPLIT_INPUT_TOO_LARGE', 'DOCSPLIT_UNSUPPORTED_MEDIA_TYPE', 'DOCSPLIT_INVALID_UTF8',
   'DOCSPLIT_PARSE_ERROR', 'DOCSPLIT_LIMIT_EXCEEDED', 'DOCSPLIT_TOKENIZER_UNAVAILABLE', 'DOCSPLIT_EXTRA_UNAVAILABLE',
   'DOCSPLIT_RATE_LIMITED', 'DOCSPLIT_PLUGIN_CONTRACT', 'DOCSPLIT_INTERNAL', 'DOCSPLIT_TIMEOUT', 'DOCSPLIT_OVERLOADED',
+  ...requestErrors(),
 ]
+
+/** What any request may get before it reaches its route: headers too large, a body too slow. */
+function requestErrors (): ErrorCode[] {
+  return ['DOCSPLIT_HEADERS_TOO_LARGE', 'DOCSPLIT_REQUEST_TIMEOUT']
+}
+
+const integerHeader = (description: string): unknown => ({ type: 'integer', minimum: 0, description })
+/** The rate limit's headers (draft-ietf-httpapi-ratelimit-headers), on every split response. */
+const RATE_LIMIT_HEADERS = {
+  'RateLimit-Limit': integerHeader('Split requests allowed per window for this client (DOCSPLIT_WEB_RATE_LIMIT_REQUESTS).'),
+  'RateLimit-Remaining': integerHeader('Requests left in the current window.'),
+  'RateLimit-Reset': integerHeader('Seconds until the window resets.'),
+}
+/** Sent with 429 and with 503 DOCSPLIT_OVERLOADED (not with DOCSPLIT_TIMEOUT: the same input would time out again). */
+const RETRY_AFTER = { 'Retry-After': integerHeader('Seconds to wait before retrying.') }
 
 /** One documented response per status, listing the codes that use it, as problem+json. */
 function problemResponses (codes: ErrorCode[]): Record<number, unknown> {
@@ -93,6 +109,7 @@ function problemResponses (codes: ErrorCode[]): Record<number, unknown> {
     const lines = list.map((code) => `- \`${code}\` (${problemType(code)}): ${errorTable[code].description}`)
     out[status] = {
       description: `${list.map((c) => errorTable[c].title).join('; ')}.\n\n${lines.join('\n')}`,
+      ...(status === 429 || status === 503 ? { headers: RETRY_AFTER } : {}),
       content: { 'application/problem+json': { schema: Type.Object({ ...ProblemInline.properties, code: Type.String({ enum: list }) }) } },
     }
   }
@@ -103,6 +120,7 @@ function problemResponses (codes: ErrorCode[]): Record<number, unknown> {
 export function splitResponses (): Record<number, unknown> {
   return {
     200: {
+      headers: RATE_LIMIT_HEADERS,
       description: `The split, \`schema_version\` ${SCHEMA_VERSION}. With \`Accept: application/x-ndjson\`, the same content as lines: a header (schema_version, input_format, metadata), one chunk per line as it is made, then a trailer (document, reference_definitions, chunk_count) or, if the split failed after the header, an \`{"error": problem}\` line.`,
       content: {
         'application/json': { schema: { $ref: 'SplitResponse#' } },
@@ -113,7 +131,7 @@ export function splitResponses (): Record<number, unknown> {
   }
 }
 
-/** Health, version and docs fail only by a server fault. */
+/** Health, version and docs fail by a server fault, while the service shuts down (503), or before routing. */
 export function plainErrorResponses (): Record<number, unknown> {
-  return problemResponses(['DOCSPLIT_INTERNAL'])
+  return problemResponses(['DOCSPLIT_INTERNAL', 'DOCSPLIT_OVERLOADED', ...requestErrors()])
 }

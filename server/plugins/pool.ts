@@ -181,8 +181,17 @@ async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<voi
         held = 0
       })
       return new Promise<Readable>((resolve, reject) => {
+        // The header line waits for the first chunk (or the end): a failure before any chunk is
+        // then always an ordinary problem response, never a 200 whose stream ends in an error.
+        let header: string | undefined
         let started = false
         let finished = false
+        const begin = (): void => {
+          if (started || header === undefined) return
+          started = true
+          write(header)
+          resolve(body)
+        }
         const finish = (line: string | undefined): void => {
           if (finished) return
           finished = true
@@ -203,13 +212,13 @@ async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<voi
         port1.on('message', (message: StreamMessage) => {
           if (finished) return
           if (message.kind === 'start') {
-            started = true
-            write(message.line)
-            resolve(body)
+            header = message.line
           } else if (message.kind === 'chunk') {
+            begin()
             if (write(message.line)) taken(message.line.length)
             else held += message.line.length
           } else if (message.kind === 'end') {
+            begin()
             finish(message.line)
           } else {
             fail(failureError(message.failure))
@@ -217,7 +226,9 @@ async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<voi
         })
         port1.on('close', () => { fail(new DocsplitError('DOCSPLIT_INTERNAL', 'internal error')) })
         submit({ input, options, port: port2, unsent }, [port2], cancel).then(
-          (result) => { if (!result.ok) fail(failureError(result)) },
+          // A failed split also sends its error through the port, in order after its chunks:
+          // that message decides, not this result, which may arrive before them.
+          () => {},
           (err: unknown) => { fail(poolError(err, AbortSignal.abort())) },
         )
       })

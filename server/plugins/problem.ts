@@ -49,6 +49,8 @@ export function validationError (errors: AjvError[], options: Record<string, TSc
   return new DocsplitError(codeForOption[name] ?? 'DOCSPLIT_INVALID_OPTION', `${name} must be ${describeSchema(schema)}`)
 }
 
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
+
 export function sendProblem (reply: FastifyReply, problem: ProblemReply): FastifyReply {
   for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value)
   return reply.code(problem.body.status).type('application/problem+json').send(JSON.stringify(problem.body))
@@ -98,7 +100,14 @@ async function problemPlugin (app: FastifyInstance, opts: ProblemPluginOptions):
     }
     return sendProblem(reply, problem)
   })
-  app.setNotFoundHandler((_request, reply) => {
+  app.setNotFoundHandler((request, reply) => {
+    // A known path with another method: 405 with the methods it takes, as HTTP asks.
+    const url = request.url.split('?', 1)[0]!
+    const allowed = METHODS.filter((method) => app.hasRoute({ method, url }))
+    if (allowed.length > 0) {
+      const problem = toProblem(new DocsplitError('DOCSPLIT_METHOD_NOT_ALLOWED', `${url} takes ${allowed.join(', ')}; see /docs`))
+      return sendProblem(reply, { ...problem, headers: { ...problem.headers, allow: allowed.join(', ') } })
+    }
     return sendProblem(reply, toProblem(Object.assign(new Error('not found'), { statusCode: 404 })))
   })
 }

@@ -17,6 +17,7 @@ export default async function health (app: FastifyInstance): Promise<void> {
   }
   const body = JSON.stringify({ status: 'ok', version: VERSION })
   for (const url of ['/health', '/docsplit/api/health']) {
-    app.get(url, { schema }, async (_request, reply) => reply.type('application/json; charset=utf-8').send(body))
+    // One operationId per path, as OpenAPI requires, for client generators.
+    app.get(url, { schema: { ...schema, operationId: url === '/health' ? 'health' : 'apiHealth' } }, async (_request, reply) => reply.type('application/json; charset=utf-8').send(body))
   }
 }

@@ -54,6 +54,7 @@ export default async function splitFile (app: FastifyInstance, opts: SplitFileOp
     // The form is parsed by hand below; the schema is for the documentation.
     validatorCompiler: () => () => true,
     schema: {
+      operationId: 'splitFile',
       summary: 'Split an uploaded file',
       description: 'Splits the uploaded `file`. `input_format` defaults to `auto`: chosen by the file name, then by content. Options are form fields.',
       tags: ['split'],

@@ -37,6 +37,7 @@ export default async function splitText (root: FastifyInstance, opts: SplitTextO
       if (b !== null && typeof b === 'object' && typeof b.input_format === 'string') b.input_format = b.input_format.toLowerCase()
     },
     schema: {
+      operationId: 'splitText',
       summary: 'Split a text document',
       description: 'Splits `text` into chunks under the token budget. Every split option is a member of the body. Binary formats (xlsx) need the file endpoint.',
       tags: ['split'],

@@ -20,6 +20,7 @@ export default async function version (app: FastifyInstance, opts: VersionOption
   }
   const body = JSON.stringify({ status: 'ok', version: VERSION, ...(opts.buildCommit !== undefined ? { commit: opts.buildCommit } : {}) })
   for (const url of ['/version', '/docsplit/api/version']) {
-    app.get(url, { schema }, async (_request, reply) => reply.type('application/json; charset=utf-8').send(body))
+    // One operationId per path, as OpenAPI requires, for client generators.
+    app.get(url, { schema: { ...schema, operationId: url === '/version' ? 'version' : 'apiVersion' } }, async (_request, reply) => reply.type('application/json; charset=utf-8').send(body))
   }
 }

@@ -131,9 +131,14 @@ t.test('errors', async (t) => {
     t.ok(socket.destroyed, 'and the connection is closed')
   })
 
-  t.test('404: unknown routes', async (t) => {
+  t.test('404 and 405: unknown paths, and known paths with another method', async (t) => {
     await problem(t, await fetch(`${s.url}/nope?${SECRET}`), 404, 'DOCSPLIT_NOT_FOUND')
-    await problem(t, await fetch(s.url + TEXT), 404, 'DOCSPLIT_NOT_FOUND')
+    const wrongMethod = await fetch(s.url + TEXT)
+    t.equal(wrongMethod.headers.get('allow'), 'POST', 'the methods the path takes')
+    await problem(t, wrongMethod, 405, 'DOCSPLIT_METHOD_NOT_ALLOWED')
+    const put = await fetch(`${s.url}/health?${SECRET}`, { method: 'PUT' })
+    t.equal(put.headers.get('allow'), 'GET, HEAD')
+    await problem(t, put, 405, 'DOCSPLIT_METHOD_NOT_ALLOWED')
   })
 
   t.test('413: JSON body one byte over the limit', async (t) => {

@@ -55,6 +55,24 @@ t.test('routes', async (t) => {
     t.equal((await unknown.json() as { code: string }).code, 'DOCSPLIT_UNSUPPORTED_FORMAT')
   })
 
+  t.test('should answer an NDJSON request that fails before its first chunk with a problem, every time', async (t) => {
+    const statuses = new Set<number>()
+    for (let i = 0; i < 12; i++) {
+      const res = await postJson(s.url + TEXT, { text: 'a: [1,\n', input_format: 'yaml' }, { accept: 'application/x-ndjson' })
+      statuses.add(res.status)
+      t.equal(res.headers.get('content-type')?.split(';')[0], 'application/problem+json')
+      t.equal((await res.json() as { code: string }).code, 'DOCSPLIT_PARSE_ERROR')
+    }
+    t.same([...statuses], [422], 'always 422')
+    // A parse error after chunks went out (past the first MiB): the stream ends in an error line.
+    const lines = Array.from({ length: 40_000 }, (_, i) => `{"n":${i},"pad":"${'x'.repeat(20)}"}`).join('\n')
+    const res = await postJson(s.url + TEXT, { text: `${lines}\n{"broken":\n`, input_format: 'jsonl' }, { accept: 'application/x-ndjson' })
+    t.equal(res.status, 200)
+    const out = (await res.text()).trim().split('\n').map((l) => JSON.parse(l) as { error?: { code: string }, text?: string })
+    t.ok(out.length > 2, 'header and chunks')
+    t.equal(out[out.length - 1]!.error?.code, 'DOCSPLIT_PARSE_ERROR', 'then one error line')
+  })
+
   t.test('should stream the same content as NDJSON when asked', async (t) => {
     const whole = await (await postJson(s.url + TEXT, { text: doc, max_tokens: 16 })).json() as Record<string, unknown> & { chunks: unknown[] }
     const res = await postJson(s.url + TEXT, { text: doc, max_tokens: 16 }, { accept: 'application/x-ndjson' })
@@ -125,9 +143,19 @@ t.test('routes', async (t) => {
     }
     t.ok(text.responses['200']!.content!['application/json'], 'JSON response documented')
     t.ok(text.responses['200']!.content!['application/x-ndjson'], 'NDJSON response documented')
-    for (const status of ['400', '413', '415', '422', '429', '500', '503']) {
+    for (const status of ['400', '408', '413', '415', '422', '429', '431', '500', '503']) {
       t.ok(text.responses[status]?.content?.['application/problem+json'], `problem ${status} documented`)
     }
+    type Operation = { operationId?: string, responses: Record<string, { headers?: Record<string, { schema?: { type?: string } }> }> }
+    const ops = Object.values(api.paths).flatMap((p) => Object.values(p)) as unknown as Operation[]
+    const ids = ops.map((o) => o.operationId)
+    t.ok(ids.every((id) => typeof id === 'string'), 'every operation has an operationId')
+    t.equal(new Set(ids).size, ids.length, 'operationIds are unique')
+    const textOp = text as unknown as Operation
+    t.same(Object.keys(textOp.responses['200']!.headers ?? {}), ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'], 'rate-limit headers documented')
+    t.equal(textOp.responses['429']!.headers?.['Retry-After']?.schema?.type, 'integer', 'Retry-After documented')
+    const health = api.paths['/health']!.get! as unknown as Operation
+    t.ok(health.responses['503'], 'health documents its 503 while the service shuts down')
     t.ok(api.paths[FILE]!.post!.requestBody!.content['multipart/form-data'], 'multipart form documented')
     for (const code of Object.keys(errorTable)) t.match(api.info.description, code, `${code} in the errors table`)
   })
