@@ -55,6 +55,12 @@ function batch (texts: string[], minChars = 24_000): string[] {
   return out
 }
 
+/** The dependencies of every kind that package.json names, sorted. */
+function namedPackages (): string[] {
+  const pkg = JSON.parse(read(join(repo, 'package.json'))) as Record<string, Record<string, string> | undefined>
+  return [...new Set(['dependencies', 'optionalDependencies', 'devDependencies'].flatMap((k) => Object.keys(pkg[k] ?? {})))].sort()
+}
+
 function prose (): string[] {
   const out: string[] = []
   const gsm = join(corpusDir, 'json/gsm8k-test.jsonl')
@@ -67,9 +73,10 @@ function prose (): string[] {
     const o = JSON.parse(read(sonnets)) as { sonnets: Array<{ lines: string[] }> }
     out.push(o.sonnets.map((s) => s.lines.join('\n')).join('\n\n'))
   }
-  // Paragraph lines of package READMEs (outside code fences, not tables or lists).
+  // Paragraph lines of package READMEs (outside code fences, not tables or lists): the packages
+  // package.json names, so that the sample does not change with how npm lays out the rest.
   const paras: string[] = []
-  for (const file of readdirSync(modules).sort().map((d) => join(modules, d, 'README.md')).filter(existsSync)) {
+  for (const file of namedPackages().map((d) => join(modules, d, 'README.md')).filter(existsSync)) {
     let fence = false
     for (const line of read(file).split('\n')) {
       if (/^\s*(```|~~~)/.test(line)) { fence = !fence; continue }
