@@ -149,7 +149,7 @@ export async function build (opts: BuildOptions = {}): Promise<FastifyInstance> 
   })
 
   await app.register(accessLog)
-  await app.register(problem, { options })
+  await app.register(problem, { options, maxBodyBytes: config.maxBodyBytes })
   for (const schema of [Chunk, SplitResponse, Problem]) app.addSchema(schema)
   await app.register(swagger, {
     openapi: {

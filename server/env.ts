@@ -30,7 +30,7 @@ const DEFAULTS = {
 export const envSchema = {
   HOST: Type.String({ minLength: 1, maxLength: 255, default: DEFAULTS.HOST, description: 'Address to listen on. Use `0.0.0.0` in a container.' }),
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: DEFAULTS.PORT, description: 'Port to listen on (0: any free port).' }),
-  DOCSPLIT_WEB_MAX_BODY_BYTES: Type.Integer({ minimum: 1024, maximum: 1024 * MiB, default: DEFAULTS.DOCSPLIT_WEB_MAX_BODY_BYTES, description: 'Largest JSON body or uploaded file, in bytes. Past it: 413.' }),
+  DOCSPLIT_WEB_MAX_BODY_BYTES: Type.Integer({ minimum: 1024, maximum: 1024 * MiB, default: DEFAULTS.DOCSPLIT_WEB_MAX_BODY_BYTES, description: 'Largest JSON body or uploaded file, in bytes. Past it: 413, sent once the rest of the body (up to 4x this size, 5 s at most) is read and dropped, so that a client still sending gets the answer, not a reset connection.' }),
   DOCSPLIT_WEB_MAX_CONCURRENT_SPLITS: Type.Integer({ minimum: 1, maximum: 256, default: DEFAULTS.DOCSPLIT_WEB_MAX_CONCURRENT_SPLITS, description: 'Worker threads: splits that run at the same time.' }),
   DOCSPLIT_WEB_MAX_QUEUED_SPLITS: Type.Integer({ minimum: 0, maximum: 100_000, default: DEFAULTS.DOCSPLIT_WEB_MAX_QUEUED_SPLITS, description: 'Splits that may wait for a worker. Past it: 503 with Retry-After.' }),
   DOCSPLIT_WEB_SPLIT_TIMEOUT_SECONDS: Type.Number({ minimum: 0.1, maximum: 3600, default: DEFAULTS.DOCSPLIT_WEB_SPLIT_TIMEOUT_SECONDS, description: 'Budget of one split, queue wait included. Past it the worker is stopped and replaced: 503.' }),

@@ -6,7 +6,7 @@
  */
 import { connect } from 'node:net'
 import t from 'tap'
-import { FILE, TEXT, postFile, postJson, serve, waitFor, type ProblemJson } from './helpers.js'
+import { FILE, TEXT, postFile, postJson, serve, startChild, startScript, waitFor, type ProblemJson } from './helpers.js'
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -146,4 +146,25 @@ t.test('rate limit: a client that resets right after its headers is no internal 
   await sleep(200)
   t.notMatch(s.logs.join('\n'), /unexpected error|DOCSPLIT_INTERNAL|"status":500/, 'no internal error logged')
   t.equal((await postJson(s.url + TEXT, { text: 'after' })).status, 200, 'the service carries on')
+})
+
+t.test('a body just over the limit gets its 413, not a reset connection, while the client still sends', async (t) => {
+  // The service in its own process, as clients meet it: in this one, the client and the server
+  // share an event loop and the race never shows.
+  const child = startChild(process.execPath, ['--import', 'tsx', startScript], { PORT: '0', DOCSPLIT_WEB_MAX_BODY_BYTES: String(5 * 1024 * 1024), DOCSPLIT_PLUGINS: '' })
+  t.teardown(() => { child.process.kill() })
+  await waitFor(() => /listening (\S+)/.test(child.stdout()), 30_000, 'the service to start')
+  const url = /listening (\S+)/.exec(child.stdout())![1]!
+  const body = `{"text":"${'a'.repeat(5 * 1024 * 1024)}"}`
+  const outcomes: string[] = []
+  for (let i = 0; i < 10; i++) {
+    try {
+      const res = await postJson(url + TEXT, body)
+      outcomes.push(String(res.status))
+      await res.arrayBuffer()
+    } catch (error) {
+      outcomes.push(String((error as { cause?: { code?: string } }).cause?.code ?? error))
+    }
+  }
+  t.same(outcomes, Array(10).fill('413'), 'every attempt reads the 413')
 })
