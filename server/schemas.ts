@@ -71,7 +71,7 @@ const ProblemInline = Type.Object({
   code: Type.String({ enum: Object.keys(errorTable) }),
 })
 
-export const NdjsonError = Type.Object({ error: ProblemInline }, { description: 'Last line when the split failed after the header was sent (timeout, parse error).' })
+export const NdjsonError = Type.Object({ error: ProblemInline }, { description: 'Last line when the split failed after its first chunk was sent (timeout, parse error).' })
 
 const splitErrors: ErrorCode[] = [
   'DOCSPLIT_INVALID_REQUEST', 'DOCSPLIT_INVALID_OPTION', 'DOCSPLIT_INVALID_BUDGET', 'DOCSPLIT_UNKNOWN_OPTION',
@@ -95,7 +95,7 @@ const RATE_LIMIT_HEADERS = {
   'RateLimit-Reset': integerHeader('Seconds until the window resets.'),
 }
 /** Sent with 429 and with 503 DOCSPLIT_OVERLOADED (not with DOCSPLIT_TIMEOUT: the same input would time out again). */
-const RETRY_AFTER = { 'Retry-After': integerHeader('Seconds to wait before retrying.') }
+const RETRY_AFTER = { 'Retry-After': integerHeader('Seconds to wait before retrying: sent with DOCSPLIT_RATE_LIMITED and DOCSPLIT_OVERLOADED, not with DOCSPLIT_TIMEOUT.') }
 
 /** One documented response per status, listing the codes that use it, as problem+json. */
 function problemResponses (codes: ErrorCode[]): Record<number, unknown> {
@@ -121,7 +121,7 @@ export function splitResponses (): Record<number, unknown> {
   return {
     200: {
       headers: RATE_LIMIT_HEADERS,
-      description: `The split, \`schema_version\` ${SCHEMA_VERSION}. With \`Accept: application/x-ndjson\`, the same content as lines: a header (schema_version, input_format, metadata), one chunk per line as it is made, then a trailer (document, reference_definitions, chunk_count) or, if the split failed after the header, an \`{"error": problem}\` line.`,
+      description: `The split, \`schema_version\` ${SCHEMA_VERSION}. With \`Accept: application/x-ndjson\`, the same content as lines: a header (schema_version, input_format, metadata), one chunk per line as it is made, then a trailer (document, reference_definitions, chunk_count) or, if the split failed after its first chunk, an \`{"error": problem}\` line. The header goes out with the first chunk: a failure before any chunk is a problem response.`,
       content: {
         'application/json': { schema: { $ref: 'SplitResponse#' } },
         'application/x-ndjson': { schema: Type.Union([NdjsonHeader, NdjsonChunk, NdjsonTrailer, NdjsonError]) },
