@@ -153,8 +153,8 @@ t.test('a body just over the limit gets its 413, not a reset connection, while t
   // share an event loop and the race never shows.
   const child = startChild(process.execPath, ['--import', 'tsx', startScript], { PORT: '0', DOCSPLIT_WEB_MAX_BODY_BYTES: String(5 * 1024 * 1024), DOCSPLIT_PLUGINS: '' })
   t.teardown(() => { child.process.kill() })
-  await waitFor(() => /listening (\S+)/.test(child.stdout()), 30_000, 'the service to start')
-  const url = /listening (\S+)/.exec(child.stdout())![1]!
+  await waitFor(() => /^listening (\S+)$/m.test(child.stdout()), 30_000, 'the service to start')
+  const url = /^listening (\S+)$/m.exec(child.stdout())![1]!
   const body = `{"text":"${'a'.repeat(5 * 1024 * 1024)}"}`
   const outcomes: string[] = []
   for (let i = 0; i < 10; i++) {
