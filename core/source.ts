@@ -6,9 +6,8 @@
  */
 export class SourceWindow {
   private readonly pieces: string[] = []
-  /** Index in `pieces` of the first piece still held, and its offset in the text. */
-  private first = 0
-  private firstStart = 0
+  /** Offset in the text of the first piece held, and of the end of the last. */
+  private start = 0
   private end = 0
 
   add (piece: string): void {
@@ -20,19 +19,11 @@ export class SourceWindow {
   /** Whether `text` is the source text at offset `at`. Offsets must not go back. */
   matches (at: number, text: string): boolean {
     const pieces = this.pieces
-    while (this.first < pieces.length && this.firstStart + pieces[this.first]!.length <= at) {
-      this.firstStart += pieces[this.first]!.length
-      pieces[this.first++] = ''
-    }
-    // Compact now and then, so the array does not grow with the document.
-    if (this.first > 64 && this.first * 2 > pieces.length) {
-      pieces.splice(0, this.first)
-      this.first = 0
-    }
-    if (at < this.firstStart || at + text.length > this.end) return false
-    let offset = at - this.firstStart
+    while (pieces.length > 0 && this.start + pieces[0]!.length <= at) this.start += pieces.shift()!.length
+    if (at < this.start || at + text.length > this.end) return false
+    let offset = at - this.start
     let done = 0
-    for (let i = this.first; done < text.length; i++) {
+    for (let i = 0; done < text.length; i++) {
       const piece = pieces[i]!
       const take = Math.min(piece.length - offset, text.length - done)
       const mine = take === text.length ? text : text.slice(done, done + take)
