@@ -28,19 +28,82 @@ for (let u = 0; u < 0x10000; u++) UNIT[u] = CLASS[u]! | (REPEATS[CLASS[u]!]! << 
 let endRow = 0
 let endPrev = -1
 
+/** Texts shorter than this are not worth a native call to copy out. */
+const MIN_BYTES = 24
+const encoder = new TextEncoder()
+/**
+ * Where ASCII text is copied to be read: indexing bytes costs less than charCodeAt on the sliced
+ * strings that records and blocks are (V8 unwraps the slice at every call), about 30% less time
+ * per character with the copy included. A block with any other character is read from the text.
+ */
+const scratch = new Uint8Array(16 * 1024)
+/**
+ * After text that was not all ASCII (CSV rows with names in many scripts, CJK prose), the next
+ * texts are read by code unit without trying the copy, which would be wasted; results are the
+ * same either way.
+ */
+const UNITS_AFTER_MISS = 32
+let unitsOnly = 0
+
 /**
  * The summed transition costs of `text` from state row `row` after code unit `prev`, in
- * 1/SCALE tokens; leaves the state where it ends in endRow and endPrev. Two code units a round
- * (the state chain is serial; unrolling saves loop overhead).
+ * 1/SCALE tokens; leaves the state where it ends in endRow and endPrev. ASCII runs are read from
+ * their bytes (see scanBytes), the rest code unit by code unit.
  */
 function scan (text: string, row: number, prev: number): number {
+  if (text.length < MIN_BYTES || unitsOnly > 0) {
+    if (unitsOnly > 0) unitsOnly--
+    return scanUnits(text, 0, text.length, row, prev)
+  }
+  let sum = 0
+  let at = 0
+  while (at < text.length) {
+    const { read, written } = encoder.encodeInto(at === 0 ? text : text.slice(at), scratch)
+    if (read === written) {
+      sum += scanBytes(scratch, read, row, prev)
+    } else {
+      sum += scanUnits(text, at, at + read, row, prev)
+      unitsOnly = UNITS_AFTER_MISS
+    }
+    row = endRow
+    prev = endPrev
+    at += read
+  }
+  return sum
+}
+
+/** scanUnits over ASCII bytes: each byte is its own code unit. */
+function scanBytes (bytes: Uint8Array, n: number, row: number, prev: number): number {
   const unit = UNIT
   const pack = PACK
   const delta = REPEAT_DELTA
-  const n = text.length
   let sum = 0
-  let i = 0
-  for (; i + 1 < n; i += 2) {
+  for (let i = 0; i < n; i++) {
+    const a = bytes[i]!
+    const xa = unit[a]!
+    const ka = row + (xa & 127)
+    const va = pack[ka]!
+    sum += va >> 10
+    if (a === prev && xa > 127) sum += delta[ka]!
+    row = va & 1023
+    prev = a
+  }
+  endRow = row
+  endPrev = prev
+  return sum
+}
+
+/**
+ * The summed costs of `text` from `from` to `to`, code unit by code unit. Two units a round (the
+ * state chain is serial; unrolling saves loop overhead).
+ */
+function scanUnits (text: string, from: number, to: number, row: number, prev: number): number {
+  const unit = UNIT
+  const pack = PACK
+  const delta = REPEAT_DELTA
+  let sum = 0
+  let i = from
+  for (; i + 1 < to; i += 2) {
     const a = text.charCodeAt(i)
     const xa = unit[a]!
     const ka = row + (xa & 127)
@@ -57,7 +120,7 @@ function scan (text: string, row: number, prev: number): number {
     row = vb & 1023
     prev = b
   }
-  if (i < n) {
+  if (i < to) {
     const a = text.charCodeAt(i)
     const xa = unit[a]!
     const ka = row + (xa & 127)

@@ -125,6 +125,39 @@ t.test('the counting loop equals the plain reading of the model', async (t) => {
   for (const s of ['', 'a', 'aa', 'aaa', '--', '---', 'x--', 'x---', '  ', ' \n', '1234', '🎉🎉']) t.equal(countApprox(s), reference(s), JSON.stringify(s))
 })
 
+t.test('ASCII read from its bytes counts as read by code unit (property)', async (t) => {
+  // Long texts, mostly ASCII: the byte path, blocks of 16 KB, a non-ASCII character in some
+  // block, and slices of a larger string (what records and blocks are).
+  const asciiUnit = fc.oneof(
+    { weight: 30, arbitrary: fc.constantFrom(...[...pools.ascii + pools.digits + pools.punct + ' \n\t'], '----', '    ', 'word ') },
+    { weight: 1, arbitrary: fc.constantFrom(...[...pools.latin + pools.cjk], ...pools.emoji) },
+  )
+  const long = fc.string({ unit: asciiUnit, minLength: 24, maxLength: 400 })
+  fc.assert(fc.property(long, fc.nat(30), fc.nat(60), (s, from, to) => {
+    const sliced = ('#'.repeat(40) + s + '#'.repeat(40)).slice(40 + Math.min(from, s.length), 40 + s.length - Math.min(to, s.length))
+    return countApprox(s) === reference(s) && countApprox(sliced) === reference(sliced)
+  }), { numRuns: 3000 })
+  const rand = rng(7)
+  const alphabet = 'ab  --==.\n9Z"(é日🎉'
+  for (const length of [16 * 1024 - 1, 16 * 1024, 16 * 1024 + 1, 50_000]) {
+    for (const nonAsciiEvery of [0, 7_000, 20_000]) {
+      let s = ''
+      for (let i = 0; i < length; i++) {
+        s += nonAsciiEvery > 0 && i % nonAsciiEvery === nonAsciiEvery - 1 ? '日' : alphabet[Math.floor(rand() * 10)]!
+      }
+      t.equal(countApprox(s), reference(s), `${length} units, non-ASCII every ${nonAsciiEvery}`)
+    }
+  }
+  // after a text that is not all ASCII, the next ones are read by code unit: same counts
+  const tally = new ApproxTally()
+  const parts = ['日本語のテキスト、とても長い文章です。'.repeat(3), ...Array.from({ length: 40 }, (_, i) => `line ${i}: -- the quick brown fox ==\n`)]
+  let joined = ''
+  for (const p of parts) {
+    joined += p
+    t.equal(tally.add(p), reference(joined))
+  }
+})
+
 t.test('exhaustive short strings over one character per class', async (t) => {
   const reps = ['a', 'Q', '7', ' ', '\n', '\t', '"', '(', '.', '-', 'é', 'ж', '\u00B0', '日', '한', '、', '→', 'ሰ', '🎉', '\uDE00']
   // every string of up to 3 of these characters (20 + 400 + 8000), as a and as b
