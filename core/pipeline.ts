@@ -296,6 +296,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
     budget: meter.budget,
     meter,
     segmenters,
+    source: (start, end) => sourceText?.slice(start, end),
     emit (draft) {
       tracker ??= new PositionTracker(encoding.byteLength, decoder?.bomBytes ?? 0, encoding === UTF8)
       if (draft.start !== tracker.end || draft.end !== draft.start + draft.text.length || draft.text.length === 0) {

@@ -16,6 +16,17 @@ export class SourceWindow {
     this.end += piece.length
   }
 
+  /** The text from `at` to `end` when one held piece has all of it. */
+  slice (at: number, end: number): string | undefined {
+    let offset = this.start
+    for (const piece of this.pieces) {
+      if (at < offset) return undefined
+      if (end <= offset + piece.length) return piece.slice(at - offset, end - offset)
+      offset += piece.length
+    }
+    return undefined
+  }
+
   /** Whether `text` is the source text at offset `at`. Offsets must not go back. */
   matches (at: number, text: string): boolean {
     const pieces = this.pieces

@@ -164,6 +164,12 @@ export interface PackerContext {
   /** Estimates and exact counts against the budget (see budget.ts). */
   readonly meter: Meter
   readonly segmenters: Segmenters
+  /**
+   * The decoded text from `start` to `end` when the engine still holds it in one piece (text
+   * formats), else undefined. A chunk's text taken from here is one slice of the source, not
+   * parts joined, so nothing downstream has to copy it into one string.
+   */
+  source (start: number, end: number): string | undefined
   emit (chunk: ChunkDraft): void
 }
 

@@ -108,13 +108,24 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
     return draft
   }
 
+  /** The text of consecutive units: one slice of the source when the engine has it. */
+  const joined = (units: Unit[]): string => {
+    const first = units[0]!
+    const last = units[units.length - 1]!
+    if (units.length > 1) {
+      const text = ctx.source(first.start, last.start + last.text.length)
+      if (text !== undefined) return text
+    }
+    let text = ''
+    for (const u of units) text += u.text
+    return text
+  }
+
   /** Emits `current`, dropping trailing records until the exact count fits; returns what was dropped. */
   const flush = (): Unit[] => {
     if (current.length === 0) return []
     if (chunkTallied) {
-      let text = ''
-      for (const u of current) text += u.text
-      release(draftOf(current, text, tallied, tallied > budget))
+      release(draftOf(current, joined(current), tallied, tallied > budget))
       current = []
       lastRecord = undefined
       chunkTallied = false

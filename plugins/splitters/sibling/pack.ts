@@ -226,8 +226,13 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     return strongest
   }
 
-  /** The text of units [from, j). */
+  /** The text of units [from, j): one slice of the source when the engine has it. */
   const joined = (j: number, from = 0): string => {
+    if (j - from > 1) {
+      const last = queue[j - 1]!
+      const text = ctx.source(queue[from]!.start, last.start + last.text.length)
+      if (text !== undefined) return text
+    }
     let text = ''
     for (let i = from; i < j; i++) text += queue[i]!.text
     return text
