@@ -4,6 +4,7 @@
  * written to disk. Every multipart limit is set, and parts are iterated so that a second file
  * is a 413 rather than silently ignored.
  */
+import type { IncomingMessage } from 'node:http'
 import { basename } from 'node:path/win32'
 import multipart from '@fastify/multipart'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
@@ -23,6 +24,31 @@ const FIELD_BYTES = 16 * 1024
  * too many fields (413). One part may also hold a comma-separated list.
  */
 const LIST_PARTS = 100
+
+/** What form fields, part headers and boundaries may add to the largest file. */
+const FORM_OVERHEAD = 1 << 20
+
+function formTooLarge (cap: number): DocsplitError {
+  return new DocsplitError('DOCSPLIT_INPUT_TOO_LARGE', `a form body is limited to ${cap} bytes: the largest file (DOCSPLIT_WEB_MAX_BODY_BYTES) and ${FORM_OVERHEAD} for the fields`)
+}
+
+/**
+ * Refuses a form body past `cap` bytes while it arrives: the parser drops bytes outside the
+ * parts (a preamble, an epilogue) without counting them against any limit. The error goes to
+ * the form parser through the request, so the parts being read end with it. Call once the
+ * parser reads the request (before, a 'data' listener would start the flow without it).
+ */
+function capBody (raw: IncomingMessage, cap: number): () => void {
+  let received = 0
+  const onData = (data: Buffer): void => {
+    received += data.length
+    if (received <= cap) return
+    raw.off('data', onData)
+    raw.emit('error', formTooLarge(cap))
+  }
+  raw.on('data', onData)
+  return () => raw.off('data', onData)
+}
 
 async function requireMultipart (request: FastifyRequest): Promise<void> {
   // The multipart parser has not run yet at onRequest: look at the header.
@@ -49,8 +75,12 @@ export default async function splitFile (app: FastifyInstance, opts: SplitFileOp
     },
     throwFileSizeLimit: true,
   })
+  const cap = opts.maxBodyBytes + FORM_OVERHEAD
   app.post('/docsplit/api/split/file', {
-    onRequest: requireMultipart,
+    async onRequest (request) {
+      await requireMultipart(request)
+      if (Number(request.headers['content-length']) > cap) throw formTooLarge(cap)
+    },
     // The form is parsed by hand below; the schema is for the documentation.
     validatorCompiler: () => () => true,
     schema: {
@@ -66,8 +96,13 @@ export default async function splitFile (app: FastifyInstance, opts: SplitFileOp
     let file: Buffer | undefined
     let filename: string | undefined
     const options: Record<string, unknown> = {}
+    const form = request.parts()[Symbol.asyncIterator]()
+    // The first step attaches the form parser to the request.
+    const first = form.next()
+    const stopCounting = capBody(request.raw, cap)
     try {
-      for await (const part of request.parts()) {
+      for (let step = await first; step.done !== true; step = await form.next()) {
+        const part = step.value
         if (part.type === 'file') {
           // Read it all (it counts against the limit) even when misnamed, then refuse.
           const data = await part.toBuffer()
@@ -101,6 +136,8 @@ export default async function splitFile (app: FastifyInstance, opts: SplitFileOp
       if (err instanceof DocsplitError || (typeof code === 'string' && code.startsWith('FST_'))) throw err
       throw new DocsplitError('DOCSPLIT_INVALID_REQUEST',
         'the multipart/form-data body is malformed or incomplete (no boundary, a part cut short, or no closing boundary)', { cause: err })
+    } finally {
+      stopCounting()
     }
     if (file === undefined) {
       throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'the form needs a part named "file" with the document')

@@ -164,6 +164,25 @@ t.test('errors', async (t) => {
     await problem(t, await fetch(s.url + FILE, { method: 'POST', body: many }), 413, 'DOCSPLIT_INPUT_TOO_LARGE')
   })
 
+  t.test('413: a form body past the file limit plus 1 MiB, however the bytes are placed', async (t) => {
+    // A preamble before the first boundary is dropped by the form parser, counted by nothing else.
+    const tail = `\r\n--XX\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\n${SECRET}\r\n--XX--\r\n`
+    const preamble = 'p'.repeat(LIMIT + (1 << 20))
+    const declared = await fetch(s.url + FILE, { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=XX' }, body: preamble + tail })
+    const early = await problem(t, declared, 413, 'DOCSPLIT_INPUT_TOO_LARGE')
+    t.match(early.detail, /form body is limited to \d+ bytes/)
+    // Sent in chunks with no length: refused while it arrives.
+    const chunks = new PassThrough()
+    const sent = fetch(s.url + FILE, { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=XX' }, body: chunks, duplex: 'half' } as RequestInit)
+    for (let i = 0; i < 20; i++) chunks.write('p'.repeat(64 * 1024))
+    chunks.end(tail)
+    await problem(t, await sent, 413, 'DOCSPLIT_INPUT_TOO_LARGE')
+    // A small preamble is fine.
+    const small = await fetch(s.url + FILE, { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=XX' }, body: 'preamble' + tail })
+    t.equal(small.status, 200)
+    await small.arrayBuffer()
+  })
+
   t.test('415: wrong content types', async (t) => {
     await problem(t, await fetch(s.url + TEXT, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: SECRET }), 415, 'DOCSPLIT_UNSUPPORTED_MEDIA_TYPE')
     await problem(t, await fetch(s.url + TEXT, { method: 'POST', body: new Uint8Array(Buffer.from(JSON.stringify({ text: SECRET }))) }), 415, 'DOCSPLIT_UNSUPPORTED_MEDIA_TYPE')
