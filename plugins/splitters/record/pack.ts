@@ -133,8 +133,9 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
     }
     // Prefix lengths, so any number of leading units is one slice of the joined text.
     const ends: number[] = []
-    let text = ''
-    for (const u of current) { text += u.text; ends.push(text.length) }
+    let length = 0
+    for (const u of current) ends.push(length += u.text.length)
+    let text = joined(current)
     let keep = current.length
     let n = meter.count(text)
     if (n > budget && keep > 1) {
