@@ -1,6 +1,7 @@
 /**
- * Two repairs to gpt-tokenizer's BytePairEncodingCore, installed on each loaded encoding (on the
- * main thread and in the counting workers); token ids stay the same.
+ * Two repairs to gpt-tokenizer's BytePairEncodingCore and a faster count, installed on each
+ * loaded encoding (on the main thread and in the counting workers); token ids and counts stay
+ * the same.
  *
  * Long pieces in O(n log n). gpt-tokenizer merges the byte pairs of a piece by scanning every
  * pair for the lowest rank after each merge: quadratic in the piece's length. The split pattern
@@ -16,6 +17,12 @@
  * text, where nearly every piece is new: 16 s instead of 4.5 s). A full cache is emptied
  * instead; with text that repeats, it fills again at once (the bench inputs: no change).
  *
+ * Counting without match objects. gpt-tokenizer's countNative walks the split pattern with
+ * matchAll, an array and an iterator result per piece. A sticky copy of the pattern read with
+ * test() leaves each piece's end in lastIndex: the same pieces, since the pattern matches at
+ * every position (checked as it goes: where it does not, the original counts the text). Measured
+ * 1.55x faster on logs, 1.2x on markdown.
+ *
  * Self-contained (no imports): the counting workers load this file too.
  */
 export const LONG_PIECE = 512
@@ -28,6 +35,10 @@ export interface BpeCore {
   addToMergeCache: (key: string, value: number[]) => void
   mergeCache?: Map<string, number[]>
   mergeCacheSize: number
+  countNative: (text: string, allowedSpecial?: Set<string>) => number
+  tokenSplitRegex: RegExp
+  getBpeRankFromString: (key: string) => number | undefined
+  bytePairEncode: (piece: string) => number[]
 }
 
 /** The core inside an encoding module (`encoding.default.bytePairEncodingCoreProcessor`). */
@@ -35,7 +46,8 @@ function coreOf (encoding: unknown): BpeCore | undefined {
   const api = (encoding as { default?: unknown } | undefined)?.default ?? encoding
   const core = (api as { bytePairEncodingCoreProcessor?: Partial<BpeCore> } | undefined)?.bytePairEncodingCoreProcessor
   if (typeof core?.bytePairMerge !== 'function' || typeof core.getBpeRankFromBytes !== 'function' || typeof core.getBpeRankFromBytesOrThrow !== 'function' ||
-    typeof core.addToMergeCache !== 'function' || typeof core.mergeCacheSize !== 'number') return undefined
+    typeof core.addToMergeCache !== 'function' || typeof core.mergeCacheSize !== 'number' || typeof core.countNative !== 'function' ||
+    !(core.tokenSplitRegex instanceof RegExp) || typeof core.getBpeRankFromString !== 'function' || typeof core.bytePairEncode !== 'function') return undefined
   return core as BpeCore
 }
 
@@ -58,8 +70,29 @@ export function installFixes (encoding: unknown): boolean {
     if (cache.size >= this.mergeCacheSize) cache.clear()
     cache.set(key, value)
   }
+  const countNative = core.countNative
+  const sticky = new RegExp(core.tokenSplitRegex.source, core.tokenSplitRegex.flags.replace('g', '') + 'y')
+  core.countNative = function (this: BpeCore, text: string, allowedSpecial?: Set<string>): number {
+    if (allowedSpecial !== undefined && allowedSpecial.size > 0) return countNative.call(this, text, allowedSpecial)
+    return stickyCount(this, sticky, text) ?? countNative.call(this, text, allowedSpecial)
+  }
   marked.docsplitFixes = true
   return true
+}
+
+/** The token count of `text` read piece by piece with a sticky split pattern; undefined where a piece does not start. */
+export function stickyCount (core: BpeCore, sticky: RegExp, text: string): number | undefined {
+  let count = 0
+  let at = 0
+  while (at < text.length) {
+    sticky.lastIndex = at
+    if (!sticky.test(text) || sticky.lastIndex === at) return undefined
+    const end = sticky.lastIndex
+    const piece = text.slice(at, end)
+    count += core.getBpeRankFromString(piece) !== undefined ? 1 : core.bytePairEncode(piece).length
+    at = end
+  }
+  return count
 }
 
 /** The token ranks of `piece`, merged as gpt-tokenizer's bytePairMerge merges them. */

@@ -1,11 +1,12 @@
 /**
  * gpt-tokenizer repaired (bpe-core.ts): long pieces merged from a heap give the same tokens as
- * its own scan, in O(n log n) instead of quadratic time; a full merge cache is emptied.
+ * its own scan, in O(n log n) instead of quadratic time; a full merge cache is emptied; counts
+ * read with a sticky pattern equal the encoded tokens.
  */
 import t from 'tap'
 import fc from 'fast-check'
 import { createRequire } from 'node:module'
-import { LONG_PIECE, heapMerge, installFixes, type BpeCore } from '../../../plugins/tokenizers/tiktoken/bpe-core.js'
+import { LONG_PIECE, heapMerge, installFixes, stickyCount, type BpeCore } from '../../../plugins/tokenizers/tiktoken/bpe-core.js'
 import { ENCODINGS } from '../../../plugins/tokenizers/tiktoken/index.js'
 
 const require = createRequire(import.meta.url)
@@ -53,4 +54,25 @@ t.test('a full merge cache is emptied, not scanned for its oldest entry', async 
   const before = mod.countTokens(text)
   t.ok(core.mergeCache!.size <= size, 'never over its size')
   t.equal(mod.countTokens(text), before, 'counts stay exact after it was emptied')
+})
+
+t.test('counts read with the sticky pattern equal the encoded tokens (property)', async (t) => {
+  const AS_TEXT = { disallowedSpecial: new Set<string>() }
+  const text = fc.string({
+    unit: fc.oneof(
+      fc.constantFrom('a', 'Z', 'é', '9', ' ', '  ', '\n', '\r\n', '\t', '.', '--', "'s", '的', '😀', '\uD800', '\uDC00', '<|endoftext|>', 'Straße', '123456'),
+      fc.string({ unit: 'binary', maxLength: 3 }),
+    ),
+    maxLength: 80,
+  })
+  for (const name of ENCODINGS) {
+    const mod = encodingModule(name) as unknown as { countTokens: (s: string, o: object) => number, encode: (s: string, o: object) => number[], default: { bytePairEncodingCoreProcessor: BpeCore } }
+    t.ok(installFixes(mod))
+    fc.assert(fc.property(text, (s) => mod.countTokens(s, AS_TEXT) === mod.encode(s, AS_TEXT).length), { numRuns: 1500, seed: 11 })
+  }
+  // Where the pattern does not match, the count is left to gpt-tokenizer's own walk.
+  const core = encodingModule('o200k_base').default.bytePairEncodingCoreProcessor
+  t.equal(stickyCount(core, /a/y, 'ab'), undefined)
+  t.equal(stickyCount(core, /a/y, 'aa'), 2)
+  t.equal(stickyCount(core, /a?/y, 'b'), undefined, 'an empty match is no piece')
 })
