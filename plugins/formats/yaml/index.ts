@@ -52,10 +52,9 @@ interface Span {
   label: string
 }
 
-/** Offsets of comment tokens that are the first thing on their line: line start → column. */
-function leadingComments (src: string, tokens: CST.Token[]): Map<number, number> {
-  const out = new Map<number, number>()
-  const stack: unknown[] = [...tokens]
+/** Adds the comment tokens in `token` that are the first thing on their line: line start → column. */
+function addLeadingComments (src: string, token: CST.Token, out: Map<number, number>): void {
+  const stack: unknown[] = [token]
   while (stack.length > 0) {
     const v = stack.pop()
     if (Array.isArray(v)) {
@@ -70,7 +69,26 @@ function leadingComments (src: string, tokens: CST.Token[]): Map<number, number>
       }
     }
   }
-  return out
+}
+
+/**
+ * Characters a document may have. yaml's parser holds the whole document as a token tree of
+ * about 125 bytes a character (and composing it about 40 more): 5 MB took 950 MB; 31 MB ran the
+ * process out of memory. Past this, the split is refused before parsing.
+ */
+export const MAX_DOCUMENT = 4 * 1024 * 1024
+
+/** The longest span between document markers (`---`, `...` at the start of a line). */
+function largestDocument (src: string): { start: number, length: number } {
+  const marker = /^(?:---|\.\.\.)(?=[ \t\r\n]|$)/gm
+  let best = { start: 0, length: 0 }
+  let from = 0
+  for (let m = marker.exec(src); ; m = marker.exec(src)) {
+    const at = m === null ? src.length : m.index
+    if (at - from > best.length) best = { start: from, length: at - from }
+    if (m === null) return best
+    from = at
+  }
 }
 
 class YamlHandler implements ParserHandler<string> {
@@ -159,55 +177,38 @@ class YamlHandler implements ParserHandler<string> {
     if (src.length === 0) return
     const { LineCounter, Parser, Composer } = lib!
     const lineCounter = new LineCounter()
+    const countLinesTo = (offset: number): void => {
+      lineCounter.addNewLine(0)
+      for (let at = src.indexOf('\n'); at !== -1 && at < offset; at = src.indexOf('\n', at + 1)) lineCounter.addNewLine(at + 1)
+    }
     const deep = tooDeep(src)
     if (deep !== -1) {
-      let at = src.indexOf('\n')
-      while (at !== -1 && at < deep) {
-        lineCounter.addNewLine(at + 1)
-        at = src.indexOf('\n', at + 1)
-      }
+      countLinesTo(deep)
       this.fail(deep, lineCounter, '', true)
     }
-    let tokens: CST.Token[]
-    try {
-      tokens = [...new Parser(lineCounter.addNewLine).parse(src)]
-      const composer = new Composer({ keepSourceTokens: false })
-      for (const doc of [...composer.compose(tokens), ...composer.end()]) {
+    const big = largestDocument(src)
+    if (big.length > MAX_DOCUMENT) {
+      countLinesTo(big.start)
+      const { line } = lineCounter.linePos(big.start)
+      this.ctx.fail('DOCSPLIT_LIMIT_EXCEEDED', `the YAML document at line ${Math.max(1, line)} has ${big.length} characters; a document is split up to ${MAX_DOCUMENT} (YAML does not stream: its parser holds about 150 bytes a character). Split it into documents (---) or smaller files`)
+    }
+    // Documents one at a time: a long stream of small documents never holds more than one parsed.
+    const composer = new Composer({ keepSourceTokens: false, uniqueKeys: false })
+    const check = (docs: Iterable<{ errors: Array<{ pos: [number, number], code: string }> }>): void => {
+      for (const doc of docs) {
         const err = doc.errors[0]
         if (err !== undefined) this.fail(err.pos[0], lineCounter, err.code, err.code === 'RESOURCE_EXHAUSTION')
       }
-    } catch (e) {
-      if (e instanceof RangeError) this.fail(0, lineCounter, '', true)
-      throw e
-    }
-    this.comments = leadingComments(src, tokens)
-
-    const docs = tokens.filter((t): t is CST.Document => t.type === 'document')
-    const emit = (e: DocEvent): void => { this.ctx.emit(e) }
-    if (docs.length === 0) {
-      emit({ type: 'block', kind: 'comment', start: 0, end: src.length, text: src })
-      return
-    }
-    // document starts: leading top-level comments and directives go with the document after them
-    const starts: number[] = []
-    let pending: number | undefined
-    for (const t of tokens) {
-      if (t.type === 'document') {
-        const at = starts.length === 0 ? 0 : this.boundary(pending ?? t.offset, 0, starts[starts.length - 1]!)
-        starts.push(at)
-        pending = undefined
-      } else if (t.type === 'doc-end') {
-        pending = undefined
-      } else if ((t.type === 'comment' || t.type === 'directive') && pending === undefined) {
-        pending = t.offset
-      }
     }
     const threshold = (typeof this.ctx.options.max_tokens === 'number' ? this.ctx.options.max_tokens : 512) * CHARS_PER_TOKEN
-    const single = docs.length === 1
-    docs.forEach((doc, i) => {
-      const start = starts[i]!
-      const end = i + 1 < docs.length ? starts[i + 1]! : src.length
-      const label = `doc[${i}]`
+    const emit = (e: DocEvent): void => { this.ctx.emit(e) }
+    /** The document read last, waiting for the start of the next (or the end) to know its end. */
+    let held: { doc: CST.Document, start: number } | undefined
+    let index = 0
+    let count = 0
+    let pending: number | undefined
+    const emitDocument = (doc: CST.Document, start: number, end: number, single: boolean): void => {
+      const label = `doc[${index++}]`
       const open = single || end - start > threshold
       const spans = open ? this.items(doc, start, end) : undefined
       if (spans === undefined || (!single && spans.length < 2)) {
@@ -220,7 +221,34 @@ class YamlHandler implements ParserHandler<string> {
         emit({ type: 'record', start: s.start, end: e, text: src.slice(s.start, e), label: s.label })
       })
       emit({ type: 'exit', end })
-    })
+    }
+    try {
+      for (const t of new Parser(lineCounter.addNewLine).parse(src)) {
+        check(composer.next(t))
+        addLeadingComments(src, t, this.comments)
+        if (t.type === 'document') {
+          // Leading top-level comments and directives go with the document after them.
+          const start = held === undefined ? 0 : this.boundary(pending ?? t.offset, 0, held.start)
+          if (held !== undefined) emitDocument(held.doc, held.start, start, false)
+          held = { doc: t, start }
+          count++
+          pending = undefined
+        } else if (t.type === 'doc-end') {
+          pending = undefined
+        } else if ((t.type === 'comment' || t.type === 'directive') && pending === undefined) {
+          pending = t.offset
+        }
+      }
+      check(composer.end())
+    } catch (e) {
+      if (e instanceof RangeError) this.fail(0, lineCounter, '', true)
+      throw e
+    }
+    if (held === undefined) {
+      emit({ type: 'block', kind: 'comment', start: 0, end: src.length, text: src })
+      return
+    }
+    emitDocument(held.doc, held.start, src.length, count === 1)
   }
 }
 

@@ -3,7 +3,7 @@ import fc from 'fast-check'
 import { readFileSync } from 'node:fs'
 import { basename } from 'node:path'
 import { parseAllDocuments } from 'yaml'
-import yaml from '../../../plugins/formats/yaml/index.js'
+import yaml, { MAX_DOCUMENT } from '../../../plugins/formats/yaml/index.js'
 import type { DocEvent, RecordEvent } from '../../../core/events.js'
 import { DocsplitError } from '../../../core/errors.js'
 import { split } from '../../../index.js'
@@ -85,9 +85,32 @@ t.test('invalid YAML: parse error with line and column, no document text', async
   t.equal(e.code, 'DOCSPLIT_PARSE_ERROR')
   t.match(e.message, /^invalid YAML at line \d+, column \d+: [a-z ]+$/)
   t.notMatch(e.message, /secret|unterminated/)
-  t.equal((await rejects('a: 1\na: 2\n')).message, 'invalid YAML at line 2, column 1: duplicate key')
+  // Duplicate keys are split like any others (the text is split, never loaded as values).
+  const duplicates = await split('a: 1\na: 2\n', { input_format: 'yaml', max_tokens: 8 })
+  t.same(duplicates.chunks.map((c) => c.path), [['doc[0]', 'a'], ['doc[0]', 'a']])
   t.match((await rejects('a: [1, 2\n')).message, /^invalid YAML at line \d+, column \d+: /)
   t.match((await rejects('- a\nb: 1\n')).message, /^invalid YAML at line 2, column 1: /)
+})
+
+t.test('large YAML: a document past MAX_DOCUMENT is a limit before parsing; a long stream of small documents splits', async (t) => {
+  const item = (i: number): string => `- name: item ${i}\n  tags: [a, b]\n`
+  let one = '# a big list\n'
+  for (let i = 0; one.length <= MAX_DOCUMENT; i++) one += item(i)
+  const e = await rejects('---\nsmall: 1\n---\n' + one)
+  t.equal(e.code, 'DOCSPLIT_LIMIT_EXCEEDED')
+  t.match(e.message, /^the YAML document at line 3 has \d+ characters; a document is split up to 4194304 /)
+  t.notMatch(e.message, /item|tags/, 'no document text')
+  // The same text as documents of a few KB each: split, every item kept.
+  let stream = ''
+  for (let i = 0; stream.length <= MAX_DOCUMENT + 100_000; i++) stream += (i % 100 === 0 ? '---\n' : '') + item(i)
+  const events = await collectEvents(yaml, stream)
+  assertTiles(events, stream)
+  t.ok(records(events).length > 1000, `${records(events).length} records`)
+  // Many keys in one mapping: linear (yaml's unique-key check, quadratic, is off).
+  const keys = Array.from({ length: 30_000 }, (_, i) => `key_${i}: "value ${i}"`).join('\n') + '\n'
+  const started = performance.now()
+  t.equal(records(await collectEvents(yaml, keys)).length, 30_000)
+  t.comment(`30,000 keys in ${Math.round(performance.now() - started)} ms`)
 })
 
 t.test('hostile YAML: aliases never expanded, deep nesting is a limit, never a hang', async (t) => {
