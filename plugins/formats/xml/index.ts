@@ -5,6 +5,9 @@
  * tags after it go with it; the prolog, the root start tag and anything else before the first
  * record go with the first record. Ancestors of records are reported with enter/exit (the chunk
  * `path`), records are labelled XPath style (`item[3]`, 1-based among same-name siblings).
+ * Names are compared as written (qualified, case-sensitive; namespace URIs are not resolved).
+ * A `record_element` that names no element (but the root) is DOCSPLIT_INVALID_OPTION at the
+ * end; its message gives counts only (element names are document content, never in messages).
  *
  * Safety: entities declared in a DOCTYPE are never expanded and nothing external is read; a
  * reference to an undeclared entity (`&lol9;`, `&xxe;`) stays literal text, which is all a
@@ -42,6 +45,30 @@ interface Open {
 /** Characters per token used to decide when a record is too long to stay whole. */
 const CHARS_PER_TOKEN = 4
 
+/** Distinct child names of the root counted for the `record_element` error (a few short ones). */
+const MAX_NAMES = 64
+const MAX_NAME_LENGTH = 256
+
+/**
+ * What the `record_element` error reports, counted while no record has been found: counts and
+ * a few short names (kept only to count them distinct, never shown), not the document.
+ */
+interface Tally {
+  elements: number
+  children: number
+  names: Set<string>
+  /** Some child names were not kept (too many or too long): `names.size` is a lower bound. */
+  more: boolean
+  /** Elements with the same local name but another prefix (or none). */
+  prefixed: number
+  /** Elements with the same name in another letter case. */
+  cased: number
+}
+
+const localName = (name: string): string => name.slice(name.indexOf(':') + 1)
+const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`
+const quote = (s: string, max = 64): string => JSON.stringify(s.length > max ? `${s.slice(0, max)}…` : s)
+
 class XmlHandler implements ParserHandler<string> {
   private readonly parser: SaxParser
   private readonly recordElement: string | undefined
@@ -64,6 +91,7 @@ class XmlHandler implements ParserHandler<string> {
   private total = 0
   private rootName: string | undefined
   private readonly threshold: number
+  private readonly tally: Tally = { elements: 0, children: 0, names: new Set(), more: false, prefixed: 0, cased: 0 }
 
   constructor (private readonly ctx: ParserContext, lib: typeof sax) {
     const maxTokens = typeof ctx.options.max_tokens === 'number' ? ctx.options.max_tokens : 512
@@ -100,6 +128,7 @@ class XmlHandler implements ParserHandler<string> {
       }
       this.rootName = name
     }
+    if (this.recordElement !== undefined && this.records === 0) this.count(name, depth, this.recordElement)
     const el: Open = { name, start, opened: depth === 0 && this.recordElement === undefined }
     this.stack.push(el)
     if (parent === undefined) return
@@ -119,6 +148,39 @@ class XmlHandler implements ParserHandler<string> {
     this.recordDepth = depth
     this.label = this.childLabel(parent, name)
     this.records++
+  }
+
+  /** Counts an element for the `record_element` error, while no record has been found. */
+  private count (name: string, depth: number, wanted: string): void {
+    const t = this.tally
+    t.elements++
+    if (depth === 1) {
+      t.children++
+      if (t.names.size < MAX_NAMES && name.length <= MAX_NAME_LENGTH) t.names.add(name)
+      else if (!t.names.has(name)) t.more = true
+    }
+    if (name === wanted) return
+    if (localName(name) === localName(wanted)) t.prefixed++
+    else if (name.toLowerCase() === wanted.toLowerCase()) t.cased++
+  }
+
+  /** `record_element` names no element (the root aside): say so, with counts that help. */
+  private noRecordElement (wanted: string): never {
+    const t = this.tally
+    const others = t.elements - 1
+    let message = `record_element ${quote(wanted)}: no element of the document has this name ` +
+      `(names are compared as written: case-sensitive, with their namespace prefix if any); `
+    message += t.children === 0
+      ? `the root element has no child elements`
+      : `the root element has ${plural(t.children, 'child element')} with ${t.more ? 'more than ' : ''}${plural(t.names.size, 'distinct name')}` +
+        (others > t.children ? `, ${plural(others, 'element')} under it in all` : '')
+    if (t.prefixed > 0) {
+      message += `; ${plural(t.prefixed, 'element')} ${t.prefixed === 1 ? 'has' : 'have'} the local name ${quote(localName(wanted))} ` +
+        `with a different prefix or none: write the name with the prefix the document uses (the namespace URI is not compared)`
+    }
+    if (t.cased > 0) message += `; ${plural(t.cased, 'element')} ${t.cased === 1 ? 'has' : 'have'} this name in another letter case`
+    message += '. Check the spelling, or leave record_element out to make the children of the root the records'
+    return this.ctx.fail('DOCSPLIT_INVALID_OPTION', message)
   }
 
   /** `item[3]`: the element's 1-based index among the children of that name in `parent`. */
@@ -252,6 +314,7 @@ class XmlHandler implements ParserHandler<string> {
     if (this.rootName === undefined) {
       this.ctx.fail('DOCSPLIT_PARSE_ERROR', `invalid XML at line ${this.parser.line + 1}, column ${this.parser.column + 1}: no root element`)
     }
+    if (this.records === 0 && this.recordElement !== undefined && this.recordElement !== this.rootName) this.noRecordElement(this.recordElement)
     if (this.records === 0) this.label = this.rootName
     this.emitRecord(this.total)
     while (this.entered.length > 0) {
@@ -274,7 +337,7 @@ const xml: ParserPlugin = definePlugin({
     record_element: Type.Optional(Type.String({
       minLength: 1,
       maxLength: 256,
-      description: 'XML: the name of the elements that are records (such as `item` or `entry`). Default: the children of the root element.',
+      description: 'XML: the name of the elements that are records (such as `item` or `entry`), as written in the document (prefix included, case-sensitive); one that names no element is DOCSPLIT_INVALID_OPTION. Default: the children of the root element.',
     })),
   }),
   detect (sample: string): number {

@@ -75,13 +75,63 @@ t.test('record_element: elements of that name, at any depth, with their ancestor
     ['item[3]', feed.slice(feed.indexOf('<item id="3"'))],
     'exit', 'exit',
   ])
-  const none = await collectEvents(xml, feed, { record_element: 'nothing' })
-  t.same(summary(none), [['rss', feed]], 'no such element: the whole document is one record')
+  const root = await collectEvents(xml, feed, { record_element: 'rss' })
+  t.same(summary(root), [['rss', feed]], 'the root named: the whole document is one record')
   // nested records of the same name stay inside the outer one; ancestors change between records
   const doc = '<r><g><e>1<e>inner</e></e><e>2</e></g><h><e>3</e></h></r>'
   const ev2 = await collectEvents(xml, doc, { record_element: 'e' })
   assertTiles(ev2, doc)
   t.same(summary(ev2), [['enter', 'r'], ['enter', 'g'], ['e[1]', '<r><g><e>1<e>inner</e></e>'], ['e[2]', '<e>2</e></g><h>'], 'exit', ['enter', 'h'], ['e[1]', '<e>3</e></h></r>'], 'exit', 'exit'])
+})
+
+t.test('record_element naming no element: DOCSPLIT_INVALID_OPTION with counts, no document text', async (t) => {
+  const entry = 'word '.repeat(100)
+  const typo = `<feed><entry>${entry}</entry><entry>${entry}</entry></feed>\n`
+  for (const size of [Infinity, 1, 7]) {
+    const e = await rejects(typo, { record_element: 'entyr', max_tokens: 128 }, size)
+    t.equal(e.code, 'DOCSPLIT_INVALID_OPTION', `a typo is an error (pieces of ${size})`)
+    t.equal(e.message, 'record_element "entyr": no element of the document has this name (names are compared as written: ' +
+      'case-sensitive, with their namespace prefix if any); the root element has 2 child elements with 1 distinct name. ' +
+      'Check the spelling, or leave record_element out to make the children of the root the records')
+  }
+  // through split(): no chunk, the error
+  await t.rejects(split(typo, { input_format: 'xml', record_element: 'entyr', max_tokens: 128 }), { code: 'DOCSPLIT_INVALID_OPTION' })
+  // element names are document content: counts only, never the names
+  const secret = '<zebra-quartz><secret-a/><secret-b><secret-c/></secret-b><secret-a/></zebra-quartz>'
+  const e = await rejects(secret, { record_element: 'nothing' })
+  t.match(e.message, /^record_element "nothing": /)
+  t.match(e.message, /the root element has 3 child elements with 2 distinct names, 4 elements under it in all\./)
+  t.notMatch(e.message, /secret|zebra|quartz/, 'no element name in the message')
+  t.match((await rejects('<a>text only</a>', { record_element: 'b' })).message, /the root element has no child elements\./)
+  t.match((await rejects('<a><Item/><ITEM/></a>', { record_element: 'item' })).message, /; 2 elements have this name in another letter case\./)
+  const many = `<r>${Array.from({ length: 70 }, (_, i) => `<n${i}/>`).join('')}<${'x'.repeat(300)}/></r>`
+  t.match((await rejects(many, { record_element: 'item' })).message, /has 71 child elements with more than 64 distinct names\./, 'only a few names are kept')
+  // empty input stays zero chunks; a document that is only whitespace stays a parse error
+  t.equal((await split('', { input_format: 'xml', record_element: 'entyr' })).chunks.length, 0)
+  t.equal((await rejects('  \n ', { record_element: 'entyr' })).code, 'DOCSPLIT_PARSE_ERROR')
+})
+
+t.test('record_element in a namespaced document: compared as written, with its prefix', async (t) => {
+  const doc = '<a:feed xmlns:a="urn:x"><a:entry>x</a:entry>\n<a:entry>y</a:entry>\n<a:meta><a:entry>z</a:entry></a:meta></a:feed>\n'
+  const e = await rejects(doc, { record_element: 'entry' })
+  t.equal(e.code, 'DOCSPLIT_INVALID_OPTION')
+  t.match(e.message, /^record_element "entry": .*compared as written: case-sensitive, with their namespace prefix if any\); /)
+  t.match(e.message, /; 3 elements have the local name "entry" with a different prefix or none: write the name with the prefix the document uses/)
+  t.notMatch(e.message, /a:|urn:x|feed|meta/, 'no element name, prefix or namespace from the document')
+  // another prefix than the document's is not a match either (no namespace resolution)
+  t.match((await rejects(doc, { record_element: 'atom:entry' })).message, /3 elements have the local name "entry" with a different prefix or none/)
+  const ev = await collectEvents(xml, doc, { record_element: 'a:entry' })
+  assertTiles(ev, doc)
+  t.same(summary(ev), [
+    ['enter', 'a:feed'],
+    ['a:entry[1]', doc.slice(0, doc.indexOf('<a:entry>y'))],
+    ['a:entry[2]', doc.slice(doc.indexOf('<a:entry>y'), doc.indexOf('<a:entry>z'))],
+    ['enter', 'a:meta'],
+    ['a:entry[1]', doc.slice(doc.indexOf('<a:entry>z'))],
+    'exit', 'exit',
+  ], 'the prefixed name as written matches')
+  // a prefixed document without record_element is unchanged: the children of the root
+  t.same(records(await collectEvents(xml, doc)).map((r) => r.label), ['a:entry[1]', 'a:entry[2]', 'a:meta[1]'])
 })
 
 t.test('malformed XML: parse error with line and column, no document text', async (t) => {
