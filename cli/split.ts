@@ -1,5 +1,5 @@
 /** `docsplit split FILE|-`: the response JSON, or one chunk per line with `--jsonl`. */
-import { createReadStream, statSync } from 'node:fs'
+import { createReadStream, fstatSync, statSync } from 'node:fs'
 import { basename } from 'node:path'
 import { StreamDecoder } from '../core/decode.js'
 import { DocsplitError } from '../core/errors.js'
@@ -20,7 +20,11 @@ export interface SplitCommand {
 }
 
 function openInput (file: string): { stream: AsyncIterable<Buffer>, size: number | undefined } {
-  if (file === '-') return { stream: process.stdin, size: undefined }
+  if (file === '-') {
+    // A directory on standard input reads as empty: refuse it as `cat` does.
+    if (fstatSync(0).isDirectory()) throw new DocsplitError('DOCSPLIT_READ_FAILED', 'reading the input failed (EISDIR): standard input is a directory')
+    return { stream: process.stdin, size: undefined }
+  }
   let size: number | undefined
   try {
     const stat = statSync(file)

@@ -56,6 +56,10 @@ export const errorTable = {
     status: 422, exit: 3, title: 'Invalid UTF-8',
     description: 'The input is not valid UTF-8. The message gives the byte offset; pass `encoding` if the input uses another encoding.',
   },
+  DOCSPLIT_READ_FAILED: {
+    status: 400, exit: 3, title: 'Input could not be read',
+    description: 'Reading the input failed: an I/O error (EIO, EISDIR, ...) or an input stream that emitted an error. The message gives the error code.',
+  },
   DOCSPLIT_PARSE_ERROR: {
     status: 422, exit: 3, title: 'Document not parseable',
     description: 'The document is not valid in its declared format. The message gives the line and column where known.',
@@ -127,6 +131,10 @@ export const errorTable = {
   DOCSPLIT_OVERLOADED: {
     status: 503, exit: 1, title: 'Service busy',
     description: 'The split queue is full (`DOCSPLIT_WEB_MAX_QUEUED_SPLITS`) or the service is shutting down. Retry after `Retry-After` seconds.',
+  },
+  DOCSPLIT_CANCELLED: {
+    status: 499, exit: 1, title: 'Split stopped early',
+    description: 'Library only: the caller stopped reading chunks before the last one (`break` out of a `splitStream` loop), so the document summary was never made; `summary` rejects with this code.',
   },
   DOCSPLIT_INTERNAL: {
     status: 500, exit: 1, title: 'Internal error',

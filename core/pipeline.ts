@@ -217,6 +217,18 @@ function pluginFailure (error: unknown, what: string): DocsplitError {
   return new DocsplitError('DOCSPLIT_INTERNAL', `the ${what} failed unexpectedly`, { cause: error })
 }
 
+/** The next input piece; a failing input stream is the input's fault, named by its error code. */
+async function nextPiece (source: AsyncIterator<InputPiece>): Promise<IteratorResult<InputPiece>> {
+  try {
+    return await source.next()
+  } catch (error) {
+    if (isDocsplitError(error)) throw error
+    const code = (error as { code?: unknown } | null)?.code
+    const name = typeof code === 'string' && /^[A-Z0-9_]{1,40}$/.test(code) ? code : error instanceof Error ? error.name : 'error'
+    throw new DocsplitError('DOCSPLIT_READ_FAILED', `reading the input failed (${name})`, { cause: error })
+  }
+}
+
 async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: SplitStart) => void): AsyncGenerator<Chunk, SplitSummary> {
   freeze()
   await prepareOptionChecks(raw)
@@ -229,7 +241,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
   if (options.input_format === 'auto' && !byName) {
     let size = 0
     while (size < SAMPLE) {
-      const next = await source.next()
+      const next = await nextPiece(source)
       if (next.done === true) { exhausted = true; break }
       buffered.push(next.value)
       size += next.value.length
@@ -463,16 +475,22 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
     }
   }
 
-  try {
-    for (const piece of buffered) {
+  /** Feeds a piece; the chunks it made go out even when it fails (an input error after them). */
+  function * fed (piece: InputPiece): Generator<Chunk> {
+    try {
       guarded(() => feed(piece))
+    } finally {
       yield * ready.splice(0)
     }
+  }
+
+  try {
+    for (const piece of buffered) yield * fed(piece)
     buffered.length = 0
     while (!exhausted) {
-      const next = await source.next()
+      const next = await nextPiece(source)
       if (next.done === true) break
-      guarded(() => feed(next.value))
+      yield * fed(next.value)
       if (countMany !== undefined && !countingAhead && decodedLength >= AHEAD_WARM) {
         if (!warming) {
           warming = true
@@ -554,14 +572,24 @@ export function splitStream (input: SplitInput, options: SplitOptions = {}): Chu
   start.catch(() => {})
   summary.catch(() => {})
   async function * chunks (): AsyncGenerator<Chunk> {
+    let settled = false
     try {
       const result = yield * run(input, options, resolveStart)
       resolveSummary(result)
+      settled = true
     } catch (error) {
       const e = isDocsplitError(error) ? error : pluginFailure(error, 'engine')
+      settled = true
       rejectStart(e)
       rejectSummary(e)
       throw e
+    } finally {
+      // Stopped early (a `break`): the summary will never be known; say so rather than hang.
+      if (!settled) {
+        const e = new DocsplitError('DOCSPLIT_CANCELLED', 'the split was stopped before its last chunk, so it has no summary')
+        rejectStart(e)
+        rejectSummary(e)
+      }
     }
   }
   return { start, summary, [Symbol.asyncIterator]: chunks }

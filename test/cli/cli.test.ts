@@ -72,6 +72,10 @@ t.test('should exit 2 on usage errors, 3 on input errors', async (t) => {
   t.equal(bad.code, 3)
   t.match(bad.stderr, /DOCSPLIT_INVALID_UTF8: the input is not valid UTF-8 at byte 1/)
   t.notMatch(bad.stderr, new RegExp(dir), 'no file paths beyond what the user typed')
+  // A directory on standard input is refused as `cat` does, not read as an empty document.
+  const fromDir = spawnSync(process.execPath, [bin, 'split', '-'], { stdio: [openSync(dir, 'r'), 'pipe', 'pipe'], encoding: 'utf8' })
+  t.equal(fromDir.status, 3)
+  t.match(fromDir.stderr, /DOCSPLIT_READ_FAILED: reading the input failed \(EISDIR\): standard input is a directory/)
 })
 
 t.test('should list formats, splitters and tokenizers with defaults', async (t) => {
