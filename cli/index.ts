@@ -110,8 +110,13 @@ async function main (argv: string[]): Promise<number> {
   try {
     parsed = parseArgs({ args: booleanValues(argv, booleans), options: flags, allowPositionals: true, strict: true })
   } catch (error) {
-    // parseArgs explains itself over several lines; a docsplit error is one.
-    const message = (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, ' ')
+    // parseArgs explains itself over several lines (an unknown option with advice about `--`
+    // that reads as a broken quote); a docsplit error is one line.
+    const code = (error as { code?: unknown }).code
+    const unknown = /^Unknown option '([^']*)'/.exec(error instanceof Error ? error.message : '')
+    const message = code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && unknown !== null
+      ? `unknown option ${unknown[1]!}`
+      : (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, ' ')
     throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `${message}; see docsplit --help`)
   }
   const { values, positionals } = parsed

@@ -173,7 +173,7 @@ export class StreamDecoder {
   }
 
   private fail (offset: number): never {
-    throw new DocsplitError('DOCSPLIT_INVALID_UTF8', `the input is not valid UTF-8 at byte ${offset}; pass the right encoding (for example encoding: "latin1")`)
+    throw new DocsplitError('DOCSPLIT_INVALID_UTF8', `the input is not valid UTF-8 at byte ${offset}; set the encoding option (encoding, --encoding) if it is text in another one, such as latin1; compressed or binary files are not text`)
   }
 
   private invalid (): DocsplitError {

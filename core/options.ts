@@ -85,7 +85,9 @@ function coerce (schema: TSchema, value: unknown): unknown {
   return value
 }
 
+/** The value given, for the message: a number, a boolean or a short string (the caller's own). */
 function shown (value: unknown): string {
+  if (typeof value === 'string') return value.length <= 40 ? ` (got ${JSON.stringify(value)})` : ''
   return typeof value === 'number' || typeof value === 'boolean' ? ` (got ${String(value)})` : ''
 }
 

@@ -200,6 +200,8 @@ t.test('a usage error is one line', async (t) => {
   t.equal(r.code, 2)
   t.equal(r.stderr.trimEnd().split('\n').length, 1, r.stderr)
   t.match(r.stderr, /^docsplit: DOCSPLIT_INVALID_REQUEST: Option '--max-tokens' argument is ambiguous\. /)
+  t.equal(docsplit(['split', file('one.txt', 'x'), '--bogus']).stderr, 'docsplit: DOCSPLIT_INVALID_REQUEST: unknown option --bogus; see docsplit --help\n')
+  t.match(docsplit(['split', file('one.txt', 'x'), '--max-tokens', 'abc']).stderr, /max_tokens must be an integer from 8 to 1000000 \(got "abc"\)/)
 })
 
 t.test('a list option repeats (one value each) or takes a comma-separated list', async (t) => {
