@@ -74,7 +74,7 @@ export async function runSplit (command: SplitCommand): Promise<number> {
     for await (const chunk of chunks) {
       if (!started && verifier !== undefined) {
         const { metadata } = await chunks.start
-        verifier.start(await tokenizerByName(metadata.tokenizer).load(), metadata.max_tokens)
+        verifier.start(await tokenizerByName(metadata.tokenizer).load(), metadata.max_tokens, decoder === undefined ? undefined : { byteLength: decoder.encoding.byteLength, bomBytes: decoder.bomBytes })
       }
       started = true
       verifier?.check(chunk)
@@ -101,7 +101,7 @@ export async function runSplit (command: SplitCommand): Promise<number> {
       for (const v of violations) process.stderr.write(`docsplit: verify: chunk ${v.chunk}: ${v.rule}: ${v.detail}\n`)
       throw new DocsplitError('DOCSPLIT_VERIFY_FAILED', `${violations.length} invariant violation(s) found`)
     }
-    process.stderr.write(`docsplit: verified ${summary.chunk_count} chunks: lossless, spans and overlaps exact, every chunk within ${summary.metadata.max_tokens} tokens by recount\n`)
+    process.stderr.write(`docsplit: verified ${summary.chunk_count} chunks: lossless, offsets (characters, bytes, lines) and overlaps exact, every chunk within ${summary.metadata.max_tokens} tokens by recount\n`)
   }
   return 0
 }

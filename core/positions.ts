@@ -33,7 +33,7 @@ const CR = 13
  * Line breaks in `text`: LF, CRLF (counted at its LF) and a lone CR. `next` is the character
  * after `text`, or -1 when it is not known yet: a CR at the end is then left out (pending).
  */
-function lineBreaks (text: string, next: number): number {
+export function lineBreaks (text: string, next: number): number {
   let n = 0
   let i = text.indexOf('\n')
   while (i !== -1) { n++; i = text.indexOf('\n', i + 1) }

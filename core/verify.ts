@@ -1,12 +1,14 @@
 /**
  * Re-checks a split's output against the invariants, as chunks stream by: chunks tile the
  * source (each starts where the previous ended, or earlier by overlap, and then begins with the
- * previous chunk's tail), each chunk's char span is as long as its text, the tiles joined equal
- * the source text, and every chunk not `protected` is within the budget by a fresh count.
+ * previous chunk's tail), each chunk's char span is as long as its text, its byte span as long as
+ * its text in the input's encoding and continuing the previous one, its line numbers those of
+ * its first and last character (counted on from the previous chunk), the tiles joined equal the
+ * source text, and every chunk not `protected` is within the budget by a fresh count.
  * Memory is constant: the source and the tiles are compared by running hashes.
  */
 import { createHash, type Hash } from 'node:crypto'
-import { codePoints } from './positions.js'
+import { codePoints, lineBreaks } from './positions.js'
 import type { Chunk } from './schema.js'
 import type { Tokenizer } from './types.js'
 
@@ -16,6 +18,14 @@ export interface Violation {
   detail: string
 }
 
+/** How the input's bytes count: its encoding's byte length of a text, and the BOM's bytes. */
+export interface InputBytes {
+  byteLength: (text: string) => number
+  bomBytes: number
+}
+
+const isLowSurrogate = (c: number): boolean => c >= 0xdc00 && c <= 0xdfff
+
 export class Verifier {
   readonly violations: Violation[] = []
   private readonly source: Hash = createHash('sha256')
@@ -24,11 +34,19 @@ export class Verifier {
   private previous = ''
   private tokenizer: Tokenizer | undefined
   private maxTokens = 0
+  /** How the input's bytes count (undefined: byte offsets are not checked), and the previous chunk's. */
+  private bytes: InputBytes | undefined
+  private byteEnd = 0
+  private lineStart = 1
+  /** Byte findings: dropped at the end for a binary format, whose offsets are not of text. */
+  private readonly byteViolations: Violation[] = []
 
-  /** The tokenizer and budget of the split, known once it has started. */
-  start (tokenizer: Tokenizer, maxTokens: number): void {
+  /** The tokenizer and budget of the split, known once it has started; the input's byte counting. */
+  start (tokenizer: Tokenizer, maxTokens: number, bytes?: InputBytes): void {
     this.tokenizer = tokenizer
     this.maxTokens = maxTokens
+    this.bytes = bytes
+    this.byteEnd = bytes?.bomBytes ?? 0
   }
 
   /** Decoded source text, in order (skip for binary formats). */
@@ -46,12 +64,15 @@ export class Verifier {
     // The part not repeated from the previous chunk, in code points.
     const repeated = this.end - chunk.char_start
     let fresh = chunk.text
+    let head = ''
     if (repeated > 0) {
       const chars = Array.from(chunk.text)
-      const head = chars.slice(0, repeated).join('')
+      head = chars.slice(0, repeated).join('')
       if (!this.previous.endsWith(head)) add('overlap', `the first ${repeated} code points are not the end of the previous chunk`)
       fresh = chars.slice(repeated).join('')
     }
+    this.checkBytes(chunk, head)
+    this.checkLines(chunk, head, add)
     this.tiles.update(fresh)
     this.end = Math.max(this.end, chunk.char_end)
     this.previous = chunk.text
@@ -61,8 +82,37 @@ export class Verifier {
     if (!chunk.protected && count > this.maxTokens) add('budget', `${count} tokens over the budget of ${this.maxTokens}`)
   }
 
+  private checkBytes (chunk: Chunk, head: string): void {
+    if (this.bytes === undefined) return
+    const { byteLength } = this.bytes
+    const add = (detail: string): void => {
+      if (this.byteViolations.length < 100) this.byteViolations.push({ chunk: chunk.index, rule: 'offsets', detail })
+    }
+    const length = byteLength(chunk.text)
+    if (chunk.byte_end - chunk.byte_start !== length) add(`byte_start..byte_end spans ${chunk.byte_end - chunk.byte_start} bytes, the text has ${length}`)
+    const expected = this.byteEnd - byteLength(head)
+    if (chunk.byte_start !== expected) add(`byte_start is ${chunk.byte_start}; after the previous chunk it is ${expected}`)
+    this.byteEnd = chunk.byte_end
+  }
+
+  /** line_start: the previous chunk's, plus the breaks before this one starts; line_end: plus the breaks before the last character. */
+  private checkLines (chunk: Chunk, head: string, add: (rule: Violation['rule'], detail: string) => void): void {
+    const text = chunk.text
+    let start = 1
+    if (chunk.index > 0) {
+      const before = this.previous.slice(0, this.previous.length - head.length)
+      start = this.lineStart + lineBreaks(before, text.length > 0 ? text.charCodeAt(0) : -1)
+    }
+    const last = text.length - (text.length >= 2 && isLowSurrogate(text.charCodeAt(text.length - 1)) ? 2 : 1)
+    const end = start + lineBreaks(text.slice(0, Math.max(0, last)), last >= 0 ? text.charCodeAt(last) : -1)
+    if (chunk.line_start !== start) add('offsets', `line_start is ${chunk.line_start}; counted on from the previous chunk it is ${start}`)
+    if (chunk.line_end !== end) add('offsets', `line_end is ${chunk.line_end}; the last character is on line ${end}`)
+    this.lineStart = start
+  }
+
   /** Call once the last chunk and source text are in. `lossless` false for binary formats. */
   finish (lossless = true): Violation[] {
+    if (lossless) this.violations.push(...this.byteViolations)
     if (lossless && this.source.digest('hex') !== this.tiles.digest('hex')) {
       this.violations.push({ chunk: -1, rule: 'lossless', detail: 'the chunks joined differ from the source text' })
     }

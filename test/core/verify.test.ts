@@ -26,3 +26,30 @@ t.test('a real split with overlap verifies clean; tampering is caught by rule', 
   const badSpan = r.chunks.map((c, i) => i === 1 ? { ...c, char_end: c.char_end + 1 } : c)
   t.ok((await verify(badSpan)).includes('offsets'), 'a span longer than the text')
 })
+
+t.test('byte offsets and line numbers: real splits verify clean, an off-by-one is caught', async (t) => {
+  const { StreamDecoder } = await import('../../core/decode.js')
+  const check = async (bytes: Uint8Array, options: Record<string, unknown>, tamper?: (c: Chunk, i: number) => Chunk): Promise<string[]> => {
+    const r = await split(bytes, options)
+    const decoder = new StreamDecoder(typeof options.encoding === 'string' ? options.encoding : 'utf-8')
+    const source = decoder.decode(bytes) + decoder.end()
+    const v = new Verifier()
+    v.start(await tokenizerByName('approx').load(), options.max_tokens as number, { byteLength: decoder.encoding.byteLength, bomBytes: decoder.bomBytes })
+    v.addSource(source)
+    for (const [i, c] of r.chunks.entries()) v.check(tamper?.(c, i) ?? c)
+    return v.finish().map((x) => `${x.rule}: ${x.detail}`)
+  }
+  const lines = 'line one é😀\r\nline two\rline three\n\nline five 漢字\r\n'.repeat(40)
+  const cases: Array<[string, Uint8Array, Record<string, unknown>]> = [
+    ['utf-8, CRLF and lone CR, overlap', Buffer.from(lines), { input_format: 'text', max_tokens: 24, overlap_tokens: 6 }],
+    ['utf-8 with a BOM', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(lines)]), { input_format: 'text', max_tokens: 24 }],
+    ['utf-16le with a BOM', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(lines, 'utf16le')]), { input_format: 'text', max_tokens: 24 }],
+    ['latin1', Buffer.from('caf\xe9 au lait\r\n'.repeat(200), 'latin1'), { input_format: 'text', max_tokens: 16, encoding: 'latin1' }],
+    ['markdown ending without a newline', Buffer.from('# A\r\n\r\nText\r' + 'more words here. '.repeat(50)), { input_format: 'markdown', max_tokens: 16 }],
+  ]
+  for (const [name, bytes, options] of cases) t.same(await check(bytes, options), [], name)
+  const [, bytes, options] = cases[0]!
+  t.match(await check(bytes, options, (c, i) => i === 3 ? { ...c, byte_start: c.byte_start + 1 } : c), [/^offsets: byte_start\.\.byte_end spans/, /^offsets: byte_start is/])
+  t.match(await check(bytes, options, (c, i) => i === 3 ? { ...c, line_start: c.line_start + 1 } : c), [/^offsets: line_start is/])
+  t.match(await check(bytes, options, (c, i) => i === 5 ? { ...c, line_end: c.line_end - 1 } : c), [/^offsets: line_end is/])
+})
