@@ -20,8 +20,8 @@ export default definePlugin({
   defaultSplitter: 'record',
   options: Type.Object({
     delimiter: Type.Optional(Type.Union([
-      Type.Literal(','), Type.Literal(';'), Type.Literal('|'), Type.Literal('\t'), Type.Literal('tab'), Type.Literal('auto'),
-    ], { description: 'CSV/TSV: the field delimiter: `,`, `;`, `|`, a tab (`\\t` or the word `tab`, easier on a command line), or `auto` to detect it from the first lines. Default: `auto` for csv, a tab for tsv.' })),
+      Type.Literal(','), Type.Literal(';'), Type.Literal('|'), Type.Literal('\t'), Type.Literal('\\t'), Type.Literal('tab'), Type.Literal('auto'),
+    ], { description: 'CSV/TSV: the field delimiter: `,`, `;`, `|`, a tab (the character, or `\\t` as typed in a shell, or the word `tab`), or `auto` to detect it from the first lines. Default: `auto` for csv, a tab for tsv.' })),
     header: Type.Optional(Type.Boolean({
       default: true,
       description: 'CSV/TSV: the first row is a header: it is reported as `columns` and every chunk carries it as `context`.',
@@ -34,8 +34,8 @@ export default definePlugin({
     await loadCsvParse()
     const tsv = ctx.options.input_format === 'tsv' ||
       (typeof ctx.options.filename === 'string' && ctx.options.filename.toLowerCase().endsWith('.tsv'))
-    const option = ctx.options.delimiter as Delimiter | 'tab' | 'auto' | undefined
-    const given = option === 'tab' ? '\t' : option
+    const option = ctx.options.delimiter as Delimiter | 'tab' | '\\t' | 'auto' | undefined
+    const given = option === 'tab' || option === '\\t' ? '\t' : option
     const parser = new CsvParser(
       (event) => { ctx.emit(event) },
       (line, reason) => ctx.fail('DOCSPLIT_PARSE_ERROR', `CSV parse error at line ${line}: ${reason}`),

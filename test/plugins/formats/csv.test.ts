@@ -199,6 +199,7 @@ t.test('delimiters: explicit, auto and the tsv default', async (t) => {
     t.same(await collectEvents(csv, text, { delimiter: d }), auto)
   }
   t.same(await collectEvents(csv, 'a;b\tc\n1;2\t3\n', { delimiter: 'tab' }), await collectEvents(csv, 'a;b\tc\n1;2\t3\n', { delimiter: '\t' }), '"tab" names the tab')
+  t.same(await collectEvents(csv, 'a;b\tc\n1;2\t3\n', { delimiter: '\\t' }), await collectEvents(csv, 'a;b\tc\n1;2\t3\n', { delimiter: '\t' }), 'a backslash and a t (a shell passes that for \\t) name the tab too')
   const tsv = await collectEvents(csv, 'a,b\tc\n1,2\t3\n', { input_format: 'tsv' })
   t.equal(info(tsv, 'delimiter'), '\t', 'tsv defaults to tab without sniffing')
   t.same(info(tsv, 'columns'), ['a,b', 'c'])
