@@ -6,7 +6,8 @@ import { Type } from 'typebox'
 import { definePlugin } from '../../../core/registry.js'
 import type { ParserHandler } from '../../../core/types.js'
 import { LogParser, sampleLines } from './parse.js'
-import { choosePattern, unsafeRegexReason } from './patterns.js'
+import { choosePattern } from './patterns.js'
+import { unsafeRegexReason } from './regex-guard.js'
 
 export default definePlugin({
   kind: 'parser',
@@ -20,7 +21,7 @@ export default definePlugin({
   options: Type.Object({
     log_start: Type.Optional(Type.String({
       maxLength: 512,
-      description: 'log: a regular expression (JavaScript syntax, no flags) tested on the first 1024 characters of each line: a line that matches starts a log entry, such as `^\\d{4}-\\d{2}-\\d{2}`; other lines continue the entry before them. A pattern that could backtrack for a long time is refused (`(a+)+`, `(.?){30}`, more than two `*` or `+` (one without a leading `^`), more than 12 parts that match in several lengths). Default: detected from the first 50 lines (timestamps, levels, syslog, brackets), else a non-indented line starts an entry.',
+      description: 'log: a regular expression (JavaScript syntax, no flags) tested on the first 1024 characters of each line: a line that matches starts a log entry, such as `^\\d{4}-\\d{2}-\\d{2}`; other lines continue the entry before them. A pattern that could take more than about 3 million steps on a line of 1024 characters is refused (`(a+)+`, `^.*.*.*x`, `^.{0,1024}.{0,1024}.{0,1024}x`, `\\s*\\s*x` without a leading `^`). Default: detected from the first 50 lines (timestamps, levels, syslog, brackets), else a non-indented line starts an entry.',
     })),
   }),
   detect (sample: string): number {

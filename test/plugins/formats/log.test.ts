@@ -4,7 +4,8 @@ import fc from 'fast-check'
 import { readFileSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import log from '../../../plugins/formats/log/index.js'
-import { START_PATTERNS, choosePattern, unsafeRegexReason } from '../../../plugins/formats/log/patterns.js'
+import { START_PATTERNS, choosePattern } from '../../../plugins/formats/log/patterns.js'
+import { unsafeRegexReason } from '../../../plugins/formats/log/regex-guard.js'
 import { sampleLines } from '../../../plugins/formats/log/parse.js'
 import type { DocEvent, RecordEvent } from '../../../core/events.js'
 import { DocsplitError } from '../../../core/errors.js'
@@ -251,6 +252,54 @@ t.test('log_start overrides detection; invalid or unsafe patterns fail cleanly',
   t.not(unsafeRegexReason('\\s*\\s*x'), undefined, 'two unbounded repetitions, tried at every position')
   t.equal(unsafeRegexReason('^\\s*\\S+ x'), undefined, 'the same count, anchored')
   t.equal(unsafeRegexReason('ERROR.*'), undefined, 'one, unanchored')
+})
+
+t.test('log_start: wide bounded repeats count like * and +; common start patterns pass', async (t) => {
+  // Measured on a line of 1,100 zeros (node 20, one core): '^.{0,1024}.{0,1024}.{0,1024}x' takes
+  // 0.37 s a line (more than 30 s for one line with four parts), '\\w*?(?![^ ]{0,1024})$' 0.16 s,
+  // 12 × '\\d{0,9}' grows tenfold a part (7 parts: 44 ms), '^[^](a+)+b' doubles a character (25: 0.45 s).
+  // The old guard accepted all of them; the patterns accepted below take at most about 5 ms a line.
+  const slow = '^.{0,1024}.{0,1024}.{0,1024}x'
+  const line = '0'.repeat(1100) + '\n'
+  await t.rejects(collectEvents(log, line, { log_start: slow }), {
+    code: 'DOCSPLIT_INVALID_OPTION',
+    message: /^log_start could take exponential or polynomial time on some lines: \.\{0,1024\} can match the same characters in many ways \(.* steps on a line of 1024 characters/,
+  })
+  const refused = [
+    '^.{0,1024}.{0,1024}.{0,1024}.{0,1024}x', // the --log-start of the bug report
+    '^.{0,1024}?.{0,1024}?.{0,1024}?x', // lazy: the same lengths, the other way round
+    '^[\\s\\S]{0,1024}[\\s\\S]{0,1024}[\\s\\S]{0,1024}x', // a class instead of .
+    '^.{1,500}.{1,500}.{1,500}x',
+    '^\\d{2,}\\d{2,}\\d{2,}x',
+    '^(?:.{0,1024}){3}x', // a fixed repeat of a wide part
+    '^(.{1,500})+x', // a wide repeat of a wide part
+    '^(a{1,100}){2,}',
+    '^(?:a|.{0,1024}){3}x', // an alternation inside a repeated group
+    '^(\\w|\\d)+:', // alternatives that start on the same characters, repeated
+    '^(?=.{0,1024}.{0,1024}.{0,1024}x)', // inside a lookahead
+    '(?<=.{0,1024}.{0,1024}.{0,1024}x)', // a lookbehind
+    '\\w*?(?![^ ]{0,1024})$', // a lookaround runs in full at each length before it
+    '.{0,1024}.{0,1024}x', // unanchored: tried at every position
+    '^a|.{0,1024}.{0,1024}x', // one alternative anchored is not enough
+    '^' + '\\d{0,9}'.repeat(12) + 'x', // small ranges multiply: 10^12
+    '^' + ('.{0,' + '0'.repeat(60) + '1024}').repeat(3) + 'x', // leading zeros are still a quantifier
+    '^[^](a+)+b', // [^] is any character, not a class that runs on to the next ]
+  ]
+  for (const source of refused) t.match(unsafeRegexReason(source), /many ways|repeated many times/, source)
+  await t.rejects(collectEvents(log, line, { log_start: '^(?:.{0,1024}){4}x' }), { code: 'DOCSPLIT_INVALID_OPTION' })
+
+  const accepted = [
+    '^\\d{4}-\\d{2}-\\d{2}', '^\\[\\d{2}:\\d{2}:\\d{2}\\]', '^(INFO|WARN|ERROR)\\b', '^[A-Z][a-z]{2} [ \\d]\\d ',
+    '^\\S+ \\S+ \\S+ \\[', // parts that cannot overlap what follows them cost a scan each
+    '^(?:\\S+ ){3}\\[', '^[^ ]+ [^ ]+ [^ ]+ \\[', '^\\d{1,2}/\\d{1,2}/\\d{2,4} ', '^(?:ERROR|WARN)+:', '^.+:\\d+:',
+    '^a{4}', '^a{2,2}b', '^.{0,9}.{0,9}.{0,9}x', // a fixed count, small ranges
+    '^.*.*x', '.*x', 'ERROR.*:', // two overlapping unbounded parts anchored, one unanchored: as before
+    '^(?!DEBUG)\\w+ ', '^\\d+(?= )', '^(?<lvl>[A-Z]+):', '^\\p{Lu}\\p{Ll}+ ',
+  ]
+  for (const source of accepted) t.equal(unsafeRegexReason(source), undefined, source)
+  for (const p of START_PATTERNS) t.equal(unsafeRegexReason(p.regex.source), undefined, `built-in ${p.regex.source}`)
+  const ev = await collectEvents(log, 'a b c [1] x\nmore\nd e f [2] y\n', { log_start: '^\\S+ \\S+ \\S+ \\[' })
+  t.equal(records(ev).length, 2)
 })
 
 t.test('hostile lines finish (anchored, bounded patterns)', async (t) => {
