@@ -1,7 +1,6 @@
 /** `docsplit split FILE|-`: the response JSON, or one chunk per line with `--jsonl`. */
 import { createReadStream, fstatSync, statSync } from 'node:fs'
 import { basename } from 'node:path'
-import { StreamDecoder } from '../core/decode.js'
 import { DocsplitError } from '../core/errors.js'
 import { splitStream, type SplitOptions } from '../core/pipeline.js'
 import { tokenizerByName } from '../core/registry.js'
@@ -40,23 +39,13 @@ function openInput (file: string): { stream: AsyncIterable<Buffer>, size: number
 }
 
 /** Passes bytes through while feeding the progress line and the verifier's view of the source. */
-async function * tee (source: AsyncIterable<Buffer>, progress: Progress | undefined, decoder: StreamDecoder | undefined, verifier: Verifier | undefined): AsyncGenerator<Buffer> {
+async function * tee (source: AsyncIterable<Buffer>, progress: Progress | undefined, verifier: Verifier | undefined): AsyncGenerator<Buffer> {
   for await (const piece of source) {
     progress?.advance(piece.length)
-    if (decoder !== undefined) {
-      try {
-        verifier?.addSource(decoder.decode(piece))
-      } catch {
-        // The engine reports undecodable input itself.
-      }
-    }
+    verifier?.addBytes(piece)
     yield piece
   }
-  if (decoder !== undefined) {
-    try {
-      verifier?.addSource(decoder.end())
-    } catch {}
-  }
+  verifier?.endBytes()
 }
 
 export async function runSplit (command: SplitCommand): Promise<number> {
@@ -65,8 +54,7 @@ export async function runSplit (command: SplitCommand): Promise<number> {
   if (command.file !== '-' && options.filename === undefined) options.filename = basename(command.file)
   const progress = Progress.wanted(size) ? new Progress(size) : undefined
   const verifier = command.verify ? new Verifier() : undefined
-  const decoder = command.verify ? new StreamDecoder(typeof options.encoding === 'string' ? options.encoding : 'utf-8') : undefined
-  const chunks = splitStream(tee(stream, progress, decoder, verifier), options)
+  const chunks = splitStream(tee(stream, progress, verifier), options)
   const jsonl = command.jsonl ? new JsonlOutput(size) : undefined
   const collected: Chunk[] = []
   let started = false
@@ -74,7 +62,8 @@ export async function runSplit (command: SplitCommand): Promise<number> {
     for await (const chunk of chunks) {
       if (!started && verifier !== undefined) {
         const { metadata } = await chunks.start
-        verifier.start(await tokenizerByName(metadata.tokenizer).load(), metadata.max_tokens, decoder === undefined ? undefined : { byteLength: decoder.encoding.byteLength, bomBytes: decoder.bomBytes })
+        verifier.start(await tokenizerByName(metadata.tokenizer).load(), metadata.max_tokens)
+        verifier.decodeAs(String(metadata.options.encoding))
       }
       started = true
       verifier?.check(chunk)

@@ -57,6 +57,8 @@ export interface ChunkStream extends AsyncIterable<Chunk> {
 const PIECE = 1 << 20
 /** Characters of input `auto` looks at to choose a format by content. */
 const SAMPLE = 1 << 16
+/** Bytes a parser sees to find an encoding the document declares (an XML declaration). */
+export const DECLARED_HEAD = 1024
 /**
  * Counting ahead starts after this many characters (below, starting threads costs more than it
  * saves); the threads start earlier, so that they have loaded their tables by then.
@@ -180,6 +182,28 @@ function chooseParser (options: ResolvedOptions, sample: () => string): { parser
   throw new DocsplitError('DOCSPLIT_UNSUPPORTED_FORMAT', 'input_format "auto" could not tell the format; pass input_format')
 }
 
+/**
+ * The encoding a document declares (a BOM still wins, in the decoder), checked like the option:
+ * one docsplit cannot decode is DOCSPLIT_UNSUPPORTED_ENCODING naming the declaration.
+ */
+function declaredEncoding (parser: ParserPlugin, head: Uint8Array): string | undefined {
+  if ((head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf) || (head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff)) return undefined
+  let label: string | undefined
+  try {
+    label = parser.declaredEncoding?.(head)
+  } catch (error) {
+    throw pluginFailure(error, `${parser.name} parser`)
+  }
+  if (typeof label !== 'string' || label === '') return undefined
+  try {
+    encodingInfo(label)
+  } catch (error) {
+    if (!isDocsplitError(error)) throw error
+    throw new DocsplitError('DOCSPLIT_UNSUPPORTED_ENCODING', `the document declares encoding "${label.slice(0, 64)}": ${error.message}; give the encoding option to read it otherwise`)
+  }
+  return label
+}
+
 /** A parser's content score; a detect() that throws only takes its own format out of the running. */
 function detectScore (parser: ParserPlugin, text: string): number {
   try {
@@ -249,6 +273,19 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
   }
   encodingInfo(options.encoding)
   const { parser, format } = chooseParser(options, sample)
+  if (parser.declaredEncoding !== undefined && raw.encoding === undefined && !exhausted) {
+    // Enough bytes for the declaration, however small the pieces come.
+    let size = buffered.reduce((n, p) => n + p.length, 0)
+    while (size < DECLARED_HEAD && typeof buffered[0] !== 'string') {
+      const next = await nextPiece(source)
+      if (next.done === true) { exhausted = true; break }
+      buffered.push(next.value)
+      size += next.value.length
+    }
+  }
+  if (parser.declaredEncoding !== undefined && raw.encoding === undefined && buffered.length > 0 && typeof buffered[0] !== 'string') {
+    options.encoding = declaredEncoding(parser, Buffer.concat(buffered as Uint8Array[]).subarray(0, DECLARED_HEAD)) ?? options.encoding
+  }
   if (parser.reads === 'bytes' && (typeof input === 'string' || typeof buffered[0] === 'string')) {
     throw needsFile(format)
   }

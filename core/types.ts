@@ -127,6 +127,12 @@ export interface ParserPlugin extends PluginBase {
    * for the first decoded characters of the input. Called only when the extension did not decide.
    */
   detect? (sample: string): number
+  /**
+   * The encoding the document declares in its first bytes (an XML declaration's `encoding`), or
+   * undefined. Used when the caller gave no `encoding` and the input has no BOM; `head` holds
+   * the first DECLARED_HEAD bytes (fewer for a shorter input).
+   */
+  declaredEncoding? (head: Uint8Array): string | undefined
   create (ctx: ParserContext): ParserHandler<string> | ParserHandler<Uint8Array> | Promise<ParserHandler<string> | ParserHandler<Uint8Array>>
 }
 

@@ -8,6 +8,7 @@
  * Memory is constant: the source and the tiles are compared by running hashes.
  */
 import { createHash, type Hash } from 'node:crypto'
+import { StreamDecoder } from './decode.js'
 import { codePoints, lineBreaks } from './positions.js'
 import type { Chunk } from './schema.js'
 import type { Tokenizer } from './types.js'
@@ -16,12 +17,6 @@ export interface Violation {
   chunk: number
   rule: 'lossless' | 'budget' | 'token_count' | 'order' | 'offsets' | 'overlap'
   detail: string
-}
-
-/** How the input's bytes count: its encoding's byte length of a text, and the BOM's bytes. */
-export interface InputBytes {
-  byteLength: (text: string) => number
-  bomBytes: number
 }
 
 const isLowSurrogate = (c: number): boolean => c >= 0xdc00 && c <= 0xdfff
@@ -34,19 +29,47 @@ export class Verifier {
   private previous = ''
   private tokenizer: Tokenizer | undefined
   private maxTokens = 0
-  /** How the input's bytes count (undefined: byte offsets are not checked), and the previous chunk's. */
-  private bytes: InputBytes | undefined
-  private byteEnd = 0
+  /** The input's bytes decoded as the split decodes them (none: byte offsets are not checked). */
+  private decoder: StreamDecoder | undefined
+  /** Bytes that came before the split said its encoding. */
+  private pending: Uint8Array[] = []
+  private ended = false
+  private byteEnd = -1
   private lineStart = 1
   /** Byte findings: dropped at the end for a binary format, whose offsets are not of text. */
   private readonly byteViolations: Violation[] = []
 
-  /** The tokenizer and budget of the split, known once it has started; the input's byte counting. */
-  start (tokenizer: Tokenizer, maxTokens: number, bytes?: InputBytes): void {
+  /** The tokenizer and budget of the split, known once it has started. */
+  start (tokenizer: Tokenizer, maxTokens: number): void {
     this.tokenizer = tokenizer
     this.maxTokens = maxTokens
-    this.bytes = bytes
-    this.byteEnd = bytes?.bomBytes ?? 0
+  }
+
+  /** Input bytes, in order: held until decodeAs says how the split reads them. */
+  addBytes (piece: Uint8Array): void {
+    if (this.decoder === undefined) this.pending.push(piece)
+    else this.decode(() => this.decoder!.decode(piece))
+  }
+
+  /** The encoding the split uses (its effective `encoding` option: given, declared or the default). */
+  decodeAs (encoding: string): void {
+    this.decoder = new StreamDecoder(encoding)
+    for (const piece of this.pending.splice(0)) this.addBytes(piece)
+    if (this.ended) this.decode(() => this.decoder!.end())
+  }
+
+  /** After the last input bytes (before or after decodeAs). */
+  endBytes (): void {
+    this.ended = true
+    if (this.decoder !== undefined) this.decode(() => this.decoder!.end())
+  }
+
+  private decode (step: () => string): void {
+    try {
+      this.addSource(step())
+    } catch {
+      // The engine reports undecodable input itself.
+    }
   }
 
   /** Decoded source text, in order (skip for binary formats). */
@@ -83,8 +106,9 @@ export class Verifier {
   }
 
   private checkBytes (chunk: Chunk, head: string): void {
-    if (this.bytes === undefined) return
-    const { byteLength } = this.bytes
+    if (this.decoder === undefined) return
+    const byteLength = this.decoder.encoding.byteLength
+    if (this.byteEnd < 0) this.byteEnd = this.decoder.bomBytes
     const add = (detail: string): void => {
       if (this.byteViolations.length < 100) this.byteViolations.push({ chunk: chunk.index, rule: 'offsets', detail })
     }

@@ -54,6 +54,11 @@ t.test('should verify its own output and say so', async (t) => {
   const r = docsplit(['split', file('v.txt', prose), '--verify', '--jsonl', '--max-tokens', '16', '--overlap-tokens', '4'])
   t.equal(r.code, 0, r.stderr)
   t.match(r.stderr, /verified \d+ chunks/)
+  // The source is decoded as the split decodes it: here in the encoding the XML declares.
+  const feed = Buffer.from('<?xml version="1.0" encoding="ISO-8859-1"?>\n<feed>' + '<entry>caf\u00e9 cr\u00e8me</entry>\n'.repeat(40) + '</feed>\n', 'latin1')
+  const declared = docsplit(['split', file('feed.xml', feed), '--verify', '--jsonl', '--max-tokens', '16'])
+  t.equal(declared.code, 0, declared.stderr)
+  t.match(declared.stderr, /verified \d+ chunks: lossless, offsets \(characters, bytes, lines\)/)
 })
 
 t.test('should exit 2 on usage errors, 3 on input errors', async (t) => {

@@ -28,14 +28,15 @@ t.test('a real split with overlap verifies clean; tampering is caught by rule', 
 })
 
 t.test('byte offsets and line numbers: real splits verify clean, an off-by-one is caught', async (t) => {
-  const { StreamDecoder } = await import('../../core/decode.js')
   const check = async (bytes: Uint8Array, options: Record<string, unknown>, tamper?: (c: Chunk, i: number) => Chunk): Promise<string[]> => {
     const r = await split(bytes, options)
-    const decoder = new StreamDecoder(typeof options.encoding === 'string' ? options.encoding : 'utf-8')
-    const source = decoder.decode(bytes) + decoder.end()
     const v = new Verifier()
-    v.start(await tokenizerByName('approx').load(), options.max_tokens as number, { byteLength: decoder.encoding.byteLength, bomBytes: decoder.bomBytes })
-    v.addSource(source)
+    // Bytes before and after the split says its encoding, as the CLI hands them over.
+    v.addBytes(bytes.subarray(0, 7))
+    v.start(await tokenizerByName('approx').load(), options.max_tokens as number)
+    v.decodeAs(String(r.metadata.options.encoding))
+    v.addBytes(bytes.subarray(7))
+    v.endBytes()
     for (const [i, c] of r.chunks.entries()) v.check(tamper?.(c, i) ?? c)
     return v.finish().map((x) => `${x.rule}: ${x.detail}`)
   }

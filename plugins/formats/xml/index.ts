@@ -340,6 +340,11 @@ const xml: ParserPlugin = definePlugin({
       description: 'XML: the name of the elements that are records (such as `item` or `entry`), as written in the document (prefix included, case-sensitive); one that names no element is DOCSPLIT_INVALID_OPTION. Default: the children of the root element.',
     })),
   }),
+  /** `<?xml version="1.0" encoding="ISO-8859-1"?>` at the very start (read as ASCII, as XML says). */
+  declaredEncoding (head: Uint8Array): string | undefined {
+    const start = Buffer.from(head.buffer, head.byteOffset, Math.min(head.length, 256)).toString('latin1')
+    return /^<\?xml[ \t\r\n][^>]*?\bencoding[ \t\r\n]*=[ \t\r\n]*["']([A-Za-z][A-Za-z0-9._-]{0,39})["']/.exec(start)?.[1]
+  },
   detect (sample: string): number {
     const t = sample.trimStart()
     if (t.startsWith('<?xml')) return 0.95

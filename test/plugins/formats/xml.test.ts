@@ -316,6 +316,36 @@ t.test('corpus end to end', { skip: corpusMissing }, async (t) => {
   }
 })
 
+t.test('an encoding declared in the XML declaration decodes the bytes; a BOM or the option wins', async (t) => {
+  const body = '<?xml version="1.0" encoding="ISO-8859-1"?>\n<feed>' + Array.from({ length: 60 }, (_, i) => `<entry>Caf\u00e9 n\u00b0${i}, cr\u00e8me br\u00fbl\u00e9e</entry>`).join('\n') + '</feed>\n'
+  const bytes = Buffer.from(body, 'latin1')
+  const r = await split(bytes, { input_format: 'xml', max_tokens: 32 })
+  t.equal(r.chunks.map((c) => c.text).join(''), body, 'decoded as Latin-1')
+  t.equal(r.document.encoding, 'windows-1252')
+  t.equal(r.metadata.options.encoding, 'ISO-8859-1', 'the effective option says where it came from')
+  t.equal(r.chunks[r.chunks.length - 1]!.byte_end, bytes.length, 'byte offsets index the bytes as received')
+  // however small the pieces come, the declaration is seen
+  const pieces = (async function * () { for (const b of bytes) yield Uint8Array.of(b) })()
+  t.same((await split(pieces, { input_format: 'xml', max_tokens: 32 })).chunks, r.chunks, 'one byte at a time: same chunks')
+  const named = await split(bytes, { filename: 'feed.rss', max_tokens: 32 })
+  t.same(named.chunks, r.chunks, 'found by the extension too')
+  await t.rejects(split(bytes, { input_format: 'xml', encoding: 'utf-8' }), { code: 'DOCSPLIT_INVALID_UTF8' }, 'an encoding given wins')
+  const withBom = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(body.replace(/\u00e9/g, 'e'), 'utf8')])
+  t.equal((await split(withBom, { input_format: 'xml' })).document.encoding, 'utf-8', 'a BOM wins')
+  const sjis = Buffer.from('<?xml version="1.0" encoding="Shift_JIS"?><a><b>x</b></a>')
+  await t.rejects(split(sjis, { input_format: 'xml' }), { code: 'DOCSPLIT_UNSUPPORTED_ENCODING', message: /^the document declares encoding "Shift_JIS": / })
+  t.equal((await split(Buffer.from('<?xml version="1.0" encoding="UTF-8"?><a><b>\u00e9</b></a>'), { input_format: 'xml' })).document.encoding, 'utf-8')
+  t.equal(xml.declaredEncoding?.(Buffer.from('<a encoding="latin1"/>')), undefined, 'only in a declaration at the very start')
+})
+
+t.test('corpus: the ISO-8859-1 feed splits without an encoding option', { skip: corpusMissing }, async (t) => {
+  const file = corpusFiles('xml', ['.rss']).find((f) => f.endsWith('encoding-iso-8859-1.rss'))
+  if (file === undefined) return t.skip('not in this corpus')
+  const r = await split(readFileSync(file), { filename: basename(file) })
+  t.equal(r.document.encoding, 'windows-1252')
+  t.ok(r.chunks.some((c) => /[\u00e0-\u00ff]/.test(c.text)), 'accented letters decoded')
+})
+
 t.test('conformance kit (docsplit/testing)', async (t) => {
   await checkParser(xml, [
     { name: 'feed', input: feed },
