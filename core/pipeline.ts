@@ -262,29 +262,25 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
   let exhausted = false
   const sample = (): string => sampleText(buffered, options.encoding)
   const byName = typeof options.filename === 'string' && parserForFilename(options.filename) !== undefined
-  if (options.input_format === 'auto' && !byName) {
-    let size = 0
-    while (size < SAMPLE) {
+  /** Reads pieces ahead into `buffered` until it holds `limit` bytes or characters, or the input ends. */
+  const readAhead = async (limit: number): Promise<void> => {
+    let size = buffered.reduce((n, p) => n + p.length, 0)
+    while (!exhausted && size < limit) {
       const next = await nextPiece(source)
       if (next.done === true) { exhausted = true; break }
       buffered.push(next.value)
       size += next.value.length
     }
   }
+  if (options.input_format === 'auto' && !byName) await readAhead(SAMPLE)
   encodingInfo(options.encoding)
   const { parser, format } = chooseParser(options, sample)
-  if (parser.declaredEncoding !== undefined && raw.encoding === undefined && !exhausted) {
+  if (parser.declaredEncoding !== undefined && raw.encoding === undefined && typeof input !== 'string') {
     // Enough bytes for the declaration, however small the pieces come.
-    let size = buffered.reduce((n, p) => n + p.length, 0)
-    while (size < DECLARED_HEAD && typeof buffered[0] !== 'string') {
-      const next = await nextPiece(source)
-      if (next.done === true) { exhausted = true; break }
-      buffered.push(next.value)
-      size += next.value.length
+    await readAhead(DECLARED_HEAD)
+    if (buffered.length > 0 && typeof buffered[0] !== 'string') {
+      options.encoding = declaredEncoding(parser, Buffer.concat(buffered as Uint8Array[]).subarray(0, DECLARED_HEAD)) ?? options.encoding
     }
-  }
-  if (parser.declaredEncoding !== undefined && raw.encoding === undefined && buffered.length > 0 && typeof buffered[0] !== 'string') {
-    options.encoding = declaredEncoding(parser, Buffer.concat(buffered as Uint8Array[]).subarray(0, DECLARED_HEAD)) ?? options.encoding
   }
   if (parser.reads === 'bytes' && (typeof input === 'string' || typeof buffered[0] === 'string')) {
     throw needsFile(format)
