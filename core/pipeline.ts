@@ -184,9 +184,12 @@ function chooseParser (options: ResolvedOptions, sample: () => string): { parser
 
 /**
  * The encoding a document declares (a BOM still wins, in the decoder), checked like the option:
- * one docsplit cannot decode is DOCSPLIT_UNSUPPORTED_ENCODING naming the declaration.
+ * one docsplit cannot decode is DOCSPLIT_UNSUPPORTED_ENCODING naming the declaration. A UTF-16
+ * label is ignored: a declaration the parser could read from the bytes is not in UTF-16 (its
+ * bytes would hold zeros), and files so mislabelled are common (XML 1.0 appendix F; libxml2
+ * ignores the label too).
  */
-function declaredEncoding (parser: ParserPlugin, head: Uint8Array): string | undefined {
+function checkedDeclaredEncoding (parser: ParserPlugin, head: Uint8Array): string | undefined {
   if ((head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf) || (head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff)) return undefined
   let label: string | undefined
   try {
@@ -195,13 +198,14 @@ function declaredEncoding (parser: ParserPlugin, head: Uint8Array): string | und
     throw pluginFailure(error, `${parser.name} parser`)
   }
   if (typeof label !== 'string' || label === '') return undefined
+  let name: string
   try {
-    encodingInfo(label)
+    name = encodingInfo(label).name
   } catch (error) {
     if (!isDocsplitError(error)) throw error
     throw new DocsplitError('DOCSPLIT_UNSUPPORTED_ENCODING', `the document declares encoding "${label.slice(0, 64)}": ${error.message}; give the encoding option to read it otherwise`)
   }
-  return label
+  return name === 'utf-16le' || name === 'utf-16be' ? undefined : label
 }
 
 /** A parser's content score; a detect() that throws only takes its own format out of the running. */
@@ -279,7 +283,8 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
     // Enough bytes for the declaration, however small the pieces come.
     await readAhead(DECLARED_HEAD)
     if (buffered.length > 0 && typeof buffered[0] !== 'string') {
-      options.encoding = declaredEncoding(parser, Buffer.concat(buffered as Uint8Array[]).subarray(0, DECLARED_HEAD)) ?? options.encoding
+      const head = Buffer.concat(buffered as Uint8Array[], Math.min(DECLARED_HEAD, buffered.reduce((n, p) => n + p.length, 0)))
+      options.encoding = checkedDeclaredEncoding(parser, head) ?? options.encoding
     }
   }
   if (parser.reads === 'bytes' && (typeof input === 'string' || typeof buffered[0] === 'string')) {
@@ -408,6 +413,10 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
           if (event.end !== event.start + event.text.length) {
             contract(`parser "${parser.name}" emitted a ${event.type} at ${event.start}..${event.end} whose text has ${event.text.length} characters; end must be start + text.length`)
           }
+          // Packers count these texts and may take a chunk's text from the source instead.
+          if (sourceText !== undefined && !sourceText.holds(event.start, event.text)) {
+            contract(`parser "${parser.name}" emitted a ${event.type} at ${event.start}..${event.end} whose text is not the source text there`)
+          }
           eventEnd = event.end
           break
         case 'enter':
@@ -534,62 +543,90 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
       if (countingAhead) await drain(false)
       yield * ready.splice(0)
     }
+  } catch (error) {
+    yield * salvage()
+    throw error
   } finally {
     // A consumer that stops early (break, an error) must not leave the input open.
     await source.return(undefined)
   }
-  const steps = guarded(() => {
-    if (decoder !== undefined) {
-      const rest = decoder.end()
-      encoding = decoder.encoding
-      decodedLength += rest.length
-      sourceText?.add(rest)
-      if (rest.length > 0) handler.write(rest)
-    }
-    // Empty input is zero chunks in every format, even where an empty document is invalid.
-    if (decodedLength > 0 || receivedBytes > (decoder?.bomBytes ?? 0)) return handler.end()
-  })
-  if (steps != null) {
-    if (typeof (steps as { [Symbol.iterator]?: unknown })[Symbol.iterator] !== 'function') {
-      contract(`parser "${parser.name}": end() must finish before it returns (or return a generator of steps), not return a promise`)
-    }
-    // A parser that emits in steps: chunks leave between steps.
-    const it = steps[Symbol.iterator]()
-    while (guarded(() => it.next().done !== true)) {
-      if (countingAhead) await drain(false)
-      yield * ready.splice(0)
-    }
+  try {
+    yield * finish()
+  } catch (error) {
+    yield * salvage()
+    throw error
   }
-  if (countingAhead) await drain(true)
-  guarded(() => packer.end())
   yield * ready.splice(0)
+  return summarize()
 
-  const covered = tracker?.end ?? 0
-  if (covered !== eventEnd) contract(`splitter "${packerPlugin.name}" covered ${covered} of ${eventEnd} characters`)
-  if (parser.reads === 'text' && eventEnd !== decodedLength) contract(`parser "${parser.name}" covered ${eventEnd} of ${decodedLength} characters`)
-  if (depth !== 0) contract(`parser "${parser.name}" left ${depth} container${depth === 1 ? '' : 's'} open (an enter without its exit)`)
-
-  const totals = tracker?.totals() ?? { chars: 0, bytes: decoder?.bomBytes ?? 0, lines: 0 }
-  for (const [label, uses] of refsByLabel) {
-    const def = definitions.get(label)
-    if (def !== undefined) for (const i of uses) def.chunks.add(i)
+  /** After an input error: the chunks of the records held while counted ahead go out before it. */
+  async function * salvage (): AsyncGenerator<Chunk> {
+    if (!countingAhead) return
+    try {
+      await drain(true)
+    } catch {
+      return
+    }
+    yield * ready.splice(0)
   }
-  return {
-    schema_version: SCHEMA_VERSION,
-    document: {
-      input_format: format,
-      char_count: totals.chars,
-      byte_count: bytesInput ? receivedBytes : totals.bytes,
-      line_count: totals.lines,
-      token_count: tokenTotal,
-      title,
-      front_matter: frontMatter,
-      encoding: parser.reads === 'bytes' ? 'binary' : encoding.name,
-      info,
-    },
-    metadata,
-    reference_definitions: [...definitions.values()].map((d) => ({ ...d, chunks: [...d.chunks].sort((a, b) => a - b) })),
-    chunk_count: chunkCount,
+
+  /** The rest of the input, the parser's end and the packer's. */
+  async function * finish (): AsyncGenerator<Chunk> {
+    const steps = guarded(() => {
+      if (decoder !== undefined) {
+        const rest = decoder.end()
+        encoding = decoder.encoding
+        decodedLength += rest.length
+        sourceText?.add(rest)
+        if (rest.length > 0) handler.write(rest)
+      }
+      // Empty input is zero chunks in every format, even where an empty document is invalid.
+      if (decodedLength > 0 || receivedBytes > (decoder?.bomBytes ?? 0)) return handler.end()
+    })
+    if (steps != null) {
+      if (typeof (steps as { [Symbol.iterator]?: unknown })[Symbol.iterator] !== 'function') {
+        contract(`parser "${parser.name}": end() must finish before it returns (or return a generator of steps), not return a promise`)
+      }
+      // A parser that emits in steps: chunks leave between steps.
+      const it = steps[Symbol.iterator]()
+      while (guarded(() => it.next().done !== true)) {
+        if (countingAhead) await drain(false)
+        yield * ready.splice(0)
+      }
+  }
+    if (countingAhead) await drain(true)
+    guarded(() => packer.end())
+  }
+
+  /** The response without its chunks, once all are made. */
+  function summarize (): SplitSummary {
+    const covered = tracker?.end ?? 0
+    if (covered !== eventEnd) contract(`splitter "${packerPlugin.name}" covered ${covered} of ${eventEnd} characters`)
+    if (parser.reads === 'text' && eventEnd !== decodedLength) contract(`parser "${parser.name}" covered ${eventEnd} of ${decodedLength} characters`)
+    if (depth !== 0) contract(`parser "${parser.name}" left ${depth} container${depth === 1 ? '' : 's'} open (an enter without its exit)`)
+
+    const totals = tracker?.totals() ?? { chars: 0, bytes: decoder?.bomBytes ?? 0, lines: 0 }
+    for (const [label, uses] of refsByLabel) {
+      const def = definitions.get(label)
+      if (def !== undefined) for (const i of uses) def.chunks.add(i)
+    }
+    return {
+      schema_version: SCHEMA_VERSION,
+      document: {
+        input_format: format,
+        char_count: totals.chars,
+        byte_count: bytesInput ? receivedBytes : totals.bytes,
+        line_count: totals.lines,
+        token_count: tokenTotal,
+        title,
+        front_matter: frontMatter,
+        encoding: parser.reads === 'bytes' ? 'binary' : encoding.name,
+        info,
+      },
+      metadata,
+      reference_definitions: [...definitions.values()].map((d) => ({ ...d, chunks: [...d.chunks].sort((a, b) => a - b) })),
+      chunk_count: chunkCount,
+    }
   }
 }
 

@@ -28,7 +28,50 @@ function oneRecord (name: string, more: Partial<ParserPlugin> = {}, change: (tex
   } as ParserPlugin)
 }
 
+/** A parser of one record per line whose texts have their letters blanked: same lengths, other text. */
+const blankLines = definePlugin({
+  kind: 'parser',
+  name: 'blank-lines-test',
+  docsplit: '^1',
+  formats: ['blank-lines-test'],
+  extensions: [],
+  reads: 'text',
+  defaultSplitter: 'record',
+  create (ctx) {
+    let text = ''
+    return {
+      write (piece: string) { text += piece },
+      end () {
+        let at = 0
+        for (const line of text.split(/(?<=\n)/)) {
+          ctx.emit({ type: 'record', start: at, end: at + line.length, text: line.replace(/[a-z]/g, ' ') })
+          at += line.length
+        }
+      },
+    }
+  },
+} as ParserPlugin)
+
+/** A splitter that upper-cases what it packs: one chunk of all the events. */
+const upperPacker = definePlugin({
+  kind: 'packer',
+  name: 'upper-packer-test',
+  docsplit: '^1',
+  create (ctx) {
+    let text = ''
+    return {
+      push (event) { if (event.type === 'record' || event.type === 'block') text += event.text },
+      end () {
+        const upper = text.toUpperCase()
+        ctx.emit({ start: 0, end: upper.length, text: upper, tokenCount: ctx.meter.count(upper), path: [], kinds: ['record'], boundary: 'end', protected: true })
+      },
+    }
+  },
+})
+
 register([
+  blankLines,
+  upperPacker,
   oneRecord('upper-test', {}, (x) => x.toUpperCase()),
   oneRecord('throwing-detect-test', { detect: () => { throw new Error('detect broke') } }),
   oneRecord('short-text-test', {}, (x) => x.slice(1)),
@@ -70,9 +113,17 @@ async function refusal (t: Test, run: Promise<unknown>, code: string, message: R
 
 const TEXT = 'Line one\nline two\n'
 
-t.test('a chunk whose text is not the source text is refused, naming the parser and the splitter', async (t) => {
-  await refusal(t, split(TEXT, { input_format: 'upper-test' }), 'DOCSPLIT_PLUGIN_CONTRACT', /not the source text there: parser "upper-test" or splitter "record"/)
-  await refusal(t, split(TEXT, { input_format: 'upper-test', splitter: 'sibling' }), 'DOCSPLIT_PLUGIN_CONTRACT', /splitter "sibling"/)
+t.test('an event or a chunk whose text is not the source text is refused, naming the parser or the splitter', async (t) => {
+  await refusal(t, split(TEXT, { input_format: 'upper-test' }), 'DOCSPLIT_PLUGIN_CONTRACT', /^parser "upper-test" emitted a record at 0\.\.18 whose text is not the source text there$/)
+  await refusal(t, split(TEXT, { input_format: 'upper-test', splitter: 'sibling' }), 'DOCSPLIT_PLUGIN_CONTRACT', /parser "upper-test"/)
+  // Same lengths, other letters, several records to a chunk: the chunk's text would be the
+  // source (packers take it from there) and its count that of the parser's texts.
+  for (const splitter of ['record', 'sibling']) {
+    for (const tokenizer of ['approx', 'o200k_base']) {
+      await refusal(t, split('line one here\nline two here\nline three\n', { input_format: 'blank-lines-test', splitter, tokenizer, max_tokens: 8 }), 'DOCSPLIT_PLUGIN_CONTRACT', /^parser "blank-lines-test" emitted a record at 0\.\.14 whose text is not the source text there$/)
+    }
+  }
+  await refusal(t, split(TEXT, { input_format: 'text', splitter: 'upper-packer-test' }), 'DOCSPLIT_PLUGIN_CONTRACT', /not the source text there: parser "text" or splitter "upper-packer-test"/)
 })
 
 t.test('a token count must be a whole number of at least 0', async (t) => {

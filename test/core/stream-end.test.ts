@@ -62,3 +62,20 @@ t.test('a bad JSONL line after good ones: the chunks made before it go out, then
   t.ok(seen.length > 400, `${seen.length} chunks before the error`)
   t.ok(good.startsWith(seen.join('')), 'they are the start of the document, in order')
 })
+
+t.test('counting ahead on other cores: the records held for counting still go out before an input error', async (t) => {
+  // More than AHEAD_AFTER (4 Mi characters) of good lines, so o200k counts them ahead in batches.
+  const good = '{"a":"some value here","n":1}\n'.repeat(200_000)
+  const pieces = async function * (): AsyncGenerator<Buffer> {
+    const bytes = Buffer.from(good + '{bad\n')
+    for (let at = 0; at < bytes.length; at += 1 << 20) yield bytes.subarray(at, at + (1 << 20))
+  }
+  for (const tokenizer of ['approx', 'o200k_base']) {
+    const s = splitStream(pieces(), { input_format: 'jsonl', max_tokens: 200, tokenizer })
+    let records = 0
+    const code = await codeOf((async () => { for await (const c of s) records += c.record_count ?? 0 })())
+    t.equal(code, 'DOCSPLIT_PARSE_ERROR', tokenizer)
+    // Only the chunk still open at the error is not made.
+    t.ok(records > 200_000 - 100, `${tokenizer}: ${records} of 200,000 records before the error`)
+  }
+})

@@ -336,6 +336,10 @@ t.test('an encoding declared in the XML declaration decodes the bytes; a BOM or 
   await t.rejects(split(sjis, { input_format: 'xml' }), { code: 'DOCSPLIT_UNSUPPORTED_ENCODING', message: /^the document declares encoding "Shift_JIS": / })
   t.equal((await split(Buffer.from('<?xml version="1.0" encoding="UTF-8"?><a><b>\u00e9</b></a>'), { input_format: 'xml' })).document.encoding, 'utf-8')
   t.equal(xml.declaredEncoding?.(Buffer.from('<a encoding="latin1"/>')), undefined, 'only in a declaration at the very start')
+  // A UTF-16 label on bytes that read as ASCII is a mislabel: the bytes are decoded as UTF-8.
+  const mislabelled = await split([Buffer.from('<?xml version="1.0" encoding="UTF-16"?><a><b>caf\u00e9</b><b>x</b></a>')], { input_format: 'xml' })
+  t.equal(mislabelled.document.encoding, 'utf-8')
+  t.match(mislabelled.chunks.map((c) => c.text).join(''), /caf\u00e9/)
 })
 
 t.test('corpus: the ISO-8859-1 feed splits without an encoding option', { skip: corpusMissing }, async (t) => {
