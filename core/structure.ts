@@ -93,3 +93,19 @@ export class SampleBuffer {
     return held
   }
 }
+
+/**
+ * The text of consecutive units `[from, to)` of a packer: one slice of the source when the
+ * engine still holds it (`ctx.source`), else the parts joined. A slice is cheaper downstream:
+ * joined parts are copied into one string by the first step that reads them.
+ */
+export function joinedText (source: (start: number, end: number) => string | undefined, units: ReadonlyArray<{ start: number, text: string }>, from = 0, to = units.length): string {
+  if (to - from > 1) {
+    const last = units[to - 1]!
+    const text = source(units[from]!.start, last.start + last.text.length)
+    if (text !== undefined) return text
+  }
+  let text = ''
+  for (let i = from; i < to; i++) text += units[i]!.text
+  return text
+}

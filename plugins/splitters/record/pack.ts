@@ -6,7 +6,7 @@
  * around it; such a block over budget on its own (a huge XML comment) is not a record, so it is
  * cut at lines, then words, then graphemes, like any other text.
  */
-import { ContainerPath } from '../../../core/structure.js'
+import { ContainerPath, joinedText } from '../../../core/structure.js'
 import type { DocEvent } from '../../../core/events.js'
 import { cutLevels, thinCuts } from '../../../core/segment.js'
 import type { Boundary, ChunkDraft, PackerContext, PackerHandler, Tally } from '../../../core/types.js'
@@ -108,24 +108,11 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
     return draft
   }
 
-  /** The text of consecutive units: one slice of the source when the engine has it. */
-  const joined = (units: Unit[]): string => {
-    const first = units[0]!
-    const last = units[units.length - 1]!
-    if (units.length > 1) {
-      const text = ctx.source(first.start, last.start + last.text.length)
-      if (text !== undefined) return text
-    }
-    let text = ''
-    for (const u of units) text += u.text
-    return text
-  }
-
   /** Emits `current`, dropping trailing records until the exact count fits; returns what was dropped. */
   const flush = (): Unit[] => {
     if (current.length === 0) return []
     if (chunkTallied) {
-      release(draftOf(current, joined(current), tallied, tallied > budget))
+      release(draftOf(current, joinedText(ctx.source, current), tallied, tallied > budget))
       current = []
       lastRecord = undefined
       chunkTallied = false
@@ -135,7 +122,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
     const ends: number[] = []
     let length = 0
     for (const u of current) ends.push(length += u.text.length)
-    let text = joined(current)
+    let text = joinedText(ctx.source, current)
     let keep = current.length
     let n = meter.count(text)
     if (n > budget && keep > 1) {

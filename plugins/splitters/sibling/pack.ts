@@ -15,7 +15,7 @@
  * letters that never settles) estimates choose the extent and exact counts of the joined text
  * confirm it.
  */
-import { ContainerPath } from '../../../core/structure.js'
+import { ContainerPath, joinedText } from '../../../core/structure.js'
 import type { CutStyle, DocEvent, RefUse } from '../../../core/events.js'
 import { cutLevels, thinCuts, type CutLevel } from '../../../core/segment.js'
 import type { Boundary, ChunkDraft, PackerContext, PackerHandler, Tally } from '../../../core/types.js'
@@ -226,17 +226,8 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     return strongest
   }
 
-  /** The text of units [from, j): one slice of the source when the engine has it. */
-  const joined = (j: number, from = 0): string => {
-    if (j - from > 1) {
-      const last = queue[j - 1]!
-      const text = ctx.source(queue[from]!.start, last.start + last.text.length)
-      if (text !== undefined) return text
-    }
-    let text = ''
-    for (let i = from; i < j; i++) text += queue[i]!.text
-    return text
-  }
+  /** The text of units [from, j). */
+  const joined = (j: number, from = 0): string => joinedText(ctx.source, queue, from, j)
 
   /**
    * Summed counts of small pieces (words, graphemes) overstate their joined count; with a cheap

@@ -52,7 +52,7 @@ function coreOf (encoding: unknown): BpeCore | undefined {
 }
 
 /**
- * Installs both repairs on an encoding module. False when its internals are not the ones known
+ * Installs the repairs and the faster count on an encoding module. False when its internals are not the ones known
  * here (another gpt-tokenizer version): it then keeps its own code, slow in those cases but exact.
  */
 export function installFixes (encoding: unknown): boolean {
@@ -71,7 +71,7 @@ export function installFixes (encoding: unknown): boolean {
     cache.set(key, value)
   }
   const countNative = core.countNative
-  const sticky = new RegExp(core.tokenSplitRegex.source, core.tokenSplitRegex.flags.replace('g', '') + 'y')
+  const sticky = new RegExp(core.tokenSplitRegex.source, core.tokenSplitRegex.flags.replace(/[gy]/g, '') + 'y')
   core.countNative = function (this: BpeCore, text: string, allowedSpecial?: Set<string>): number {
     if (allowedSpecial !== undefined && allowedSpecial.size > 0) return countNative.call(this, text, allowedSpecial)
     return stickyCount(this, sticky, text) ?? countNative.call(this, text, allowedSpecial)
