@@ -29,14 +29,7 @@ function oneRecord (name: string, more: Partial<ParserPlugin> = {}, change: (tex
 }
 
 /** A parser of one record per line whose texts have their letters blanked: same lengths, other text. */
-const blankLines = definePlugin({
-  kind: 'parser',
-  name: 'blank-lines-test',
-  docsplit: '^1',
-  formats: ['blank-lines-test'],
-  extensions: [],
-  reads: 'text',
-  defaultSplitter: 'record',
+const blankLines = oneRecord('blank-lines-test', {
   create (ctx) {
     let text = ''
     return {
@@ -50,7 +43,7 @@ const blankLines = definePlugin({
       },
     }
   },
-} as ParserPlugin)
+} as Partial<ParserPlugin>)
 
 /** A splitter that upper-cases what it packs: one chunk of all the events. */
 const upperPacker = definePlugin({
