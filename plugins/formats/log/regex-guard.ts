@@ -406,6 +406,7 @@ export function unsafeRegexReason (source: string): string | undefined {
   for (const p of an.parts.sort((a, b) => b.ways - a.ways)) {
     if (parts.length < 3 && !parts.some((q) => q.includes(p.text))) parts.push(p.text)
   }
-  const which = parts.length > 0 ? `${parts.join(' and ')} can match the same characters in many ways` : 'it is long'
-  return `${which}${unanchored ? ', and without a leading ^ it is tried at every position of a line' : ''} (${rough(steps)} steps on a line of ${HEAD} characters that does not match, at most ${rough(MAX_STEPS)})`
+  const reasons = parts.length > 0 ? [`${parts.join(' and ')} can match the same characters in many ways`] : unanchored ? [] : ['its parts each scan the line']
+  if (unanchored) reasons.push('without a leading ^ it is tried at every position of a line (start it with ^ if entries start at the line start)')
+  return `${reasons.join(', and ')} (${rough(steps)} steps on a line of ${HEAD} characters that does not match, at most ${rough(MAX_STEPS)})`
 }

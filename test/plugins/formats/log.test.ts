@@ -298,6 +298,9 @@ t.test('log_start: wide bounded repeats count like * and +; common start pattern
   ]
   for (const source of accepted) t.equal(unsafeRegexReason(source), undefined, source)
   for (const p of START_PATTERNS) t.equal(unsafeRegexReason(p.regex.source), undefined, `built-in ${p.regex.source}`)
+  // Refused only for being tried at every position: the message says how to pass.
+  t.match(unsafeRegexReason('\\d+\\.\\d+\\.\\d+\\.\\d+'), /^without a leading \^ it is tried at every position of a line \(start it with \^/)
+  t.equal(unsafeRegexReason('^\\d+\\.\\d+\\.\\d+\\.\\d+'), undefined)
   const ev = await collectEvents(log, 'a b c [1] x\nmore\nd e f [2] y\n', { log_start: '^\\S+ \\S+ \\S+ \\[' })
   t.equal(records(ev).length, 2)
 })
