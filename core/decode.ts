@@ -63,6 +63,14 @@ export function firstInvalidUtf8 (bytes: Uint8Array, final: boolean): number {
   return -1
 }
 
+/** The encoding a byte order mark at the start of `bytes` selects, and its length; undefined without one. */
+export function byteOrderMark (bytes: Uint8Array): { label: 'utf-8' | 'utf-16le' | 'utf-16be', length: number } | undefined {
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return { label: 'utf-8', length: 3 }
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return { label: 'utf-16le', length: 2 }
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return { label: 'utf-16be', length: 2 }
+  return undefined
+}
+
 /**
  * Decodes pieces of bytes in order. `bomBytes` is known after the first piece of at least
  * 3 bytes (or at the end).
@@ -84,15 +92,10 @@ export class StreamDecoder {
   }
 
   private start (bytes: Uint8Array): Uint8Array {
-    if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) {
-      this.encoding = UTF8
-      this.bomBytes = 3
-    } else if (bytes[0] === 0xff && bytes[1] === 0xfe) {
-      this.encoding = encodingInfo('utf-16le')
-      this.bomBytes = 2
-    } else if (bytes[0] === 0xfe && bytes[1] === 0xff) {
-      this.encoding = encodingInfo('utf-16be')
-      this.bomBytes = 2
+    const bom = byteOrderMark(bytes)
+    if (bom !== undefined) {
+      this.encoding = bom.label === 'utf-8' ? UTF8 : encodingInfo(bom.label)
+      this.bomBytes = bom.length
     }
     if (this.encoding !== UTF8) this.decoder = new TextDecoder(this.encoding.name, { fatal: true, ignoreBOM: true })
     this.received = this.bomBytes

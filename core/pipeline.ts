@@ -13,7 +13,7 @@
  */
 import { hash } from 'node:crypto'
 import { Meter } from './budget.js'
-import { StreamDecoder, UTF8, encodingInfo, type EncodingInfo } from './decode.js'
+import { StreamDecoder, UTF8, byteOrderMark, encodingInfo, type EncodingInfo } from './decode.js'
 import type { BlockEvent, DocEvent, RecordEvent } from './events.js'
 import { DocsplitError, isDocsplitError, type ErrorCode } from './errors.js'
 import { applyPluginDefaults, baseOptions, prepareOptionChecks, resolveOptions } from './options.js'
@@ -149,7 +149,8 @@ function sampleText (pieces: InputPiece[], encoding: string): string {
   if (pieces.length === 0) return ''
   if (typeof pieces[0] === 'string') return (pieces as string[]).join('').slice(0, SAMPLE)
   const bytes = Buffer.concat(pieces as Uint8Array[]).subarray(0, SAMPLE)
-  const label = bytes[0] === 0xff && bytes[1] === 0xfe ? 'utf-16le' : bytes[0] === 0xfe && bytes[1] === 0xff ? 'utf-16be' : encoding
+  const bom = byteOrderMark(bytes)
+  const label = bom !== undefined && bom.label !== 'utf-8' ? bom.label : encoding
   try {
     return new TextDecoder(label).decode(bytes)
   } catch {
@@ -190,7 +191,7 @@ function chooseParser (options: ResolvedOptions, sample: () => string): { parser
  * ignores the label too).
  */
 function checkedDeclaredEncoding (parser: ParserPlugin, head: Uint8Array): string | undefined {
-  if ((head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf) || (head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff)) return undefined
+  if (byteOrderMark(head) !== undefined) return undefined
   let label: string | undefined
   try {
     label = parser.declaredEncoding?.(head)
@@ -593,7 +594,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
         if (countingAhead) await drain(false)
         yield * ready.splice(0)
       }
-  }
+    }
     if (countingAhead) await drain(true)
     guarded(() => packer.end())
   }
