@@ -125,8 +125,8 @@ t.test('the counting loop equals the plain reading of the model', async (t) => {
   for (const s of ['', 'a', 'aa', 'aaa', '--', '---', 'x--', 'x---', '  ', ' \n', '1234', '🎉🎉']) t.equal(countApprox(s), reference(s), JSON.stringify(s))
 })
 
-t.test('ASCII read from its bytes counts as read by code unit (property)', async (t) => {
-  // Long texts, mostly ASCII: the byte path, blocks of 16 KB, a non-ASCII character in some
+t.test('text copied out in blocks counts as read by code unit (property)', async (t) => {
+  // Long texts, mostly ASCII: the native copy, blocks of 16 K code units, a non-ASCII character in some
   // block, and slices of a larger string (what records and blocks are).
   const asciiUnit = fc.oneof(
     { weight: 30, arbitrary: fc.constantFrom(...[...pools.ascii + pools.digits + pools.punct + ' \n\t'], '----', '    ', 'word ') },
@@ -148,7 +148,7 @@ t.test('ASCII read from its bytes counts as read by code unit (property)', async
       t.equal(countApprox(s), reference(s), `${length} units, non-ASCII every ${nonAsciiEvery}`)
     }
   }
-  // after a text that is not all ASCII, the next ones are read by code unit: same counts
+  // texts of many scripts and short ones (copied by code unit) in one tally: same counts
   const tally = new ApproxTally()
   const parts = ['日本語のテキスト、とても長い文章です。'.repeat(3), ...Array.from({ length: 40 }, (_, i) => `line ${i}: -- the quick brown fox ==\n`)]
   let joined = ''
