@@ -49,7 +49,7 @@ export default definePlugin({
         ctx.fail('DOCSPLIT_INVALID_OPTION', `log_start could take exponential or polynomial time on some lines: ${unsafe}; use a simpler pattern (the start of a record is enough)`)
       }
     }
-    const parser = new LogParser((event) => { ctx.emit(event) }, { start })
+    const parser = new LogParser((event) => { ctx.emit(event) }, (code, message) => ctx.fail(code, message), { start })
     return {
       write: (piece) => { parser.write(piece) },
       end: () => { parser.end() },

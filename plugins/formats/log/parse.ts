@@ -10,7 +10,8 @@
  */
 import { SampleBuffer, leadingLines } from '../../../core/structure.js'
 import type { DocEvent } from '../../../core/events.js'
-import { HEAD, IndentClassifier, choosePattern, isBlankLine, looksLikeContinuation } from './patterns.js'
+import type { ParserContext } from '../../../core/types.js'
+import { HEAD, IndentClassifier, baseIndent, choosePattern, isBlankLine, looksLikeContinuation } from './patterns.js'
 
 export const SAMPLE_LINES = 50
 export const SAMPLE_CHARS = 64 * 1024
@@ -20,19 +21,36 @@ export const SAMPLE_CHARS = 64 * 1024
  * pattern still streams in bounded memory.
  */
 export const MAX_ENTRY_LINES = 1000
+/**
+ * An entry that has grown this many characters ends before its next line whatever that line
+ * looks like (a file of indented lines, say), so memory stays bounded on any input.
+ */
+export const MAX_ENTRY_CHARS = 16 << 20
+/** A line this long (no line break at all, most likely not a log) is refused: it cannot be cut. */
+export const MAX_LINE_CHARS = 64 << 20
 
 export interface LogParserOptions {
   /** A user start pattern (`log_start`); when absent the pattern is detected from a sample. */
   start?: RegExp
 }
 
+/**
+ * Index just past the line ending that ends the line at `from` (`\n`, `\r\n` or a lone `\r`,
+ * the line breaks core counts), or -1 when the line goes on past `text`. A `\r` that ends
+ * `text` ends the line too when `final`; otherwise the next character decides.
+ */
+function lineEnd (text: string, from: number, final: boolean): number {
+  const nl = text.indexOf('\n', from)
+  const cr = text.indexOf('\r', from)
+  if (cr === -1 || (nl !== -1 && cr >= nl - 1)) return nl === -1 ? -1 : nl + 1
+  return cr + 1 < text.length || final ? cr + 1 : -1
+}
+
 /** The text a start test sees: the line without its line ending, cut to HEAD characters. */
 function lineHead (line: string): string {
   let end = line.length
-  if (end > 0 && line.charCodeAt(end - 1) === 10) {
-    end--
-    if (end > 0 && line.charCodeAt(end - 1) === 13) end--
-  }
+  if (end > 0 && line.charCodeAt(end - 1) === 10) end--
+  if (end > 0 && line.charCodeAt(end - 1) === 13) end--
   return end > HEAD ? line.slice(0, HEAD) : line.slice(0, end)
 }
 
@@ -41,8 +59,8 @@ export function sampleLines (sample: string): string[] {
   const out: string[] = []
   let pos = 0
   while (pos < sample.length) {
-    const nl = sample.indexOf('\n', pos)
-    const end = nl === -1 ? sample.length : nl + 1
+    const next = lineEnd(sample, pos, true)
+    const end = next === -1 ? sample.length : next
     out.push(lineHead(sample.slice(pos, end)))
     pos = end
   }
@@ -51,6 +69,7 @@ export function sampleLines (sample: string): string[] {
 
 export class LogParser {
   private readonly emit: (event: DocEvent) => void
+  private readonly fail: ParserContext['fail']
   private readonly userStart: RegExp | undefined
   private isStart: ((head: string) => boolean) | undefined
   private patternMode = false
@@ -71,11 +90,14 @@ export class LogParser {
   /** 1-based line number of the current line, and of the current entry's first line. */
   private line = 1
   private recLine = 1
+  /** The current line has met a `\r` that ended the last piece: a `\n` may follow. */
+  private pendingCR = false
   /** Lines that started an entry so far: text before the first one belongs to it. */
   private started = 0
 
-  constructor (emit: (event: DocEvent) => void, options: LogParserOptions = {}) {
+  constructor (emit: (event: DocEvent) => void, fail: ParserContext['fail'], options: LogParserOptions = {}) {
     this.emit = emit
+    this.fail = fail
     this.userStart = options.start
   }
 
@@ -110,6 +132,7 @@ export class LogParser {
     if (total > this.recStart) this.flush(this.pre, total)
     this.pre = ''
     this.head = ''
+    this.pendingCR = false
   }
 
   /** Chooses how entries start, from the leading lines of the document. */
@@ -121,25 +144,30 @@ export class LogParser {
       this.emit({ type: 'info', key: 'start_pattern', value: re.source })
       return
     }
-    const chosen = choosePattern(sampleLines(sample))
+    const lines = sampleLines(sample)
+    const chosen = choosePattern(lines)
     if (chosen !== undefined) {
       const re = chosen.pattern.regex
       this.patternMode = true
       this.isStart = (head) => re.test(head)
       this.emit({ type: 'info', key: 'start_pattern', value: re.source })
     } else {
-      const indent = new IndentClassifier()
+      const indent = new IndentClassifier(baseIndent(lines))
       this.isStart = (head) => indent.isStart(head)
       this.emit({ type: 'info', key: 'start_pattern', value: null })
     }
   }
 
   private startsEntry (head: string): boolean {
-    return this.isStart!(head) || this.overlong(head)
+    return this.isStart!(head) || this.overlong(head, this.lineStart)
   }
 
-  /** The current entry is long and `head` does not look like it continues it (see MAX_ENTRY_LINES). */
-  private overlong (head: string): boolean {
+  /**
+   * The current entry, which would end at `lineStart`, is too long to grow: MAX_ENTRY_CHARS, or
+   * MAX_ENTRY_LINES and `head` does not look like it continues it.
+   */
+  private overlong (head: string, lineStart: number): boolean {
+    if (lineStart - this.recStart >= MAX_ENTRY_CHARS) return true
     return this.patternMode && this.line - this.recLine >= MAX_ENTRY_LINES && !looksLikeContinuation(head)
   }
 
@@ -153,20 +181,46 @@ export class LogParser {
     /** Index in `piece` where the part of the current entry not yet in `pre` starts. */
     let seg = 0
     let from = 0
+    /**
+     * The next `\n` and `\r` at or after `from` (-1: none left), each searched for again only
+     * once passed: a file with one kind of line ending does not scan for the other at every line.
+     */
+    let nl = -2
+    let cr = -2
     const isStart = this.isStart!
     for (;;) {
-      const nl = piece.indexOf('\n', from)
-      if (nl === -1) break
+      /** Index in `piece` just past the line ending of the line at `lineStart`. */
+      let to: number
+      if (this.pendingCR) {
+        // The previous piece ended with `\r`: its line ends there, or after a `\n` here.
+        this.pendingCR = false
+        to = piece.charCodeAt(0) === 10 ? 1 : 0
+      } else {
+        if (nl !== -1 && nl < from) nl = piece.indexOf('\n', from)
+        if (cr !== -1 && cr < from) cr = piece.indexOf('\r', from)
+        if (cr !== -1 && (nl === -1 || cr < nl - 1)) {
+          // A lone `\r` ends a line as core counts lines; at the end of the piece it may be CRLF.
+          if (cr + 1 === piece.length) {
+            this.pendingCR = true
+            break
+          }
+          to = cr + 1
+        } else if (nl === -1) {
+          break
+        } else {
+          to = nl + 1
+        }
+      }
       const start = this.lineStart
       let head: string
       if (this.head.length > 0 || start < base) {
-        const tail = piece.slice(0, Math.min(nl + 1, HEAD + 2))
+        const tail = piece.slice(0, Math.min(to, HEAD + 2))
         head = lineHead(this.head.length > HEAD + 2 ? this.head : this.head + tail)
         this.head = ''
       } else {
-        head = lineHead(piece.slice(from, Math.min(nl + 1, from + HEAD + 2)))
+        head = lineHead(piece.slice(from, Math.min(to, from + HEAD + 2)))
       }
-      if ((isStart(head) || this.overlong(head)) && this.started++ > 0) {
+      if ((isStart(head) || this.overlong(head, start)) && this.started++ > 0) {
         // The entry before this line ends where the line starts.
         const cut = start - this.recStart
         let text: string
@@ -184,7 +238,7 @@ export class LogParser {
         this.recLine = this.line
       }
       this.line++
-      from = nl + 1
+      from = to
       this.lineStart = base + from
     }
     // The rest of the piece: a partial line.
@@ -193,5 +247,8 @@ export class LogParser {
     }
     this.pre += seg === 0 ? piece : piece.slice(seg)
     this.docPos = base + piece.length
+    if (this.docPos - this.lineStart > MAX_LINE_CHARS) {
+      this.fail('DOCSPLIT_LIMIT_EXCEEDED', `line ${this.line} of the log is longer than ${MAX_LINE_CHARS / (1 << 20)} MiB characters without a line break: a log entry is kept whole, so a line this long is refused`)
+    }
   }
 }

@@ -71,6 +71,23 @@ export function startsIndented (line: string): boolean {
   return c === 32 || c === 9
 }
 
+/** Spaces and tabs at the start of `line`. */
+function indentOf (line: string): number {
+  let i = 0
+  for (; i < line.length; i++) {
+    const c = line.charCodeAt(i)
+    if (c !== 32 && c !== 9) break
+  }
+  return i
+}
+
+/** The least indentation of the lines that are not blank: where entries start in a log indented as a whole. */
+export function baseIndent (lines: string[]): number {
+  let base = Infinity
+  for (const line of lines) if (!isBlankLine(line)) base = Math.min(base, indentOf(line))
+  return base === Infinity ? 0 : base
+}
+
 /** A whitespace-only line never starts an entry: it belongs to the entry before it. */
 export function isBlankLine (line: string): boolean {
   return line.length === 0 || isBlank(line)
@@ -105,15 +122,25 @@ export function looksLikeContinuation (line: string): boolean {
 /**
  * Without a start pattern, a non-indented line starts an entry, except the lines that continue
  * a stack trace. Python tracebacks need a little state: the exception line that ends one is
- * not indented, and a chained traceback follows "During handling ...".
+ * not indented, and a chained traceback follows "During handling ...". In a log whose lines are
+ * all indented (`base`, the sample's least indentation), a line indented `base` counts as not
+ * indented.
  */
 export class IndentClassifier {
   private inTraceback = false
   private chained = false
 
+  constructor (private readonly base = 0) {}
+
   isStart (line: string): boolean {
     if (isBlankLine(line)) return false
-    if (startsIndented(line)) return false
+    if (this.base === 0) {
+      if (startsIndented(line)) return false
+    } else {
+      const indent = indentOf(line)
+      if (indent > this.base) return false
+      line = line.slice(indent)
+    }
     if (PY_TRACEBACK.test(line)) {
       const start = !this.chained
       this.inTraceback = true

@@ -6,7 +6,7 @@ import { basename, join } from 'node:path'
 import log from '../../../plugins/formats/log/index.js'
 import { START_PATTERNS, choosePattern } from '../../../plugins/formats/log/patterns.js'
 import { unsafeRegexReason } from '../../../plugins/formats/log/regex-guard.js'
-import { sampleLines } from '../../../plugins/formats/log/parse.js'
+import { MAX_ENTRY_CHARS, MAX_LINE_CHARS, sampleLines } from '../../../plugins/formats/log/parse.js'
 import type { DocEvent, RecordEvent } from '../../../core/events.js'
 import { DocsplitError } from '../../../core/errors.js'
 import { assertTiles, collectEvents } from '../../helpers/events.js'
@@ -175,6 +175,40 @@ t.test('lines that stop matching the detected pattern: entries stay bounded', as
   t.equal(recs.length, 59 + 5, 'the unmatched 5000 lines are cut about every 1000 lines')
   t.ok(recs.every((r) => r.text.split('\n').length <= 1002), 'no entry beyond the line cap (plus its last line)')
   t.same(await collectEvents(log, text, {}, 7), ev)
+})
+
+t.test('a lone CR ends a line as core counts it: CR-only logs split by entry', async (t) => {
+  const lines = Array.from({ length: 80 }, (_, i) => i % 5 === 4 ? `\tat frame${i}` : `2024-01-01 10:00:${String(i % 60).padStart(2, '0')} INFO n ${i}`)
+  for (const eol of ['\r', '\r\n', '\n']) {
+    const text = lines.join(eol) + eol
+    const ev = await collectEvents(log, text)
+    assertTiles(ev, text)
+    t.equal(info(ev, 'start_pattern'), '^\\[?\\d{4}-\\d{2}-\\d{2}[T ]\\d{2}:\\d{2}', `${JSON.stringify(eol)}: pattern detected`)
+    t.equal(records(ev).length, 64, `${JSON.stringify(eol)}: one record per entry`)
+    // A CR at the end of a piece may be the first half of a CRLF: cuts anywhere give the same events.
+    for (const size of [1, 2, 3, 37]) t.same(await collectEvents(log, text, {}, size), ev, `${JSON.stringify(eol)}: piece size ${size}`)
+  }
+})
+
+t.test('a log indented as a whole: lines at its least indentation start entries', async (t) => {
+  const text = Array.from({ length: 30 }, (_, i) => i % 3 === 2 ? '      at deeper.frame' : `  job ${i} started`).join('\n') + '\n'
+  const ev = await collectEvents(log, text)
+  assertTiles(ev, text)
+  t.equal(info(ev, 'start_pattern'), null)
+  t.equal(records(ev).length, 20, 'one entry per line at the base indentation, deeper lines continue it')
+  t.ok(records(ev).every((r) => r.text.startsWith('  job ')))
+})
+
+t.test('entries stop growing at MAX_ENTRY_CHARS; a line over MAX_LINE_CHARS is refused', async (t) => {
+  // One start line, then indented lines only: without the cap, the whole file is one entry.
+  const line = '  continued ' + 'x'.repeat(1000) + '\n'
+  const text = 'first line\n' + line.repeat(Math.ceil((MAX_ENTRY_CHARS * 2.5) / line.length))
+  const recs = records(await collectEvents(log, text, {}, 1 << 20))
+  t.equal(recs.length, 3)
+  t.ok(recs.every((r) => r.text.length <= MAX_ENTRY_CHARS + line.length), 'each entry ends at the first line past the cap')
+  t.equal(recs.map((r) => r.text).join(''), text)
+  const long = 'x'.repeat(MAX_LINE_CHARS + 1)
+  await t.rejects(collectEvents(log, '2024-01-01 10:00:00 INFO a\n' + long, {}, 1 << 20), { code: 'DOCSPLIT_LIMIT_EXCEEDED', message: /line 2 of the log is longer than 64 MiB/ })
 })
 
 t.test('empty input gives no events; blank input gives one record', async (t) => {
@@ -373,4 +407,13 @@ t.test('split(): entries whole', async (t) => {
 
 t.test('split(): corpus logs at 64 tokens', { skip: corpusMissing }, async (t) => {
   for (const file of corpusFiles('log')) await checkSplit(t, readFileSync(file, 'utf8'), { max_tokens: 64 }, basename(file))
+})
+
+t.test('split(): entry labels count lines as line_start does (a lone CR is a line break)', async (t) => {
+  // Progress lines overwritten with CR inside an entry.
+  const text = '2024-01-01 10:00:00 INFO download\r 10%\r 50%\r100%\n2024-01-01 10:00:01 INFO done\r\n'
+  const response = await split(text, { tokenizer, input_format: 'log', max_tokens: 8 })
+  t.same(records(await collectEvents(log, text)).map((r) => r.label), ['line 1', 'line 5'])
+  t.same(response.chunks.map((c) => c.line_start), [1, 5])
+  t.same(response.chunks.map((c) => c.path), [['line 1'], ['line 5']])
 })
