@@ -58,7 +58,8 @@ abstract class RecordBuffer {
   private readonly pending: string[] = []
   private bufStart = 0
   protected recStart = 0
-  protected label = '$'
+  /** The current record's label; none while the root container has no child (`[]`: path `$` alone). */
+  protected label: string | undefined = '$'
   protected total = 0
   protected scanner!: JsonScanner
 
@@ -173,6 +174,7 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
       if (container) {
         this.ctx.emit({ type: 'enter', kind: code === OPEN_BRACKET ? 'array' : 'object', label: '$', start: 0 })
         this.frames.push({ depth: 0, array: code === OPEN_BRACKET, path: '$', count: 0 })
+        this.label = undefined
       }
       this.setWatch()
       return
@@ -183,7 +185,7 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
         this.childStart(top, offset)
       } else if (container) {
         // a member's value that is a container: it may be opened if the member grows too long
-        this.spine = [{ depth, array: code === OPEN_BRACKET, path: this.label, kids: [] }]
+        this.spine = [{ depth, array: code === OPEN_BRACKET, path: this.label ?? top.path, kids: [] }]
         this.setWatch()
       }
       return

@@ -61,7 +61,8 @@ function checkRecordsWhole (events: DocEvent[], text: string): void {
   const recs = records(events)
   const labels = new Set<string>()
   for (const r of recs) {
-    const label = r.label ?? ''
+    // An empty root container is one record without a label (its path is the container's `$`).
+    const label = r.label ?? '$'
     if (labels.has(label)) throw new Error(`label ${label} twice`)
     labels.add(label)
     const at = atPath(doc, label)
@@ -164,7 +165,9 @@ t.test('JSON: records, labels, tiling', async (t) => {
   const obj = '{"name": "x", "a b": [1], "n": null}'
   t.same(records(await collectEvents(json, obj)).map((r) => r.label), ['$.name', '$["a b"]', '$.n'])
   t.same(records(await collectEvents(json, ' 42 ')).map((r) => [r.label, r.text]), [['$', ' 42 ']])
-  t.same(records(await collectEvents(json, '[]')).map((r) => [r.label, r.text]), [['$', '[]']])
+  // An empty root container is its own record, in the container `$`: no second `$` in path.
+  t.same(records(await collectEvents(json, '[]')).map((r) => [r.label, r.text]), [[undefined, '[]']])
+  for (const text of ['[]', ' {} ', '5']) t.same((await split(text, { input_format: 'json', tokenizer: tokenizerName })).chunks.map((c) => c.path), [['$']], `path of ${text}`)
   // a member longer than the budget is opened, down through objects, never into array elements
   const env = '{"meta": 1, "data": {"items": [' + Array.from({ length: 20 }, (_, i) => `{"id": ${i}, "pad": "${'x'.repeat(20)}"}`).join(', ') + ']}}'
   const e2 = await collectEvents(json, env, { max_tokens: 16 })
