@@ -62,7 +62,7 @@ export const errorTable = {
   },
   DOCSPLIT_PARSE_ERROR: {
     status: 422, exit: 3, title: 'Document not parseable',
-    description: 'The document is not valid in its declared format. The message gives the line and column where known.',
+    description: 'The document is not valid in its declared format. The message gives the line and column where known (1-based; a column counts UTF-16 code units, as JavaScript string positions do).',
   },
   DOCSPLIT_LIMIT_EXCEEDED: {
     status: 422, exit: 3, title: 'Document exceeds a safety limit',
