@@ -7,6 +7,7 @@
 import satisfies from 'semver/functions/satisfies.js'
 import validRange from 'semver/ranges/valid.js'
 import { DocsplitError, listValues } from './errors.js'
+import { pluginOptionNames, pluginOptionsProblem } from './plugin-options.js'
 import type { PackerPlugin, ParserPlugin, Plugin, TokenizerPlugin } from './types.js'
 
 /** The plugin API version this engine implements. Plugins declare a range (`docsplit: '^1'`). */
@@ -51,6 +52,16 @@ export function validatePlugin (plugin: Plugin): void {
   } else if (typeof plugin.load !== 'function') {
     fail(`tokenizer "${plugin.name}" needs a load() function`)
   }
+  if (plugin.kind !== 'tokenizer') {
+    const problem = pluginOptionsProblem(plugin.options)
+    if (problem !== undefined) fail(`${plugin.kind} "${plugin.name}": ${problem}`)
+  }
+}
+
+/** Which registered plugin declares option `name`, if any. */
+function optionOwner (name: string): ParserPlugin | PackerPlugin | undefined {
+  for (const p of [...parsers.values(), ...packers.values()]) if (pluginOptionNames(p.options).includes(name)) return p
+  return undefined
 }
 
 function taken (what: string, name: string): never {
@@ -80,6 +91,13 @@ export function register (...entries: Array<Plugin | Plugin[]>): void {
               : tokenizers.has(name) || tokenizersByAlias.has(name)
       if (exists || seen.has(key)) taken(what === 'ext' ? 'extension' : what, name)
       seen.add(key)
+    }
+    // Options are one table shared by every front: one name, one schema.
+    for (const option of p.kind === 'tokenizer' ? [] : pluginOptionNames(p.options)) {
+      const owner = optionOwner(option)
+      const by = owner !== undefined ? `${owner.kind} "${owner.name}"` : seen.has(`option:${option}`) ? 'another plugin in the same list' : undefined
+      if (by !== undefined) fail(`${p.kind} "${p.name}": option "${option}" is already declared by ${by}; prefix it with the plugin's name`)
+      seen.add(`option:${option}`)
     }
   }
   for (const p of list) {

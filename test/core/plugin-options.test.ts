@@ -1,0 +1,47 @@
+/**
+ * A plugin's options join the one options table every front reads, so they are checked when
+ * the plugin registers. (No split here: the registry freezes at the first one.)
+ */
+import t, { type Test } from 'tap'
+import { Type } from 'typebox'
+import { definePlugin, register, type ParserPlugin } from '../../index.js'
+
+function parser (name: string, options: unknown): ParserPlugin {
+  return definePlugin({
+    kind: 'parser',
+    name,
+    docsplit: '^1',
+    formats: [name],
+    extensions: [],
+    reads: 'text',
+    defaultSplitter: 'record',
+    options,
+    create: () => ({ write () {}, end () {} }),
+  } as ParserPlugin)
+}
+
+const refused = (t: Test, plugins: ParserPlugin[], message: RegExp): void => {
+  t.throws(() => { register(...plugins) }, { code: 'DOCSPLIT_PLUGIN_LOAD_FAILED', message })
+}
+
+t.test('an option name is taken once: not an engine option, not another plugin\'s', async (t) => {
+  refused(t, [parser('clash-core-test', Type.Object({ max_tokens: Type.Optional(Type.String()) }))], /^parser "clash-core-test": option "max_tokens" is one of the engine's own options/)
+  refused(t, [parser('clash-csv-test', Type.Object({ delimiter: Type.Optional(Type.Integer()) }))], /^parser "clash-csv-test": option "delimiter" is already declared by parser "csv"; prefix it/)
+  refused(t, [parser('clash-a-test', Type.Object({ shared_opt: Type.Optional(Type.String()) })), parser('clash-b-test', Type.Object({ shared_opt: Type.Optional(Type.String()) }))],
+    /^parser "clash-b-test": option "shared_opt" is already declared by another plugin in the same list/)
+})
+
+t.test('an options schema the fronts cannot read is refused, naming the option', async (t) => {
+  refused(t, [parser('typo-test', { type: 'object', properties: { my_opt: { type: 'strnig' } } })], /^parser "typo-test": option "my_opt" has an unknown type "strnig"/)
+  refused(t, [parser('nested-typo-test', Type.Object({ my_opt: Type.Optional(Type.Union([Type.String(), { type: 'nmber' } as never])) }))], /option "my_opt" has an unknown type "nmber"/)
+  refused(t, [parser('not-object-test', Type.String())], /^parser "not-object-test": `options` must be an object schema/)
+  refused(t, [parser('camel-test', Type.Object({ camelOpt: Type.Optional(Type.String()) }))], /^parser "camel-test": option "camelOpt" must be named in snake_case/)
+  refused(t, [parser('not-schema-test', { type: 'object', properties: { my_opt: 'string' } })], /option "my_opt" is not a schema/)
+})
+
+t.test('good options register and a refused list registers nothing', async (t) => {
+  t.doesNotThrow(() => { register(parser('good-options-test', Type.Object({ good_opt: Type.Optional(Type.Integer({ minimum: 1 })), good_list: Type.Optional(Type.Array(Type.String())) }))) })
+  // The good second plugin of a refused list is not registered: it can register alone later.
+  refused(t, [parser('list-good-test', undefined), parser('list-bad-test', Type.String())], /list-bad-test/)
+  t.doesNotThrow(() => { register(parser('list-good-test', undefined)) })
+})
