@@ -154,12 +154,17 @@ export class DocsplitError extends Error {
   constructor (code: ErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options)
     this.name = 'DocsplitError'
-    this.code = code
-    const spec: ErrorSpec = errorTable[code]
+    // A code that is not in the table (a plugin's typo) must not crash here: it is internal.
+    this.code = Object.hasOwn(errorTable, code) ? code : 'DOCSPLIT_INTERNAL'
+    const spec: ErrorSpec = errorTable[this.code]
     this.status = spec.status
     this.exitCode = spec.exit
     this.title = spec.title
   }
+}
+
+export function isErrorCode (value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.hasOwn(errorTable, value)
 }
 
 export function isDocsplitError (value: unknown): value is DocsplitError {

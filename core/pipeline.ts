@@ -15,7 +15,8 @@ import { hash } from 'node:crypto'
 import { Meter } from './budget.js'
 import { StreamDecoder, UTF8, byteOrderMark, encodingInfo, type EncodingInfo } from './decode.js'
 import type { BlockEvent, DocEvent, RecordEvent } from './events.js'
-import { DocsplitError, isDocsplitError, type ErrorCode } from './errors.js'
+import { DocsplitError, isDocsplitError, isErrorCode, type ErrorCode } from './errors.js'
+import { draftProblem } from './draft-check.js'
 import { applyPluginDefaults, baseOptions, prepareOptionChecks, resolveOptions } from './options.js'
 import { withOverlap } from './overlap.js'
 import { PositionTracker } from './positions.js'
@@ -129,15 +130,27 @@ async function * inputPieces (input: SplitInput): AsyncGenerator<InputPiece> {
 
 const loadedTokenizers = new Map<TokenizerPlugin, Promise<Tokenizer>>()
 
+function tokenizerUnavailable (plugin: TokenizerPlugin, cause?: unknown): DocsplitError {
+  const needs = typeof plugin.extra === 'string' && plugin.extra !== '' ? `the package ${plugin.extra.slice(0, 128)}: npm install ${plugin.extra.slice(0, 128)}` : 'a package that is not installed'
+  return new DocsplitError('DOCSPLIT_TOKENIZER_UNAVAILABLE', `tokenizer "${plugin.name}" needs ${needs}`, { cause })
+}
+
 function loadTokenizer (plugin: TokenizerPlugin): Promise<Tokenizer> {
   let loading = loadedTokenizers.get(plugin)
   if (loading === undefined) {
-    loading = Promise.resolve().then(() => plugin.load()).then((tokenizer) => {
+    loading = Promise.resolve().then(async () => {
+      // A plugin that says its package is missing, or whose load cannot find a module, lacks a dependency.
+      if (plugin.available !== undefined && await plugin.available() === false) throw tokenizerUnavailable(plugin)
+      return await plugin.load()
+    }).then((tokenizer) => {
       if (tokenizer === null || typeof tokenizer !== 'object' || typeof tokenizer.count !== 'function') {
         throw new DocsplitError('DOCSPLIT_PLUGIN_CONTRACT', `tokenizer "${plugin.name}": load() must return an object with count(text)`)
       }
       return tokenizer
-    }, (error: unknown) => { throw pluginFailure(error, `${plugin.name} tokenizer`) })
+    }, (error: unknown) => {
+      const code = (error as { code?: unknown } | null)?.code
+      throw code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND' ? tokenizerUnavailable(plugin, error) : pluginFailure(error, `${plugin.name} tokenizer`)
+    })
     loadedTokenizers.set(plugin, loading)
     // A failed load (package missing) is retried on the next request, after an install.
     loading.catch(() => loadedTokenizers.delete(plugin))
@@ -212,7 +225,9 @@ function checkedDeclaredEncoding (parser: ParserPlugin, head: Uint8Array): strin
 /** A parser's content score; a detect() that throws only takes its own format out of the running. */
 function detectScore (parser: ParserPlugin, text: string): number {
   try {
-    return parser.detect?.(text) ?? 0
+    // A score is 0 to 1: one out of range must not outrank every other format.
+    const score = parser.detect?.(text) ?? 0
+    return typeof score === 'number' && score > 0 ? Math.min(score, 1) : 0
   } catch {
     return 0
   }
@@ -369,6 +384,8 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
       if (tokenCount > maxTokens && draft.protected !== true) {
         contract(`splitter "${packerPlugin.name}" emitted a chunk of ${tokenCount} tokens over the budget of ${maxTokens}`)
       }
+      const problem = draftProblem(draft, draft.tokenCount, meter.budget)
+      if (problem !== undefined) contract(`splitter "${packerPlugin.name}" emitted a chunk at ${draft.start} with ${problem}`)
       const loc = tracker.locate(start, text) ?? contract(`splitter "${packerPlugin.name}" emitted overlapping chunks`)
       const index = chunkCount
       const chunk: Chunk = {
@@ -397,6 +414,19 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
       ready.push(chunk)
     },
   })
+
+  if (packer === null || typeof packer !== 'object' || typeof packer.push !== 'function' || typeof packer.end !== 'function') {
+    contract(`splitter "${packerPlugin.name}": create() must return a handler with push(event) and end()`)
+  }
+  /** A failure inside the splitter (or the tokenizer it counts with) is named as such, not as the parser's. */
+  const packerFailure = (error: unknown): DocsplitError => pluginFailure(error, `${packerPlugin.name} splitter (counting with the ${tokenizerPlugin.name} tokenizer)`)
+  const pushEvent = (event: DocEvent): void => {
+    try {
+      packer.push(event)
+    } catch (error) {
+      throw packerFailure(error)
+    }
+  }
 
   const parserCtx = {
     options,
@@ -437,9 +467,10 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
           break
       }
       if (countingAhead) hold(event)
-      else packer.push(event)
+      else pushEvent(event)
     },
     fail (code: ErrorCode, message: string): never {
+      if (!isErrorCode(code)) contract(`parser "${parser.name}" failed with ${JSON.stringify(String(code).slice(0, 64))}, which is not a docsplit error code`)
       throw new DocsplitError(code, message)
     },
   }
@@ -478,7 +509,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
     while (inflight.length > 0 && (all || inflight[0]!.done || inflight.length > AHEAD_INFLIGHT)) {
       const b = inflight.shift()!
       await b.counted
-      guarded(() => { for (const e of b.events) packer.push(e) })
+      for (const e of b.events) pushEvent(e)
     }
   }
 
@@ -487,6 +518,9 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
     handler = await parser.create(parserCtx) as ParserHandler<InputPiece>
   } catch (error) {
     throw pluginFailure(error, `${parser.name} parser`)
+  }
+  if (handler === null || typeof handler !== 'object' || typeof handler.write !== 'function' || typeof handler.end !== 'function') {
+    contract(`parser "${parser.name}": create() must return a handler with write(piece) and end()`)
   }
   onStart({ schema_version: SCHEMA_VERSION, input_format: format, metadata })
 
@@ -596,7 +630,11 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
       }
     }
     if (countingAhead) await drain(true)
-    guarded(() => packer.end())
+    try {
+      packer.end()
+    } catch (error) {
+      throw packerFailure(error)
+    }
   }
 
   /** The response without its chunks, once all are made. */

@@ -4,7 +4,7 @@
  * failing detect, load or defaultSplitter is named, never an anonymous internal error.
  */
 import t, { type Test } from 'tap'
-import { DocsplitError, definePlugin, register, split, type ParserPlugin } from '../../index.js'
+import { DocsplitError, definePlugin, register, split, type ChunkDraft, type PackerPlugin, type ParserPlugin } from '../../index.js'
 import { validatePlugin } from '../../core/registry.js'
 
 /** A parser of one record holding the whole text, as `record` turns it; `change` edits it. */
@@ -62,7 +62,44 @@ const upperPacker = definePlugin({
   },
 })
 
+/** A splitter of one chunk of everything (one record), whose draft `change` edits. */
+function onePacker (name: string, change: (draft: ChunkDraft) => void, more: Partial<PackerPlugin> = {}): PackerPlugin {
+  return definePlugin({
+    kind: 'packer',
+    name,
+    docsplit: '^1',
+    create (ctx) {
+      let text = ''
+      return {
+        push (event) { if (event.type === 'record' || event.type === 'block') text += event.text },
+        end () {
+          const draft: ChunkDraft = { start: 0, end: text.length, text, tokenCount: ctx.meter.count(text), path: [], kinds: ['record'], boundary: 'end', recordStart: 0, recordCount: 1 }
+          change(draft)
+          ctx.emit(draft)
+        },
+      }
+    },
+    ...more,
+  } as PackerPlugin)
+}
+
+const throwingTokenizer = definePlugin({ kind: 'tokenizer', name: 'throwing-count-test', docsplit: '^1', load: () => ({ name: 'throwing-count-test', count: (): number => { throw new Error('count broke') } }) })
+
 register([
+  onePacker('fields-test', (d) => { d.fields = { text: 'REPLACED' } }),
+  onePacker('path-test', (d) => { d.path = 'notalist' as never }),
+  onePacker('boundary-test', (d) => { d.boundary = 'whatever' as never }),
+  onePacker('protected-small-test', (d) => { d.protected = true }),
+  onePacker('protected-many-test', (d) => { d.protected = true; d.recordCount = 2; d.tokenCount = 10_000 }),
+  onePacker('throwing-packer-test', () => { throw new Error('packer broke') }),
+  definePlugin({ kind: 'packer', name: 'no-handler-test', docsplit: '^1', create: () => undefined as never }),
+  throwingTokenizer,
+  definePlugin({ kind: 'tokenizer', name: 'missing-package-test', docsplit: '^1', extra: 'my-bpe-package', available: () => false, load: () => { throw new Error('never called') } }),
+  definePlugin({ kind: 'tokenizer', name: 'missing-module-test', docsplit: '^1', load: async () => await import('docsplit-no-such-package-test' as string) as never }),
+  oneRecord('no-end-test', { create: () => ({ write () {} }) as never }),
+  oneRecord('bad-code-test', { create: (ctx) => ({ write () {}, end () { ctx.fail('NOT_A_CODE' as never, 'x') } }) }),
+  oneRecord('nan-detect-test', { detect: () => Number.NaN }),
+  oneRecord('string-detect-test', { detect: () => '0.99' as never }),
   blankLines,
   upperPacker,
   oneRecord('upper-test', {}, (x) => x.toUpperCase()),
@@ -158,4 +195,32 @@ t.test('event and registration errors say what is wrong', async (t) => {
   t.throws(() => validatePlugin({ hello: 'world' } as never), { code: 'DOCSPLIT_PLUGIN_LOAD_FAILED', message: /^not a plugin/ })
   // The registry froze at the first split above.
   t.throws(() => register(oneRecord('late-test')), { code: 'DOCSPLIT_REGISTRY_FROZEN', message: /^"late-test": plugins cannot be registered after the first split/ })
+})
+
+t.test('a chunk draft of the wrong shape is refused, naming the splitter', async (t) => {
+  const run = (splitter: string): Promise<unknown> => split(TEXT, { input_format: 'text', splitter, max_tokens: 100 })
+  await refusal(t, run('fields-test'), 'DOCSPLIT_PLUGIN_CONTRACT', /^splitter "fields-test" emitted a chunk at 0 with a record field "text", which is a chunk field core sets$/)
+  await refusal(t, run('path-test'), 'DOCSPLIT_PLUGIN_CONTRACT', /splitter "path-test" .* a path that is not a list of strings/)
+  await refusal(t, run('boundary-test'), 'DOCSPLIT_PLUGIN_CONTRACT', /splitter "boundary-test" .* boundary "whatever", not one of section, block/)
+  await refusal(t, run('protected-small-test'), 'DOCSPLIT_PLUGIN_CONTRACT', /protected set on a chunk of 1 record and \d+ tokens: protected is only for a single record over the budget \(100\)/)
+  await refusal(t, run('protected-many-test'), 'DOCSPLIT_PLUGIN_CONTRACT', /protected set on a chunk of 2 records/)
+  await refusal(t, run('no-handler-test'), 'DOCSPLIT_PLUGIN_CONTRACT', /^splitter "no-handler-test": create\(\) must return a handler with push\(event\) and end\(\)$/)
+})
+
+t.test('a failure is named after the plugin it happened in', async (t) => {
+  await refusal(t, split(TEXT, { input_format: 'text', splitter: 'throwing-packer-test' }), 'DOCSPLIT_INTERNAL', /^the throwing-packer-test splitter \(counting with the approx tokenizer\) failed unexpectedly$/)
+  await refusal(t, split(TEXT, { input_format: 'csv', tokenizer: 'throwing-count-test' }), 'DOCSPLIT_INTERNAL', /^the record splitter \(counting with the throwing-count-test tokenizer\) failed unexpectedly$/)
+  await refusal(t, split(TEXT, { input_format: 'no-end-test' }), 'DOCSPLIT_PLUGIN_CONTRACT', /^parser "no-end-test": create\(\) must return a handler with write\(piece\) and end\(\)$/)
+  await refusal(t, split(TEXT, { input_format: 'bad-code-test' }), 'DOCSPLIT_PLUGIN_CONTRACT', /^parser "bad-code-test" failed with "NOT_A_CODE", which is not a docsplit error code$/)
+  t.equal(new DocsplitError('NOT_A_CODE' as never, 'x').code, 'DOCSPLIT_INTERNAL', 'an unknown code does not crash the error class')
+})
+
+t.test('a tokenizer whose package is missing is DOCSPLIT_TOKENIZER_UNAVAILABLE, naming the package', async (t) => {
+  await refusal(t, split(TEXT, { input_format: 'text', tokenizer: 'missing-package-test' }), 'DOCSPLIT_TOKENIZER_UNAVAILABLE', /^tokenizer "missing-package-test" needs the package my-bpe-package: npm install my-bpe-package$/)
+  await refusal(t, split(TEXT, { input_format: 'text', tokenizer: 'missing-module-test' }), 'DOCSPLIT_TOKENIZER_UNAVAILABLE', /^tokenizer "missing-module-test" needs a package that is not installed$/)
+})
+
+t.test('a detect() score that is not a number from 0 to 1 cannot take auto detection', async (t) => {
+  const r = await split('# Title\n\nSome text with a [link](http://example.com).\n\n## Part\n\n- a\n- b\n', {})
+  t.equal(r.document.input_format, 'markdown', 'NaN and a string score count as 0')
 })

@@ -1,0 +1,41 @@
+/**
+ * The shape of a chunk draft, checked as it leaves a splitter: core copies these fields into
+ * `docsplit.chunk.v1` chunks, so a splitter's slip would otherwise reach every consumer.
+ * (Text, offsets and the budget are checked by the pipeline itself.)
+ */
+import { Chunk } from './schema.js'
+import type { ChunkDraft } from './types.js'
+
+const BOUNDARIES = new Set(['section', 'block', 'line', 'sentence', 'word', 'grapheme', 'record', 'end'])
+/** Fields core sets: a record's extra `fields` may add to a chunk, never replace these. */
+const CORE_FIELDS = new Set(Object.keys(Chunk.properties))
+
+function isStringList (value: unknown): boolean {
+  if (!Array.isArray(value)) return false
+  for (const item of value) if (typeof item !== 'string') return false
+  return true
+}
+
+function isCount (value: unknown): boolean {
+  return value === undefined || (Number.isSafeInteger(value) && (value as number) >= 0)
+}
+
+/** What is wrong with `draft` (of `tokenCount` tokens, packed to `budget`), or undefined. */
+export function draftProblem (draft: ChunkDraft, tokenCount: number, budget: number): string | undefined {
+  if (!isStringList(draft.path)) return 'a path that is not a list of strings'
+  if (!isStringList(draft.kinds)) return 'kinds that are not a list of strings'
+  if (!BOUNDARIES.has(draft.boundary)) return `boundary ${JSON.stringify(String(draft.boundary).slice(0, 32))}, not one of ${[...BOUNDARIES].join(', ')}`
+  if (!isCount(draft.recordStart) || !isCount(draft.recordCount)) return 'a recordStart or recordCount that is not a whole number of at least 0'
+  if (draft.protected !== undefined && typeof draft.protected !== 'boolean') return 'a protected flag that is not true or false'
+  if (draft.protected === true && (draft.recordCount !== 1 || tokenCount <= budget)) {
+    return `protected set on a chunk of ${draft.recordCount ?? 'no'} record${draft.recordCount === 1 ? '' : 's'} and ${tokenCount} tokens: protected is only for a single record over the budget (${budget})`
+  }
+  if (draft.context !== undefined && typeof draft.context !== 'string') return 'a context that is not a string'
+  if (draft.fields !== undefined) {
+    for (const [name, value] of Object.entries(draft.fields)) {
+      if (CORE_FIELDS.has(name)) return `a record field "${name}", which is a chunk field core sets`
+      if (typeof value !== 'string' && typeof value !== 'number') return `a record field "${name.slice(0, 64)}" that is not a string or a number`
+    }
+  }
+  return undefined
+}
