@@ -90,7 +90,7 @@ export async function runSplit (command: SplitCommand): Promise<number> {
       for (const v of violations) process.stderr.write(`docsplit: verify: chunk ${v.chunk}: ${v.rule}: ${v.detail}\n`)
       throw new DocsplitError('DOCSPLIT_VERIFY_FAILED', `${violations.length} invariant violation(s) found`)
     }
-    process.stderr.write(`docsplit: verified ${summary.chunk_count} chunks: lossless, offsets (characters, bytes, lines) and overlaps exact, every chunk within ${summary.metadata.max_tokens} tokens by recount\n`)
+    process.stderr.write(`docsplit: verified ${summary.chunk_count} chunks: lossless, offsets (characters, bytes, lines) and overlaps exact, every chunk within ${summary.metadata.max_tokens} tokens by recount${verifier.protectedCount > 0 ? ` but ${verifier.protectedCount} protected (each a single record over it)` : ''}\n`)
   }
   return 0
 }

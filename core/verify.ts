@@ -15,7 +15,7 @@ import type { Tokenizer } from './types.js'
 
 export interface Violation {
   chunk: number
-  rule: 'lossless' | 'budget' | 'token_count' | 'order' | 'offsets' | 'overlap'
+  rule: 'lossless' | 'budget' | 'token_count' | 'order' | 'offsets' | 'overlap' | 'protected'
   detail: string
 }
 
@@ -29,6 +29,8 @@ export class Verifier {
   private previous = ''
   private tokenizer: Tokenizer | undefined
   private maxTokens = 0
+  /** Chunks exempt from the budget: each a single record over it. */
+  protectedCount = 0
   /** The input's bytes decoded as the split decodes them (none: byte offsets are not checked). */
   private decoder: StreamDecoder | undefined
   /** Bytes that came before the split said its encoding. */
@@ -103,6 +105,8 @@ export class Verifier {
     const count = this.tokenizer.count(chunk.text)
     if (count !== chunk.token_count) add('token_count', `token_count ${chunk.token_count}, recounted ${count}`)
     if (!chunk.protected && count > this.maxTokens) add('budget', `${count} tokens over the budget of ${this.maxTokens}`)
+    if (chunk.protected && chunk.record_count !== 1) add('protected', `holds ${chunk.record_count ?? 'no'} records (protected is for a single record over budget)`)
+    if (chunk.protected) this.protectedCount++
   }
 
   private checkBytes (chunk: Chunk, head: string): void {

@@ -1,0 +1,59 @@
+/**
+ * The conformance kit (docsplit/testing) as a plugin author meets it: a broken plugin fails
+ * with the sample and the rule, and a record-style splitter of one's own may mark a single
+ * record over budget `protected`, as `record` does.
+ */
+import t from 'tap'
+import { checkPacker, checkParser } from '../../testing.js'
+import { definePlugin, register, type ChunkDraft, type PackerPlugin, type ParserPlugin } from '../../index.js'
+
+function lineParser (name: string, handler: (emit: (text: string, at: number) => void) => { write: (piece: string) => void, end: () => unknown }): ParserPlugin {
+  return definePlugin({
+    kind: 'parser', name, docsplit: '^1', formats: [name], extensions: [], reads: 'text', defaultSplitter: 'record',
+    create: (ctx) => handler((text, at) => { ctx.emit({ type: 'record', start: at, end: at + text.length, text }) }),
+  } as ParserPlugin)
+}
+
+const asyncEnd = lineParser('kit-async-end-test', (emit) => {
+  let text = ''
+  return { write: (piece) => { text += piece }, end: async () => { emit(text, 0) } }
+})
+const throwing = lineParser('kit-throwing-test', () => ({ write: () => { throw new TypeError('cannot read x of undefined') }, end: () => {} }))
+
+/** Each record alone in its chunk: `protected` when the record alone is over budget. */
+const eachRecord: PackerPlugin = definePlugin({
+  kind: 'packer',
+  name: 'kit-each-record-test',
+  docsplit: '^1',
+  create (ctx) {
+    let index = 0
+    return {
+      push (event) {
+        if (event.type !== 'record' && event.type !== 'block') return
+        const tokenCount = ctx.meter.count(event.text)
+        const draft: ChunkDraft = { start: event.start, end: event.end, text: event.text, tokenCount, path: [], kinds: [event.kind ?? event.type], boundary: 'record', recordStart: index++, recordCount: 1 }
+        if (tokenCount > ctx.budget) draft.protected = true
+        ctx.emit(draft)
+      },
+      end () {},
+    }
+  },
+})
+
+register(asyncEnd, throwing, eachRecord)
+
+t.test('a broken parser fails the kit with the sample and what is wrong', async (t) => {
+  await t.rejects(checkParser(asyncEnd, [{ name: 'one line', input: 'a line\n' }]), { message: /parser "kit-async-end-test".*one line.*end\(\) must finish before it returns/s })
+  await t.rejects(checkParser(throwing, [{ name: 'one line', input: 'a line\n' }]), { message: /parser "kit-throwing-test".*one line.*threw TypeError: cannot read x of undefined; only DocsplitError may leave a plugin/s })
+})
+
+t.test('a splitter of its own may protect a single record over budget', async (t) => {
+  const rows = 'id,text\n' + Array.from({ length: 20 }, (_, i) => `${i},${'word '.repeat(i * 7)}`).join('\n') + '\n'
+  await checkPacker(eachRecord, [{ name: 'rows', input: rows, options: { input_format: 'csv' } }], { budgets: [8, 64] })
+  t.pass('passed the kit')
+})
+
+t.test('after the first split, an unregistered plugin is refused with the way out', async (t) => {
+  const late = lineParser('kit-late-test', () => ({ write: () => {}, end: () => {} }))
+  await t.rejects(checkParser(late, [{ name: 'x', input: 'x' }]), { code: 'DOCSPLIT_REGISTRY_FROZEN', message: /register every plugin a test file checks before the first check/ })
+})
