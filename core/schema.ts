@@ -27,7 +27,7 @@ export const Chunk = Type.Object({
   path: Type.Array(Type.String(), { description: 'Enclosing structure: heading path, class and function, XML element path, sheet name, JSON path. A label over 200 characters keeps its start and end around a `…`; a path more than 64 containers deep keeps the outermost 8 and the innermost 55 around a `…`.' }),
   kinds: Type.Array(Type.String(), { description: 'Kinds of the blocks or records inside, in order of first appearance.' }),
   boundary: Boundary,
-  protected: Type.Boolean({ description: 'True only for a single record over budget under `record`: emitted whole, never cut.' }),
+  protected: Type.Boolean({ description: 'True only for a single record over budget (the `record` splitter): emitted whole, never cut.' }),
   record_start: Type.Optional(Type.Integer({ minimum: 0, description: 'Index (from 0) of the first record in the chunk.' })),
   record_count: Type.Optional(Type.Integer({ minimum: 0, description: 'Number of records in the chunk.' })),
   context: Type.Optional(Type.String({ description: 'What the records need to be read alone, such as the CSV header row. Not part of `text` or `token_count`.' })),
