@@ -8,10 +8,11 @@
  * grow to 3x what was live after a full collection before the next one (V8 picks up to about
  * 4x here): 256 MB log 138-146 -> 117-126 MB, 2 GB log 156 -> 134 MB, for 4-8% more time.
  */
+import { writeSync } from 'node:fs'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import '../plugins/index.js'
 import { DocsplitError, isDocsplitError } from '../core/errors.js'
-import { loadPlugins } from '../core/load.js'
+import { loadPlugins, pluginsLoading } from '../core/load.js'
 import { describeSchema, optionsSchema } from '../core/options.js'
 import { VERSION } from '../core/version.js'
 import { printFormats } from './formats.js'
@@ -87,6 +88,9 @@ function pluginModules (argv: string[]): string[] {
   return out
 }
 
+/** What main() is doing, named if it never finishes. */
+let step = 'docsplit'
+
 async function main (argv: string[]): Promise<number> {
   await loadPlugins(pluginModules(argv))
   const schema = optionsSchema()
@@ -125,6 +129,7 @@ async function main (argv: string[]): Promise<number> {
     return 0
   }
   const [command, ...rest] = positionals
+  if (command !== undefined) step = `docsplit ${command}`
   if (values.help === true || command === undefined || command === 'help') {
     process.stdout.write(help())
     return command === undefined && values.help !== true ? 2 : 0
@@ -159,9 +164,33 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   process.exit(e.exitCode)
 })
 
+let settled = false
+
+// Node exits once nothing is left to run, even while main() still awaits a promise that nothing
+// can settle any more (a plugin module's top-level await that never settles): it would exit 0
+// with no output. Say which step was pending and fail instead. `beforeExit` comes only when the
+// event loop empties (not on process.exit()), and the write is synchronous so that it adds no
+// work to the loop.
+process.on('beforeExit', () => {
+  if (settled) return
+  settled = true
+  const plugin = pluginsLoading()[0]
+  const e = plugin !== undefined
+    ? new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', `plugin module "${plugin}" never finished loading (a top-level await that never settles?)`)
+    : new DocsplitError('DOCSPLIT_INTERNAL', `${step} stopped before it finished: it was waiting for a step that can never complete`)
+  try {
+    writeSync(2, `docsplit: ${e.code}: ${e.message}\n`)
+  } catch {
+    // stderr closed: the exit code still tells.
+  }
+  process.exitCode = e.exitCode
+})
+
 main(process.argv.slice(2)).then((code) => {
+  settled = true
   process.exitCode = code
 }, (error: unknown) => {
+  settled = true
   const e = isDocsplitError(error) ? error : new DocsplitError('DOCSPLIT_INTERNAL', 'unexpected failure', { cause: error })
   process.stderr.write(`docsplit: ${e.code}: ${e.message}\n`)
   // What went wrong inside (a plugin's exception), for whoever debugs it: never by default.

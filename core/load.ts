@@ -23,9 +23,23 @@ function specifier (name: string): string {
   }
 }
 
+/**
+ * Plugin modules being imported now, as the caller named them. A module whose top-level
+ * `await` never settles leaves its import pending forever, and Node then exits as soon as
+ * nothing else is left to do: the CLI reads this to name the module instead of exiting
+ * silently.
+ */
+const importing = new Set<string>()
+
+/** The plugin modules whose import has started and not finished, as the caller named them. */
+export function pluginsLoading (): string[] {
+  return [...importing]
+}
+
 export async function loadPlugins (names: readonly string[]): Promise<void> {
   for (const name of names) {
     let mod: { default?: unknown }
+    importing.add(name)
     try {
       mod = await import(specifier(name)) as { default?: unknown }
     } catch (error) {
@@ -33,6 +47,8 @@ export async function loadPlugins (names: readonly string[]): Promise<void> {
       throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', notFound
         ? `plugin module "${name}" was not found; install it or give a path`
         : `plugin module "${name}" threw while loading: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
+    } finally {
+      importing.delete(name)
     }
     const exported = mod.default
     if (exported === undefined || exported === null || typeof exported !== 'object') {

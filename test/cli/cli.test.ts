@@ -221,3 +221,27 @@ t.test('a list option repeats (one value each) or takes a comma-separated list',
   t.same(sheetsOf(['--sheets', 'South,West']), ['South', 'West'], 'once: a comma-separated list')
   t.same(sheetsOf(['--sheets=3']), ['West'], 'a 1-based position')
 })
+
+t.test('a step that can never finish is an error naming it, not a silent exit 0', async (t) => {
+  // Node exits once nothing is left to run, even while the command still waits.
+  writeFileSync(join(dir, 'hangs.js'), `export default { kind: 'parser', name: 'hangs', docsplit: '^1', formats: ['hangs'], extensions: ['.hangs'], reads: 'text', defaultSplitter: 'record', create () { return { write () {}, end () {} } } }
+await new Promise(() => {})
+`)
+  writeFileSync(join(dir, 'stalls.mjs'), `export default { kind: 'parser', name: 'stalls', docsplit: '^1', formats: ['stalls'], extensions: ['.stalls'], reads: 'text', defaultSplitter: 'record', create: () => new Promise(() => {}) }\n`)
+  const run = (args: string[], env: Record<string, string> = {}): { code: number | null, stdout: string, stderr: string } => {
+    // A timeout, should `serve` start listening instead.
+    const r = spawnSync(process.execPath, [bin, ...args], { cwd: dir, encoding: 'utf8', timeout: 60_000, env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...env } })
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr }
+  }
+  const hangs = 'docsplit: DOCSPLIT_PLUGIN_LOAD_FAILED: plugin module "./hangs.js" never finished loading (a top-level await that never settles?)\n'
+  const split = run(['split', file('h.txt', 'text\n'), '--plugin', './hangs.js'])
+  t.equal(split.code, 2, 'the exit code of DOCSPLIT_PLUGIN_LOAD_FAILED, as for any plugin that fails to load')
+  t.equal(split.stderr, hangs)
+  t.equal(split.stdout, '')
+  const serve = run(['serve'], { DOCSPLIT_PLUGINS: './hangs.js' })
+  t.equal(serve.code, 2, serve.stdout)
+  t.equal(serve.stderr, hangs)
+  const stalls = run(['split', file('s.stalls', 'text\n'), '--plugin', './stalls.mjs'])
+  t.equal(stalls.code, 1, 'past loading: an internal error')
+  t.equal(stalls.stderr, 'docsplit: DOCSPLIT_INTERNAL: docsplit split stopped before it finished: it was waiting for a step that can never complete\n')
+})
