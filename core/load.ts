@@ -3,9 +3,10 @@
  * default-exports a plugin or a list of plugins made with definePlugin. Any failure names the
  * module and the reason, so a bad plugin stops the start with a message, not a stack trace.
  */
+import { existsSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { pathToFileURL } from 'node:url'
-import { isAbsolute, join, resolve } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { DocsplitError, isDocsplitError } from './errors.js'
 import { register } from './registry.js'
 import type { Plugin } from './types.js'
@@ -21,6 +22,41 @@ function specifier (name: string): string {
   } catch {
     return name
   }
+}
+
+/** The package a bare specifier names: `pkg` of `pkg/sub.js`, `@scope/pkg` of `@scope/pkg/sub.js`. */
+function packageName (spec: string): string {
+  const parts = spec.split('/')
+  return (spec.startsWith('@') ? parts.slice(0, 2) : parts.slice(0, 1)).join('/')
+}
+
+/**
+ * Why importing plugin `name` (from `url`, as specifier() made it) failed with a module not
+ * found: the plugin itself is missing, or one of its own imports is. Node names the missing
+ * module in its message (import: `Cannot find package 'yaml' imported from /abs/plugin.js`, or
+ * an absolute path for a file; require: the specifier as written); the message shows it as a
+ * package name or a path relative to the plugin, never a path of this machine.
+ */
+function notFoundMessage (name: string, url: string, error: unknown): string {
+  const missing = /Cannot find (?:package|module) '([^']+)'/.exec(error instanceof Error ? error.message : '')?.[1]
+  const entry = url.startsWith('file:') ? fileURLToPath(url) : undefined
+  const found = entry !== undefined
+    ? existsSync(entry)
+    : missing !== undefined && missing !== name && missing !== packageName(name)
+  if (!found) return `plugin module "${name}" was not found; install it or give a path`
+  if (missing === undefined) return `plugin module "${name}" could not load one of its dependencies; install them`
+  const path = missing.startsWith('file:') ? fileURLToPath(missing) : missing
+  // As the plugin wrote it (require() reports that): a file relative to the importing one, or a package.
+  if (path.startsWith('.')) return `plugin module "${name}" could not load "${path}", which it imports: no such file`
+  if (!isAbsolute(path)) return `plugin module "${name}" could not load its dependency "${packageName(path)}"; install it`
+  // A file: one inside a package (its exports point at a file that is missing) is named from
+  // the package on, one of the plugin's own relative to the plugin.
+  const modules = `${sep}node_modules${sep}`
+  const at = path.lastIndexOf(modules)
+  if (at !== -1) return `plugin module "${name}" could not load its dependency "${path.slice(at + modules.length).split(sep).join('/')}"; reinstall it`
+  const own = entry !== undefined ? relative(dirname(entry), path) : ''
+  const shown = own !== '' && !own.startsWith('..') && !isAbsolute(own) ? `./${own.split(sep).join('/')}` : basename(path)
+  return `plugin module "${name}" could not load "${shown}", which it imports: no such file`
 }
 
 /**
@@ -40,12 +76,14 @@ export async function loadPlugins (names: readonly string[]): Promise<void> {
   for (const name of names) {
     let mod: { default?: unknown }
     importing.add(name)
+    const url = specifier(name)
     try {
-      mod = await import(specifier(name)) as { default?: unknown }
+      mod = await import(url) as { default?: unknown }
     } catch (error) {
-      const notFound = (error as { code?: string }).code === 'ERR_MODULE_NOT_FOUND'
-      throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', notFound
-        ? `plugin module "${name}" was not found; install it or give a path`
+      const code = (error as { code?: string }).code
+      // MODULE_NOT_FOUND: a CommonJS plugin's require().
+      throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND'
+        ? notFoundMessage(name, url, error)
         : `plugin module "${name}" threw while loading: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
     } finally {
       importing.delete(name)

@@ -1,0 +1,76 @@
+/**
+ * loadPlugins' messages when a module is not found: the plugin itself, or one of its own
+ * imports. They name what to install as the user or the plugin wrote it, never a path of this
+ * machine.
+ */
+import t from 'tap'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { loadPlugins } from '../../core/load.js'
+import { isDocsplitError } from '../../core/errors.js'
+
+const dir = mkdtempSync(join(tmpdir(), 'docsplit-load-'))
+// ES modules, as plugins are (a .js file beside no package.json would be CommonJS under tsx).
+writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }))
+const cwd = process.cwd()
+// Plugins are named as on the command line: relative to the current directory.
+process.chdir(dir)
+t.teardown(() => {
+  process.chdir(cwd)
+  rmSync(dir, { recursive: true, force: true })
+})
+
+const write = (path: string, text: string): void => {
+  mkdirSync(join(dir, path, '..'), { recursive: true })
+  writeFileSync(join(dir, path), text)
+}
+
+async function failure (name: string): Promise<string> {
+  try {
+    await loadPlugins([name])
+  } catch (error) {
+    if (!isDocsplitError(error)) throw error
+    t.equal(error.code, 'DOCSPLIT_PLUGIN_LOAD_FAILED', name)
+    t.notOk(error.message.includes(dir), `${name}: no path of this machine`)
+    return error.message
+  }
+  throw new Error(`${name} loaded`)
+}
+
+t.test('a plugin that is missing itself: not found', async (t) => {
+  t.equal(await failure('./nowhere.js'), 'plugin module "./nowhere.js" was not found; install it or give a path')
+  t.equal(await failure('docsplit-plugin-nowhere'), 'plugin module "docsplit-plugin-nowhere" was not found; install it or give a path')
+  t.equal(await failure('@nowhere/docsplit-plugin/sub.js'), 'plugin module "@nowhere/docsplit-plugin/sub.js" was not found; install it or give a path')
+})
+
+t.test('a plugin found whose import is missing: names the dependency to install', async (t) => {
+  write('x.js', "import 'docsplit-test-missing-dep'\nexport default {}\n")
+  t.equal(await failure('./x.js'), 'plugin module "./x.js" could not load its dependency "docsplit-test-missing-dep"; install it')
+  write('scoped.mjs', "import { a } from '@docsplit-test/missing/sub/path.js'\nexport default a\n")
+  t.equal(await failure('./scoped.mjs'), 'plugin module "./scoped.mjs" could not load its dependency "@docsplit-test/missing"; install it')
+  write('nested/index.js', "import './lib/helper.js'\nexport default {}\n")
+  write('nested/lib/helper.js', "import 'docsplit-test-deep-dep'\n")
+  t.equal(await failure('./nested/index.js'), 'plugin module "./nested/index.js" could not load its dependency "docsplit-test-deep-dep"; install it', 'from a file of the plugin')
+  write('common.cjs', "module.exports = require('docsplit-test-cjs-dep')\n")
+  t.equal(await failure('./common.cjs'), 'plugin module "./common.cjs" could not load its dependency "docsplit-test-cjs-dep"; install it', 'a CommonJS plugin\'s require')
+})
+
+t.test('a plugin package found whose import is missing, by package name', async (t) => {
+  write('node_modules/docsplit-plugin-needy/package.json', JSON.stringify({ name: 'docsplit-plugin-needy', type: 'module', main: 'index.js' }))
+  write('node_modules/docsplit-plugin-needy/index.js', "import 'docsplit-test-missing-dep'\nexport default {}\n")
+  t.equal(await failure('docsplit-plugin-needy'), 'plugin module "docsplit-plugin-needy" could not load its dependency "docsplit-test-missing-dep"; install it')
+  // A dependency that is there, whose file is not: named from the package on.
+  write('node_modules/half-installed/package.json', JSON.stringify({ name: 'half-installed', type: 'module' }))
+  write('odd.js', "import 'half-installed/gone.js'\nexport default {}\n")
+  t.equal(await failure('./odd.js'), 'plugin module "./odd.js" could not load its dependency "half-installed/gone.js"; reinstall it')
+})
+
+t.test('a file of its own that is missing: named relative to the plugin', async (t) => {
+  write('own/index.js', "import './lib/gone.js'\nexport default {}\n")
+  t.equal(await failure('./own/index.js'), 'plugin module "./own/index.js" could not load "./lib/gone.js", which it imports: no such file')
+  write('own/outside.js', "import '../../docsplit-test-gone.js'\nexport default {}\n")
+  t.equal(await failure('./own/outside.js'), 'plugin module "./own/outside.js" could not load "docsplit-test-gone.js", which it imports: no such file', 'outside the plugin\'s folder: the file name only')
+  write('own/common.cjs', "module.exports = require('./lib/gone.cjs')\n")
+  t.equal(await failure('./own/common.cjs'), 'plugin module "./own/common.cjs" could not load "./lib/gone.cjs", which it imports: no such file', 'require() names it as written')
+})
