@@ -15,6 +15,7 @@ export async function describeFormats (): Promise<Record<string, unknown>> {
   return {
     formats: await Promise.all(listParsers().map(async (p) => ({
       name: p.name,
+      description: p.description ?? '',
       formats: p.formats,
       extensions: p.extensions,
       reads: p.reads,
@@ -26,6 +27,7 @@ export async function describeFormats (): Promise<Record<string, unknown>> {
     splitters: await Promise.all(listPackers().map(async (p) => ({ name: p.name, description: p.description ?? '', available: await available(p) }))),
     tokenizers: await Promise.all(listTokenizers().map(async (t) => ({
       name: t.name,
+      description: t.description ?? '',
       aliases: t.aliases ?? [],
       extra: t.extra ?? null,
       available: await available(t),
@@ -34,11 +36,26 @@ export async function describeFormats (): Promise<Record<string, unknown>> {
   }
 }
 
+/** A description under its entry: indented, wrapped at word boundaries to stay under 100 columns. */
+function describe (lines: string[], description: string): void {
+  const indent = '      '
+  let line = ''
+  for (const word of description.split(/\s+/).filter((w) => w !== '')) {
+    if (line !== '' && indent.length + line.length + 1 + word.length > 100) {
+      lines.push(indent + line)
+      line = word
+    } else {
+      line = line === '' ? word : `${line} ${word}`
+    }
+  }
+  if (line !== '') lines.push(indent + line)
+}
+
 export async function printFormats (json: boolean): Promise<number> {
   const info = await describeFormats() as {
-    formats: Array<{ formats: string[], extensions: string[], default_splitter: string, extra: string | null, available: boolean }>
+    formats: Array<{ description: string, formats: string[], extensions: string[], default_splitter: string, extra: string | null, available: boolean }>
     splitters: Array<{ name: string, description: string }>
-    tokenizers: Array<{ name: string, aliases: string[], extra: string | null, available: boolean, default: boolean }>
+    tokenizers: Array<{ name: string, description: string, aliases: string[], extra: string | null, available: boolean, default: boolean }>
   }
   if (json) {
     process.stdout.write(JSON.stringify(info, null, 2) + '\n')
@@ -48,12 +65,14 @@ export async function printFormats (json: boolean): Promise<number> {
   const lines = ['Formats (input_format):']
   for (const f of info.formats) {
     lines.push(`  ${f.formats.join(', ')}  [${f.extensions.join(' ')}]  splitter: ${f.default_splitter}  ${state(f.available, f.extra)}`)
+    describe(lines, f.description)
   }
   lines.push('', 'Splitters (splitter):')
   for (const s of info.splitters) lines.push(`  ${s.name}  ${s.description}`)
   lines.push('', 'Tokenizers (tokenizer):')
   for (const t of info.tokenizers) {
     lines.push(`  ${t.name}${t.default ? ' (default)' : ''}  ${state(t.available, t.extra)}${t.aliases.length > 0 ? `  models: ${t.aliases.join(', ')}` : ''}`)
+    describe(lines, t.description)
   }
   process.stdout.write(lines.join('\n') + '\n')
   return 0

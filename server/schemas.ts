@@ -4,26 +4,47 @@
  * load, so their options and formats are in the enums.
  */
 import { Type, type TObject, type TSchema } from 'typebox'
-import { optionsSchema, errorTable, type ErrorCode } from '../index.js'
+import { optionsSchema, errorTable, listPackers, listParsers, listTokenizers, type ErrorCode } from '../index.js'
 import { Chunk, Metadata, DocumentInfo, ReferenceDefinition, SCHEMA_VERSION } from '../core/schema.js'
 import { problemType } from './problem.js'
 
 export const SPLIT_PREFIX = '/docsplit/api/split/'
 
+/** A markdown list of the registered plugins of a kind: "- `csv`, `tsv`: what it does". */
+function pluginList (plugins: Array<{ names: readonly string[], description?: string }>): string {
+  return plugins.map((p) => `- ${p.names.map((n) => `\`${n}\``).join(', ')}${p.description !== undefined && p.description !== '' ? `: ${p.description}` : ''}`).join('\n')
+}
+
+/**
+ * What each name of the options that name a plugin means, from the plugins' own descriptions,
+ * for the OpenAPI description of that option (the engine's table keeps its one sentence).
+ */
+function pluginLists (): Record<string, string> {
+  return {
+    input_format: pluginList(listParsers().map((p) => ({ names: p.formats, description: p.description }))),
+    splitter: pluginList(listPackers().map((p) => ({ names: [p.name], description: p.description }))),
+    tokenizer: pluginList(listTokenizers().map((t) => ({ names: [t.name], description: t.description }))),
+  }
+}
+
 /** The split options, by name. */
 export function splitOptions (): Record<string, TSchema> {
   const out: Record<string, TSchema> = {}
+  const lists = pluginLists()
   for (const [name, schema] of Object.entries((optionsSchema() as TObject).properties)) {
+    const s = schema as TSchema & { enum?: unknown[], description?: string }
     // An empty enum (nothing of that kind registered) would make the whole schema invalid.
-    const s = schema as TSchema & { enum?: unknown[] }
-    if (Array.isArray(s.enum) && s.enum.length === 0) {
-      // Copy with descriptors: TypeBox keeps `~optional` as a non-enumerable key.
-      const copy = Object.defineProperties({}, Object.getOwnPropertyDescriptors(s)) as { enum?: unknown }
-      delete copy.enum
-      out[name] = copy as TSchema
-    } else {
+    const emptyEnum = Array.isArray(s.enum) && s.enum.length === 0
+    const list = lists[name]
+    if (!emptyEnum && (list === undefined || list === '')) {
       out[name] = schema
+      continue
     }
+    // Copy with descriptors: TypeBox keeps `~optional` as a non-enumerable key.
+    const copy = Object.defineProperties({}, Object.getOwnPropertyDescriptors(s)) as { enum?: unknown, description?: string }
+    if (emptyEnum) delete copy.enum
+    if (list !== undefined && list !== '') copy.description = `${s.description ?? ''}\n\n${list}`
+    out[name] = copy as TSchema
   }
   return out
 }

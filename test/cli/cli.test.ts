@@ -95,6 +95,24 @@ t.test('should list formats, splitters and tokenizers with defaults', async (t) 
   t.match(human.stdout, /Tokenizers \(tokenizer\):/)
 })
 
+t.test('should describe every format and tokenizer, in JSON and as text', async (t) => {
+  const { listParsers, listTokenizers } = await import('../../index.js')
+  const info = JSON.parse(docsplit(['formats', '--json']).stdout) as Record<'formats' | 'tokenizers', Array<{ name: string, description: string }>>
+  const human = docsplit(['formats']).stdout
+  // As printed: indented under its entry, wrapped at word boundaries.
+  const text = human.replace(/\n {6}/g, ' ')
+  for (const [kind, plugins] of [['formats', listParsers()], ['tokenizers', listTokenizers()]] as const) {
+    t.ok(plugins.length > 0)
+    for (const p of plugins) {
+      t.ok(p.description, `${p.name} has a description`)
+      t.equal(info[kind].find((x) => x.name === p.name)?.description, p.description, `${kind}: ${p.name} in --json`)
+      t.ok(text.includes(` ${p.description!}\n`), `${kind}: ${p.name} in the text`)
+    }
+  }
+  t.match(human, /\n  csv, tsv  \[\.csv \.tsv\]  splitter: record  available\n {6}CSV and TSV: one record per row/)
+  t.ok(human.split('\n').filter((l) => l.startsWith('      ')).every((l) => l.length <= 100), 'descriptions wrapped under 100 columns')
+})
+
 t.test('should print help and version', async (t) => {
   const help = docsplit(['--help'])
   t.equal(help.code, 0)

@@ -17,6 +17,8 @@ t.teardown(served.close)
 t.test('should list a loaded plugin\'s formats in /openapi.json', async (t) => {
   const spec = await (await fetch(`${served.url}/openapi.json`)).json() as Record<string, unknown>
   t.match(JSON.stringify(spec), /"ini"/)
+  const body = (spec as { paths: Record<string, { post: { requestBody: { content: Record<string, { schema: { properties: Record<string, { description: string }> } }> } } }> }).paths[TEXT]!.post.requestBody.content['application/json']!.schema
+  t.match(body.properties.input_format!.description, /\n- `ini`, `cfg`: INI configuration files: sections and key = value lines\./, 'with its description')
 })
 
 t.test('should split with a loaded plugin through the text and file endpoints', async (t) => {

@@ -3,7 +3,7 @@
  * NDJSON), the docs page and its local assets, and the generated OpenAPI document.
  */
 import t from 'tap'
-import { SCHEMA_VERSION, errorTable, optionsSchema } from '../../index.js'
+import { SCHEMA_VERSION, errorTable, listPackers, listParsers, listTokenizers, optionsSchema } from '../../index.js'
 import { FILE, TEXT, postFile, postJson, serve } from './helpers.js'
 
 const doc = '# Title\n\nA first paragraph with some words in it.\n\n## Part\n\nA second paragraph, also with words.\n\n- a list\n- of items\n'
@@ -136,11 +136,28 @@ t.test('routes', async (t) => {
     for (const [name, schema] of Object.entries(options)) {
       const documented = body.properties[name]
       t.ok(documented, `option ${name} documented`)
-      for (const key of ['type', 'default', 'minimum', 'maximum', 'description']) {
+      for (const key of ['type', 'default', 'minimum', 'maximum']) {
         if (schema[key] !== undefined) t.same(documented![key], schema[key], `${name}.${key}`)
       }
+      if (schema.description !== undefined) t.ok(String(documented!.description).startsWith(String(schema.description)), `${name}.description`)
       if (Array.isArray(schema.enum) && schema.enum.length > 0) t.same(documented!.enum, schema.enum, `${name}.enum`)
     }
+    // The options that name a plugin list what each name means, from the plugins' descriptions.
+    const lists: Array<[string, Array<{ names: readonly string[], description?: string }>]> = [
+      ['input_format', listParsers().map((p) => ({ names: p.formats, description: p.description }))],
+      ['splitter', listPackers().map((p) => ({ names: [p.name], description: p.description }))],
+      ['tokenizer', listTokenizers().map((x) => ({ names: [x.name], description: x.description }))],
+    ]
+    for (const [name, plugins] of lists) {
+      const description = String(body.properties[name]!.description)
+      t.ok(plugins.length > 0, `${name}: plugins registered`)
+      for (const p of plugins) {
+        t.ok(p.description, `${p.names[0]} has a description`)
+        t.ok(description.includes(`\n- ${p.names.map((n) => `\`${n}\``).join(', ')}: ${p.description}`), `${name}: ${p.names[0]} listed with its description`)
+      }
+    }
+    t.match(String(body.properties.input_format!.description), /\n- `csv`, `tsv`: CSV and TSV: /)
+    t.same(api.paths[FILE]!.post!.requestBody!.content['multipart/form-data']!.schema.properties.tokenizer!.description, body.properties.tokenizer!.description, 'the file endpoint too')
     t.ok(text.responses['200']!.content!['application/json'], 'JSON response documented')
     t.ok(text.responses['200']!.content!['application/x-ndjson'], 'NDJSON response documented')
     for (const status of ['400', '408', '413', '415', '422', '429', '431', '500', '503']) {
