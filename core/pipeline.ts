@@ -376,7 +376,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
         if (o !== undefined) ({ start, text, tokenCount } = o)
       }
       if (!Number.isSafeInteger(tokenCount) || tokenCount < 0) {
-        contract(`tokenizer "${tokenizerPlugin.name}" (splitter "${packerPlugin.name}") gave a chunk ${String(tokenCount)} tokens; a count is a whole number of at least 0`)
+        contract(`tokenizer "${tokenizerPlugin.name}" (splitter "${packerPlugin.name}") gave a chunk ${typeof tokenCount === 'number' ? String(tokenCount) : `the ${typeof tokenCount} ${JSON.stringify(tokenCount)?.slice(0, 32) ?? String(tokenCount)} as its count of`} tokens; a count is a whole number of at least 0`)
       }
       if (sourceText !== undefined && !sourceText.matches(draft.start, draft.text)) {
         contract(`the chunk at ${draft.start}..${draft.end} is not the source text there: parser "${parser.name}" or splitter "${packerPlugin.name}" changed it`)

@@ -128,6 +128,7 @@ register([
     },
   } as Partial<ParserPlugin>),
   definePlugin({ kind: 'tokenizer', name: 'negative-test', docsplit: '^1', load: () => ({ name: 'negative-test', count: () => -1 }) }),
+  definePlugin({ kind: 'tokenizer', name: 'string-count-test', docsplit: '^1', load: () => ({ name: 'string-count-test', count: () => '39' as never }) }),
   definePlugin({ kind: 'tokenizer', name: 'fraction-test', docsplit: '^1', load: () => ({ name: 'fraction-test', count: (s: string) => s.length / 3 }) }),
   definePlugin({ kind: 'tokenizer', name: 'nameless-test', docsplit: '^1', load: () => ({ count: (s: string) => s.length }) as never }),
   definePlugin({ kind: 'tokenizer', name: 'countless-test', docsplit: '^1', load: () => ({ name: 'countless-test' }) as never }),
@@ -159,6 +160,7 @@ t.test('an event or a chunk whose text is not the source text is refused, naming
 t.test('a token count must be a whole number of at least 0', async (t) => {
   await refusal(t, split(TEXT, { input_format: 'text', tokenizer: 'negative-test' }), 'DOCSPLIT_PLUGIN_CONTRACT', /tokenizer "negative-test".* -1 tokens/)
   await refusal(t, split(TEXT + '!', { input_format: 'text', tokenizer: 'fraction-test', max_tokens: 100 }), 'DOCSPLIT_PLUGIN_CONTRACT', /tokenizer "fraction-test".*whole number/)
+  await refusal(t, split(TEXT, { input_format: 'text', tokenizer: 'string-count-test', max_tokens: 100 }), 'DOCSPLIT_PLUGIN_CONTRACT', /tokenizer "string-count-test".* gave a chunk the string "39" as its count of tokens/)
 })
 
 t.test('a tokenizer without a name is reported by its plugin name; one without count() or whose load throws is named', async (t) => {
