@@ -21,6 +21,7 @@ import { applyPluginDefaults, baseOptions, prepareOptionChecks, resolveOptions }
 import { withOverlap } from './overlap.js'
 import { PositionTracker } from './positions.js'
 import { SourceWindow } from './source.js'
+import { WellFormedCheck } from './well-formed.js'
 import { freeze, packerByName, parserForFilename, parserForFormat, listParsers, tokenizerByName, formatNames } from './registry.js'
 import { SCHEMA_VERSION, type Chunk, type Metadata, type SplitResponse, type SplitSummary } from './schema.js'
 import { segmenters } from './segment.js'
@@ -524,11 +525,13 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
   }
   onStart({ schema_version: SCHEMA_VERSION, input_format: format, metadata })
 
+  const wellFormed = new WellFormedCheck()
   const feed = (piece: InputPiece): void => {
     if (typeof piece === 'string') {
       if (parser.reads === 'bytes') {
         throw needsFile(format)
       }
+      wellFormed.check(piece)
       decodedLength += piece.length
       sourceText?.add(piece)
       handler.write(piece)
@@ -607,6 +610,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
 
   /** The rest of the input, the parser's end and the packer's. */
   async function * finish (): AsyncGenerator<Chunk> {
+    wellFormed.end()
     const steps = guarded(() => {
       if (decoder !== undefined) {
         const rest = decoder.end()
