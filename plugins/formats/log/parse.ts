@@ -188,14 +188,15 @@ export class LogParser {
     let nl = -2
     let cr = -2
     const isStart = this.isStart!
+    /** Index in `piece` just past the line ending of the line at `lineStart`; -1: not found yet. */
+    let to = -1
+    if (this.pendingCR) {
+      // The previous piece ended with `\r`: its line ends there, or after a `\n` here.
+      this.pendingCR = false
+      to = piece.charCodeAt(0) === 10 ? 1 : 0
+    }
     for (;;) {
-      /** Index in `piece` just past the line ending of the line at `lineStart`. */
-      let to: number
-      if (this.pendingCR) {
-        // The previous piece ended with `\r`: its line ends there, or after a `\n` here.
-        this.pendingCR = false
-        to = piece.charCodeAt(0) === 10 ? 1 : 0
-      } else {
+      if (to === -1) {
         if (nl !== -1 && nl < from) nl = piece.indexOf('\n', from)
         if (cr !== -1 && cr < from) cr = piece.indexOf('\r', from)
         if (cr !== -1 && (nl === -1 || cr < nl - 1)) {
@@ -239,6 +240,7 @@ export class LogParser {
       }
       this.line++
       from = to
+      to = -1
       this.lineStart = base + from
     }
     // The rest of the piece: a partial line.
