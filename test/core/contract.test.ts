@@ -6,27 +6,7 @@
 import t, { type Test } from 'tap'
 import { DocsplitError, definePlugin, register, split, type ChunkDraft, type PackerPlugin, type ParserPlugin } from '../../index.js'
 import { validatePlugin } from '../../core/registry.js'
-
-/** A parser of one record holding the whole text, as `record` turns it; `change` edits it. */
-function oneRecord (name: string, more: Partial<ParserPlugin> = {}, change: (text: string) => string = (x) => x): ParserPlugin {
-  return definePlugin({
-    kind: 'parser',
-    name,
-    docsplit: '^1',
-    formats: [name],
-    extensions: [],
-    reads: 'text',
-    defaultSplitter: 'record',
-    create (ctx) {
-      let text = ''
-      return {
-        write (piece: string) { text += piece },
-        end () { if (text !== '') ctx.emit({ type: 'record', start: 0, end: text.length, text: change(text) }) },
-      }
-    },
-    ...more,
-  } as ParserPlugin)
-}
+import { oneRecord } from '../helpers/plugins.js'
 
 /** A parser of one record per line whose texts have their letters blanked: same lengths, other text. */
 const blankLines = oneRecord('blank-lines-test', {
@@ -44,23 +24,6 @@ const blankLines = oneRecord('blank-lines-test', {
     }
   },
 } as Partial<ParserPlugin>)
-
-/** A splitter that upper-cases what it packs: one chunk of all the events. */
-const upperPacker = definePlugin({
-  kind: 'packer',
-  name: 'upper-packer-test',
-  docsplit: '^1',
-  create (ctx) {
-    let text = ''
-    return {
-      push (event) { if (event.type === 'record' || event.type === 'block') text += event.text },
-      end () {
-        const upper = text.toUpperCase()
-        ctx.emit({ start: 0, end: upper.length, text: upper, tokenCount: ctx.meter.count(upper), path: [], kinds: ['record'], boundary: 'end', protected: true })
-      },
-    }
-  },
-})
 
 /** A splitter of one chunk of everything (one record), whose draft `change` edits. */
 function onePacker (name: string, change: (draft: ChunkDraft) => void, more: Partial<PackerPlugin> = {}): PackerPlugin {
@@ -101,7 +64,7 @@ register([
   oneRecord('nan-detect-test', { detect: () => Number.NaN }),
   oneRecord('string-detect-test', { detect: () => '0.99' as never }),
   blankLines,
-  upperPacker,
+  onePacker('upper-packer-test', (d) => { d.text = d.text.toUpperCase() }),
   oneRecord('upper-test', {}, (x) => x.toUpperCase()),
   oneRecord('throwing-detect-test', { detect: () => { throw new Error('detect broke') } }),
   oneRecord('short-text-test', {}, (x) => x.slice(1)),

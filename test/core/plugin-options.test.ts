@@ -4,20 +4,11 @@
  */
 import t, { type Test } from 'tap'
 import { Type } from 'typebox'
-import { definePlugin, register, type ParserPlugin } from '../../index.js'
+import { register, type ParserPlugin } from '../../index.js'
+import { oneRecord } from '../helpers/plugins.js'
 
 function parser (name: string, options: unknown): ParserPlugin {
-  return definePlugin({
-    kind: 'parser',
-    name,
-    docsplit: '^1',
-    formats: [name],
-    extensions: [],
-    reads: 'text',
-    defaultSplitter: 'record',
-    options,
-    create: () => ({ write () {}, end () {} }),
-  } as ParserPlugin)
+  return oneRecord(name, { options } as Partial<ParserPlugin>)
 }
 
 const refused = (t: Test, plugins: ParserPlugin[], message: RegExp): void => {
