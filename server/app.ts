@@ -164,6 +164,7 @@ export async function build (opts: BuildOptions = {}): Promise<FastifyInstance> 
     maxQueuedSplits: config.maxQueuedSplits,
     splitTimeoutSeconds: config.splitTimeoutSeconds,
     workerMaxMemoryMb: config.workerMaxMemoryMb,
+    jsonResponseBytes: config.jsonResponseMemoryMb * 1024 * 1024,
     plugins: config.plugins,
   })
   await app.register(rateLimit, {

@@ -21,6 +21,7 @@ const DEFAULTS = {
   DOCSPLIT_WEB_SPLIT_TIMEOUT_SECONDS: 30,
   DOCSPLIT_WEB_IDLE_TIMEOUT_SECONDS: 30,
   DOCSPLIT_WEB_WORKER_MAX_MEMORY_MB: 2048,
+  DOCSPLIT_WEB_JSON_RESPONSE_MEMORY_MB: 512,
   DOCSPLIT_WEB_RATE_LIMIT_REQUESTS: 60,
   DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS: 60,
   DOCSPLIT_WEB_LOG_LEVEL: 'info',
@@ -36,6 +37,7 @@ export const envSchema = {
   DOCSPLIT_WEB_SPLIT_TIMEOUT_SECONDS: Type.Number({ minimum: 0.1, maximum: 3600, default: DEFAULTS.DOCSPLIT_WEB_SPLIT_TIMEOUT_SECONDS, description: 'Budget of one split, queue wait included. Past it the worker is stopped and replaced: 503.' }),
   DOCSPLIT_WEB_IDLE_TIMEOUT_SECONDS: Type.Number({ minimum: 1, maximum: 3600, default: DEFAULTS.DOCSPLIT_WEB_IDLE_TIMEOUT_SECONDS, description: 'A connection on which nothing moves (no request bytes arrive, the client takes no response bytes) for the split budget plus this long is closed: a client that stops reading its answer is cut off and the answer freed.' }),
   DOCSPLIT_WEB_WORKER_MAX_MEMORY_MB: Type.Integer({ minimum: 64, maximum: 65536, default: DEFAULTS.DOCSPLIT_WEB_WORKER_MAX_MEMORY_MB, description: 'Heap limit of each worker thread. A split past it: 422 DOCSPLIT_LIMIT_EXCEEDED.' }),
+  DOCSPLIT_WEB_JSON_RESPONSE_MEMORY_MB: Type.Integer({ minimum: 1, maximum: 65536, default: DEFAULTS.DOCSPLIT_WEB_JSON_RESPONSE_MEMORY_MB, description: 'Memory for JSON answers on their way to clients, all requests together (the whole answer is held until sent). While this much is held, a split request that wants JSON gets 503 DOCSPLIT_OVERLOADED with Retry-After, before or after its split; NDJSON answers are streamed and not counted.' }),
   DOCSPLIT_WEB_RATE_LIMIT_REQUESTS: Type.Integer({ minimum: 1, maximum: 1_000_000, default: DEFAULTS.DOCSPLIT_WEB_RATE_LIMIT_REQUESTS, description: 'Split requests per client and window. Past it: 429 with Retry-After. Health, version and docs are never limited.' }),
   DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS: Type.Integer({ minimum: 1, maximum: 86_400, default: DEFAULTS.DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS, description: 'Length of the rate-limit window.' }),
   DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL: Type.String({ pattern: '^rediss?://', maxLength: 2048, description: 'Share the rate limit between instances through Redis (`redis://host:6379/0`). Unset: each instance counts alone.' }),
@@ -57,6 +59,7 @@ export interface ServerConfig {
   splitTimeoutSeconds: number
   idleTimeoutSeconds: number
   workerMaxMemoryMb: number
+  jsonResponseMemoryMb: number
   rateLimitRequests: number
   rateLimitWindowSeconds: number
   rateLimitRedisUrl: string | undefined
@@ -75,6 +78,7 @@ export const defaultConfig: ServerConfig = {
   splitTimeoutSeconds: DEFAULTS.DOCSPLIT_WEB_SPLIT_TIMEOUT_SECONDS,
   idleTimeoutSeconds: DEFAULTS.DOCSPLIT_WEB_IDLE_TIMEOUT_SECONDS,
   workerMaxMemoryMb: DEFAULTS.DOCSPLIT_WEB_WORKER_MAX_MEMORY_MB,
+  jsonResponseMemoryMb: DEFAULTS.DOCSPLIT_WEB_JSON_RESPONSE_MEMORY_MB,
   rateLimitRequests: DEFAULTS.DOCSPLIT_WEB_RATE_LIMIT_REQUESTS,
   rateLimitWindowSeconds: DEFAULTS.DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS,
   rateLimitRedisUrl: undefined,
@@ -155,6 +159,7 @@ export function loadEnv (env: NodeJS.ProcessEnv = process.env): ServerConfig {
     splitTimeoutSeconds: read(env, 'DOCSPLIT_WEB_SPLIT_TIMEOUT_SECONDS') as number,
     idleTimeoutSeconds: read(env, 'DOCSPLIT_WEB_IDLE_TIMEOUT_SECONDS') as number,
     workerMaxMemoryMb: read(env, 'DOCSPLIT_WEB_WORKER_MAX_MEMORY_MB') as number,
+    jsonResponseMemoryMb: read(env, 'DOCSPLIT_WEB_JSON_RESPONSE_MEMORY_MB') as number,
     rateLimitRequests: read(env, 'DOCSPLIT_WEB_RATE_LIMIT_REQUESTS') as number,
     rateLimitWindowSeconds: read(env, 'DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS') as number,
     rateLimitRedisUrl: read(env, 'DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL') as string | undefined,

@@ -60,8 +60,13 @@ export async function sendSplit (
     const body = await app.splitPool.ndjson(input, options, cancel.signal)
     return reply.type(NDJSON).send(body)
   }
-  const json = await app.splitPool.json(input, options, cancel.signal)
+  const held = await app.splitPool.json(input, options, cancel.signal)
+  // The answer counts against DOCSPLIT_WEB_JSON_RESPONSE_MEMORY_MB until it is sent or the
+  // connection closes ('close' follows 'finish' too); a client already gone releases it now.
+  if (reply.raw.destroyed || reply.raw.closed) held.release()
+  else reply.raw.once('close', held.release)
+  const { json } = held
   reply.type('application/json; charset=utf-8')
   if (json.length <= SLICE) return reply.send(json)
-  return reply.header('content-length', Buffer.byteLength(json)).send(sliced(json))
+  return reply.header('content-length', held.bytes).send(sliced(json))
 }

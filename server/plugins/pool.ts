@@ -20,13 +20,33 @@ export interface PoolOptions {
   maxQueuedSplits: number
   splitTimeoutSeconds: number
   workerMaxMemoryMb: number
+  /**
+   * Bytes of JSON answers the main process may hold at once (DOCSPLIT_WEB_JSON_RESPONSE_MEMORY_MB):
+   * a JSON answer is held whole from the moment its worker hands it over until it is sent.
+   */
+  jsonResponseBytes: number
   /** External plugin modules the workers load (DOCSPLIT_PLUGINS). */
   plugins: string[]
 }
 
+/** A JSON answer held in the main process; `release` once it is sent or its client is gone. */
+export interface HeldJson {
+  json: string
+  /** Its UTF-8 length. */
+  bytes: number
+  release: () => void
+}
+
 export interface SplitPool {
-  /** Runs one split; resolves to the response JSON text. */
-  json (input: string | Uint8Array, options: Record<string, unknown>, cancel: AbortSignal): Promise<string>
+  /**
+   * Runs one split; resolves to the response JSON text, counted against the JSON answer memory
+   * until released. Refused (503 DOCSPLIT_OVERLOADED) before the split when that memory is
+   * used up, and after it when its answer would not fit beside those already held (an answer
+   * alone is always sent, even one larger than the budget).
+   */
+  json (input: string | Uint8Array, options: Record<string, unknown>, cancel: AbortSignal): Promise<HeldJson>
+  /** Bytes of JSON answers held now. */
+  readonly heldJsonBytes: number
   /**
    * Runs one split as NDJSON. Resolves once the header line is ready (so a failure before it is
    * still a plain problem response); later failures end the stream with an `{"error": ...}` line.
@@ -152,13 +172,41 @@ async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<voi
     }
   }
 
+  // JSON answers are made whole by the worker and held here until sent: a large answer
+  // (a 5 MB document at max_tokens 8 makes about 95 MB of JSON) to a slow reader stays in
+  // this process for as long as it reads. Their total is kept under a budget.
+  let heldJson = 0
+  function noRoomForJson (): DocsplitError {
+    return Object.assign(new DocsplitError('DOCSPLIT_OVERLOADED',
+      `the JSON answers being sent use the memory set aside for them (DOCSPLIT_WEB_JSON_RESPONSE_MEMORY_MB = ${Math.round(opts.jsonResponseBytes / 2 ** 20)}); retry later, or ask for NDJSON (Accept: application/x-ndjson), which is streamed`),
+    { retryAfterSeconds: Math.min(30, Math.max(1, Math.ceil(opts.splitTimeoutSeconds / 4))) } satisfies RetryHint)
+  }
+
   const splitPool: SplitPool = {
     get pending () { return pending },
+    get heldJsonBytes () { return heldJson },
 
     async json (input, options, cancel) {
+      // Refused before the split starts while the budget is used up.
+      if (heldJson >= opts.jsonResponseBytes) throw noRoomForJson()
       const result = await submit({ input, options }, undefined, cancel)
       if (!result.ok) throw failureError(result)
-      return result.json ?? '{}'
+      const json = result.json ?? '{}'
+      const bytes = Buffer.byteLength(json)
+      // Splits that started together finish one after another: each answer must fit beside
+      // those already held, or it is dropped here (one answer alone always goes out).
+      if (heldJson > 0 && heldJson + bytes > opts.jsonResponseBytes) throw noRoomForJson()
+      heldJson += bytes
+      let released = false
+      return {
+        json,
+        bytes,
+        release: () => {
+          if (released) return
+          released = true
+          heldJson -= bytes
+        },
+      }
     },
 
     ndjson (input, options, cancel) {

@@ -20,6 +20,7 @@ const invalid: Array<[string, string, RegExp]> = [
   ['DOCSPLIT_WEB_SPLIT_TIMEOUT_SECONDS', '0', /DOCSPLIT_WEB_SPLIT_TIMEOUT_SECONDS must be a number from 0.1 to 3600/],
   ['DOCSPLIT_WEB_IDLE_TIMEOUT_SECONDS', '0', /DOCSPLIT_WEB_IDLE_TIMEOUT_SECONDS must be a number from 1 to 3600/],
   ['DOCSPLIT_WEB_WORKER_MAX_MEMORY_MB', '16', /DOCSPLIT_WEB_WORKER_MAX_MEMORY_MB must be an integer from 64 to 65536/],
+  ['DOCSPLIT_WEB_JSON_RESPONSE_MEMORY_MB', '0', /DOCSPLIT_WEB_JSON_RESPONSE_MEMORY_MB must be an integer from 1 to 65536/],
   ['DOCSPLIT_WEB_RATE_LIMIT_REQUESTS', '0', /DOCSPLIT_WEB_RATE_LIMIT_REQUESTS must be an integer from 1 to 1000000/],
   ['DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS', '100000', /DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS must be an integer from 1 to 86400/],
   ['DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL', 'http://127.0.0.1:6379', /DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL/],
@@ -35,6 +36,8 @@ t.test('loadEnv: defaults', async (t) => {
   t.equal(defaultConfig.maxBodyBytes, 5 * 1024 * 1024)
   t.equal(defaultConfig.maxConcurrentSplits, 2)
   t.equal(defaultConfig.maxQueuedSplits, 64)
+  t.equal(defaultConfig.jsonResponseMemoryMb, 512)
+  t.equal(loadEnv({ DOCSPLIT_WEB_JSON_RESPONSE_MEMORY_MB: '64' }).jsonResponseMemoryMb, 64)
   t.equal(defaultConfig.splitTimeoutSeconds, 30)
   t.equal(defaultConfig.rateLimitRequests, 60)
   t.equal(defaultConfig.rateLimitWindowSeconds, 60)
