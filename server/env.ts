@@ -8,6 +8,7 @@ import { Type, type TSchema } from 'typebox'
 import { Value } from 'typebox/value'
 import { describeSchema } from '../core/options.js'
 import { DocsplitError, listValues } from '../core/errors.js'
+import { DEFAULT_MAX_INFLATED_BYTES, MAX_INFLATED_BYTES, MIN_INFLATED_BYTES } from '../plugins/formats/xlsx/limits.js'
 
 const MiB = 1024 * 1024
 
@@ -42,6 +43,7 @@ export const envSchema = {
   DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS: Type.Integer({ minimum: 1, maximum: 86_400, default: DEFAULTS.DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS, description: 'Length of the rate-limit window.' }),
   DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL: Type.String({ pattern: '^rediss?://', maxLength: 2048, description: 'Share the rate limit between instances through Redis (`redis://host:6379/0`). Unset: each instance counts alone.' }),
   DOCSPLIT_WEB_LOG_LEVEL: Type.String({ enum: ['fatal', 'error', 'warn', 'info', 'debug', 'silent'], default: DEFAULTS.DOCSPLIT_WEB_LOG_LEVEL, description: 'Log level. Request lines are `info`.' }),
+  DOCSPLIT_MAX_INFLATED_BYTES: Type.Integer({ minimum: MIN_INFLATED_BYTES, maximum: MAX_INFLATED_BYTES, default: DEFAULT_MAX_INFLATED_BYTES, description: 'Largest size an XLSX upload may inflate to (all its zip entries together), in bytes. Past it: 422 DOCSPLIT_LIMIT_EXCEEDED, before any parsing. Also read by the library and the CLI.' }),
   DOCSPLIT_TRUST_PROXY: Type.String({ default: 'off', description: 'Trust `X-Forwarded-For` for the client address (rate limiting): `off`, `on`, a hop count (1-32), or a comma-separated list of proxy addresses or CIDRs.' }),
   DOCSPLIT_BUILD_COMMIT: Type.String({ pattern: '^[0-9A-Za-z._-]{1,64}$', description: 'Commit the service was built from, shown by /version.' }),
   DOCSPLIT_PLUGINS: Type.String({ maxLength: 4096, description: 'Comma-separated plugin modules to load at start.' }),
@@ -149,6 +151,9 @@ export function loadEnv (env: NodeJS.ProcessEnv = process.env): ServerConfig {
   }
   const host = read(env, 'HOST') as string
   if (!/^[A-Za-z0-9.:_-]+$/.test(host)) invalid('HOST', 'an IP address or host name', host)
+  // Read by the xlsx plugin in each worker, per split: checked here so a bad value stops the
+  // start instead of failing every XLSX request.
+  read(env, 'DOCSPLIT_MAX_INFLATED_BYTES')
   const plugins = String(read(env, 'DOCSPLIT_PLUGINS') ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '')
   return {
     host,

@@ -25,6 +25,8 @@ const invalid: Array<[string, string, RegExp]> = [
   ['DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS', '100000', /DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS must be an integer from 1 to 86400/],
   ['DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL', 'http://127.0.0.1:6379', /DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL/],
   ['DOCSPLIT_WEB_LOG_LEVEL', 'loud', /DOCSPLIT_WEB_LOG_LEVEL must be one of "fatal"/],
+  ['DOCSPLIT_MAX_INFLATED_BYTES', 'abc', /DOCSPLIT_MAX_INFLATED_BYTES must be an integer from 1024 to 2147483647/],
+  ['DOCSPLIT_MAX_INFLATED_BYTES', '512', /DOCSPLIT_MAX_INFLATED_BYTES must be an integer from 1024 to 2147483647/],
   ['DOCSPLIT_TRUST_PROXY', 'maybe', /DOCSPLIT_TRUST_PROXY must be "off", "on", a hop count/],
   ['DOCSPLIT_TRUST_PROXY', '99', /DOCSPLIT_TRUST_PROXY must be/],
   ['DOCSPLIT_BUILD_COMMIT', 'not a commit!', /DOCSPLIT_BUILD_COMMIT must be up to 64 letters/],
@@ -57,6 +59,7 @@ t.test('loadEnv: valid values', async (t) => {
   t.equal(config.splitTimeoutSeconds, 1.5)
   t.equal(config.rateLimitRedisUrl, 'redis://127.0.0.1:6379/0')
   t.equal(config.buildCommit, 'abc123')
+  t.doesNotThrow(() => loadEnv({ DOCSPLIT_MAX_INFLATED_BYTES: '1048576' }), 'a valid DOCSPLIT_MAX_INFLATED_BYTES')
   t.same(config.plugins, ['a', './b.js'])
   t.equal(loadEnv({ DOCSPLIT_TRUST_PROXY: 'on' }).trustProxy, true)
   t.equal(loadEnv({ DOCSPLIT_TRUST_PROXY: 'off' }).trustProxy, false)

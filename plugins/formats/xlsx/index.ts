@@ -16,6 +16,7 @@ import { definePlugin } from '../../../core/registry.js'
 import type { ParserContext, ParserHandler, ParserPlugin } from '../../../core/types.js'
 import { checkXlsxZip, type ZipLimits } from './zip-guard.js'
 import { sheetToCsv, type Budget, type SheetLike } from './sheet.js'
+import { DEFAULT_MAX_INFLATED_BYTES, INFLATED_ENV, MAX_INFLATED_BYTES as MAX_INFLATED, MIN_INFLATED_BYTES as MIN_INFLATED } from './limits.js'
 
 /** The part of the `@e965/xlsx` module this plugin uses. */
 export interface XlsxModule {
@@ -33,10 +34,7 @@ export interface XlsxLimits extends ZipLimits {
   maxTextChars?: number
 }
 
-export const INFLATED_ENV = 'DOCSPLIT_MAX_INFLATED_BYTES'
-export const DEFAULT_MAX_INFLATED_BYTES = 64 * 2 ** 20
-const MIN_INFLATED = 1024
-const MAX_INFLATED = 2 ** 31 - 1
+export { INFLATED_ENV, DEFAULT_MAX_INFLATED_BYTES, MIN_INFLATED_BYTES, MAX_INFLATED_BYTES } from './limits.js'
 
 export const DEFAULT_LIMITS: Omit<XlsxLimits, 'maxInflatedBytes'> = {
   maxEntries: 10_000,
@@ -57,7 +55,10 @@ export interface XlsxPluginOptions {
   limits?: Partial<XlsxLimits>
 }
 
-/** The inflated-size budget from the environment, or the default. */
+/**
+ * The inflated-size budget from the environment, or the default. The service checks the
+ * variable at start (server/env.ts); the library and the CLI read it here, per split.
+ */
 export function maxInflatedFromEnv (ctx: Pick<ParserContext, 'fail'>, env: NodeJS.ProcessEnv = process.env): number {
   const raw = env[INFLATED_ENV]
   if (raw === undefined || raw.trim() === '') return DEFAULT_MAX_INFLATED_BYTES

@@ -7,7 +7,7 @@ import { DocsplitError } from '../../../core/errors.js'
 import { assertTiles, collectEvents } from '../../helpers/events.js'
 import { corpusFiles, corpusMissing } from '../../helpers/corpus.js'
 import { buildXlsx, dateSerial, deflatedZeros, makeZip, patchZip, readZip, XLSX } from '../../helpers/xlsx-build.js'
-import plugin, { createXlsxPlugin, DEFAULT_MAX_INFLATED_BYTES, EXTRA_MESSAGE, type XlsxPluginOptions } from '../../../plugins/formats/xlsx/index.js'
+import plugin, { createXlsxPlugin, DEFAULT_MAX_INFLATED_BYTES, MAX_INFLATED_BYTES, MIN_INFLATED_BYTES, EXTRA_MESSAGE, type XlsxPluginOptions } from '../../../plugins/formats/xlsx/index.js'
 import { cellText, csvField, dateFormatKind, generalNumber } from '../../../plugins/formats/xlsx/sheet.js'
 import { split, register, definePlugin, listTokenizers } from '../../../index.js'
 
@@ -335,6 +335,10 @@ t.test('DOCSPLIT_MAX_INFLATED_BYTES', async (t) => {
     else process.env.DOCSPLIT_MAX_INFLATED_BYTES = saved
   })
   t.equal(DEFAULT_MAX_INFLATED_BYTES, 64 * 2 ** 20)
+  // The same range the service checks at start (server/env.ts).
+  t.same([MIN_INFLATED_BYTES, MAX_INFLATED_BYTES], [1024, 2 ** 31 - 1])
+  const { envSchema } = await import('../../../server/env.js')
+  t.match(envSchema.DOCSPLIT_MAX_INFLATED_BYTES, { minimum: MIN_INFLATED_BYTES, maximum: MAX_INFLATED_BYTES, default: DEFAULT_MAX_INFLATED_BYTES })
   for (const bad of ['lots', '-5', '1.5', '12', '99999999999']) {
     process.env.DOCSPLIT_MAX_INFLATED_BYTES = bad
     await rejects(t, bytes, 'DOCSPLIT_INVALID_OPTION', /^DOCSPLIT_MAX_INFLATED_BYTES must be an integer/)
