@@ -5,6 +5,7 @@
  */
 import { Readable } from 'node:stream'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { DocsplitError } from '../core/errors.js'
 
 export const NDJSON = 'application/x-ndjson'
 
@@ -31,6 +32,19 @@ export function sliced (text: string): Readable {
       at = end
     },
   })
+}
+
+/**
+ * onRequest of both split routes: a compressed body (any Content-Encoding but identity) is
+ * refused before it is read; it would otherwise be decoded as if it were the document.
+ */
+export function refuseContentEncoding (request: FastifyRequest): void {
+  const header = request.headers['content-encoding']
+  if (header === undefined) return
+  const codings = header.split(',').map((s) => s.trim().toLowerCase()).filter((s) => s !== '')
+  if (codings.every((c) => c === 'identity')) return
+  throw new DocsplitError('DOCSPLIT_UNSUPPORTED_MEDIA_TYPE',
+    'compressed request bodies are not supported (Content-Encoding other than identity): send the body uncompressed')
 }
 
 /** True when the Accept header asks for NDJSON (and does not refuse it with q=0). */

@@ -11,7 +11,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { TSchema } from 'typebox'
 import { DocsplitError } from '../../core/errors.js'
 import { fileBody, splitResponses } from '../schemas.js'
-import { sendSplit } from '../split-reply.js'
+import { refuseContentEncoding, sendSplit } from '../split-reply.js'
 
 export interface SplitFileOptions {
   options: Record<string, TSchema>
@@ -51,6 +51,7 @@ function capBody (raw: IncomingMessage, cap: number): () => void {
 }
 
 async function requireMultipart (request: FastifyRequest): Promise<void> {
+  refuseContentEncoding(request)
   // The multipart parser has not run yet at onRequest: look at the header.
   const type = (request.headers['content-type'] ?? '').split(';', 1)[0]?.trim().toLowerCase()
   if (type !== 'multipart/form-data') {

@@ -8,7 +8,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { TSchema } from 'typebox'
 import { DocsplitError } from '../../core/errors.js'
 import { textBody, splitResponses } from '../schemas.js'
-import { sendSplit } from '../split-reply.js'
+import { refuseContentEncoding, sendSplit } from '../split-reply.js'
 
 export interface SplitTextOptions {
   options: Record<string, TSchema>
@@ -17,6 +17,7 @@ export interface SplitTextOptions {
 
 /** onRequest: refuse anything but JSON before reading the body. */
 export async function requireJson (request: FastifyRequest): Promise<void> {
+  refuseContentEncoding(request)
   const type = (request.headers['content-type'] ?? '').split(';', 1)[0]?.trim().toLowerCase()
   if (type !== 'application/json') {
     throw new DocsplitError('DOCSPLIT_UNSUPPORTED_MEDIA_TYPE',

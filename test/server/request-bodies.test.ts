@@ -1,0 +1,30 @@
+/**
+ * How the split routes read what clients send: compressed bodies are refused (415), the
+ * response type follows the Accept header's q-values, `encoding` belongs to the file endpoint,
+ * and a form's `file` part may come without a file name.
+ */
+import { gzipSync } from 'node:zlib'
+import t from 'tap'
+import { FILE, TEXT, postJson, serve, type ProblemJson } from './helpers.js'
+
+t.test('a compressed request body is a 415, on both split routes', async (t) => {
+  const s = await serve()
+  t.teardown(s.close)
+  const json = gzipSync(JSON.stringify({ text: '# Title\n\nSome text.', input_format: 'markdown' }))
+  for (const encoding of ['gzip', 'br', 'deflate', 'identity, gzip']) {
+    const res = await fetch(s.url + TEXT, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': encoding }, body: json })
+    t.equal(res.status, 415, `text, ${encoding}`)
+    t.match(res.headers.get('content-type'), /^application\/problem\+json/)
+    const body = await res.json() as ProblemJson
+    t.equal(body.code, 'DOCSPLIT_UNSUPPORTED_MEDIA_TYPE')
+    t.match(body.detail, /compressed request bodies are not supported/)
+  }
+  const boundary = 'XyZ'
+  const form = gzipSync(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.md"\r\n\r\n# Title\r\n--${boundary}--\r\n`)
+  const res = await fetch(s.url + FILE, { method: 'POST', headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-encoding': 'gzip' }, body: form })
+  t.equal(res.status, 415, 'file, gzip')
+  t.match((await res.json() as ProblemJson).detail, /compressed request bodies are not supported/)
+  const plain = await postJson(s.url + TEXT, { text: 'plain', input_format: 'text' }, { 'content-encoding': 'identity' })
+  t.equal(plain.status, 200, 'identity is no encoding')
+  t.equal((await fetch(s.url + '/health')).status, 200, 'the service is up')
+})
