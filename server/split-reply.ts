@@ -47,13 +47,27 @@ export function refuseContentEncoding (request: FastifyRequest): void {
     'compressed request bodies are not supported (Content-Encoding other than identity): send the body uncompressed')
 }
 
-/** True when the Accept header asks for NDJSON (and does not refuse it with q=0). */
+/**
+ * True when the Accept header prefers NDJSON: it lists application/x-ndjson with a q-value
+ * above 0 and at least as high as JSON's (from application/json, else application/*, else
+ * any type: the most specific match). On a tie NDJSON wins, as a client that names it asks
+ * for it; a header that does not name it gets JSON.
+ */
 export function wantsNdjson (accept: string | undefined): boolean {
   if (accept === undefined) return false
-  return accept.split(',').some((item) => {
+  const quality: Record<string, number> = {}
+  for (const item of accept.split(',')) {
     const [type, ...params] = item.split(';').map((s) => s.trim().toLowerCase())
-    return type === NDJSON && !params.some((p) => /^q=0(\.0*)?$/.test(p))
-  })
+    if (type === undefined || type === '') continue
+    const q = params.find((p) => /^q\s*=/.test(p))
+    const value = q === undefined ? 1 : Number(q.slice(q.indexOf('=') + 1).trim())
+    const weight = Number.isFinite(value) && value >= 0 && value <= 1 ? value : 1
+    // A type listed twice keeps its highest weight.
+    quality[type] = Math.max(quality[type] ?? 0, weight)
+  }
+  const ndjson = quality[NDJSON] ?? 0
+  const json = quality['application/json'] ?? quality['application/*'] ?? quality['*/*'] ?? 0
+  return ndjson > 0 && ndjson >= json
 }
 
 export async function sendSplit (

@@ -5,6 +5,7 @@
  */
 import { gzipSync } from 'node:zlib'
 import t from 'tap'
+import { wantsNdjson } from '../../server/split-reply.js'
 import { FILE, TEXT, postJson, serve, type ProblemJson } from './helpers.js'
 
 t.test('a compressed request body is a 415, on both split routes', async (t) => {
@@ -27,4 +28,34 @@ t.test('a compressed request body is a 415, on both split routes', async (t) => 
   const plain = await postJson(s.url + TEXT, { text: 'plain', input_format: 'text' }, { 'content-encoding': 'identity' })
   t.equal(plain.status, 200, 'identity is no encoding')
   t.equal((await fetch(s.url + '/health')).status, 200, 'the service is up')
+})
+
+t.test('Accept: the q-values choose between JSON and NDJSON', async (t) => {
+  const cases: Array<[string | undefined, boolean]> = [
+    [undefined, false],
+    ['*/*', false],
+    ['application/json', false],
+    ['application/x-ndjson', true],
+    ['application/json, application/x-ndjson;q=0.1', false],
+    ['application/json;q=0.5, application/x-ndjson;q=0.9', true],
+    ['application/x-ndjson;q=0.2, application/json', false],
+    ['application/json, application/x-ndjson', true],
+    ['application/x-ndjson;q=0.5, */*;q=0.5', true],
+    ['application/x-ndjson;q=0.5, */*', false],
+    ['application/x-ndjson;q=0.5, application/*;q=0.8, */*;q=0.1', false],
+    ['application/x-ndjson;q=0', false],
+    ['application/x-ndjson; q=0.000', false],
+    ['Application/X-NDJSON;Q=0.7, application/json;q=0.3', true],
+    ['text/html, application/x-ndjson;q=0.3', true],
+  ]
+  for (const [accept, ndjson] of cases) t.equal(wantsNdjson(accept), ndjson, String(accept))
+  const s = await serve()
+  t.teardown(s.close)
+  const res = await postJson(s.url + TEXT, { text: 'Some text.', input_format: 'text' }, { accept: 'application/json, application/x-ndjson;q=0.1' })
+  t.equal(res.status, 200)
+  t.match(res.headers.get('content-type'), /^application\/json/, 'JSON when it has the higher q-value')
+  t.equal((await res.json() as { schema_version: string }).schema_version, 'docsplit.chunk.v1')
+  const streamed = await postJson(s.url + TEXT, { text: 'Some text.', input_format: 'text' }, { accept: 'application/json;q=0.5, application/x-ndjson' })
+  t.match(streamed.headers.get('content-type'), /^application\/x-ndjson/, 'NDJSON when it has')
+  await streamed.text()
 })
