@@ -9,6 +9,17 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 const MAX_PATH = 256
 
 /**
+ * Answers written straight to a socket by the client error handler (408 when a body arrives too
+ * slowly): the request's reply never finishes, so its line takes the status from here, not 499.
+ */
+const socketAnswers = new WeakMap<object, number>()
+
+/** Records the status written on `socket` outside fastify's reply. */
+export function noteSocketAnswer (socket: object, status: number): void {
+  socketAnswers.set(socket, status)
+}
+
+/**
  * The path without query string or fragment, cut to a fixed length. An absolute-form target
  * (`GET http://user:pass@host/path`) keeps only its path: the rest is client text.
  */
@@ -35,10 +46,13 @@ async function accessLogPlugin (app: FastifyInstance): Promise<void> {
   }
   app.addHook('onRequest', async (request, reply) => {
     // A client that goes away before the answer gets no onResponse: log it as 499 (nginx's
-    // "client closed request").
+    // "client closed request"), unless an answer was written on its socket directly (408).
     const start = performance.now()
+    const socket = request.raw.socket
     reply.raw.once('close', () => {
-      if (!reply.raw.writableFinished) line(request.method, routePath(request), 499, performance.now() - start)
+      if (reply.raw.writableFinished) return
+      const written = socket === null || socket === undefined ? undefined : socketAnswers.get(socket)
+      line(request.method, routePath(request), written ?? 499, performance.now() - start)
     })
   })
   app.addHook('onResponse', async (request, reply) => {

@@ -12,6 +12,7 @@ import type { TSchema } from 'typebox'
 import { DocsplitError, listValues, type ErrorCode } from '../../core/errors.js'
 import { describeSchema } from '../../core/options.js'
 import { toProblem, type ProblemReply } from '../problem.js'
+import { noteSocketAnswer } from './access-log.js'
 
 export interface ProblemPluginOptions {
   /** The split options by name (for messages on validation failures). */
@@ -120,6 +121,9 @@ export function clientErrorHandler (err: Error & { code?: string }, socket: Sock
   const body = JSON.stringify(problem.body)
   const status = problem.body.status
   if (socket.writable) {
+    // A request whose body was too slow is logged as 408, not as gone (499). Other errors here
+    // come before a request, or when a client ends its connection mid-body: that one is a 499.
+    if (status === 408) noteSocketAnswer(socket, status)
     socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
   }
   socket.destroy()
