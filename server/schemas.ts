@@ -56,8 +56,13 @@ export function textBody (options: Record<string, TSchema>): TObject {
   return Type.Object({
     text: Type.String({ description: 'The document. Binary formats (xlsx) go to the file endpoint.' }),
     ...options,
+    // The text is decoded already (JSON is UTF-8): `encoding` applies to uploaded bytes.
+    ...(options.encoding !== undefined ? { encoding: Type.Optional(Type.String({ default: 'utf-8', description: TEXT_ENCODING }) as TSchema) } : {}),
   }, { additionalProperties: false, examples: [TEXT_EXAMPLE] })
 }
+
+/** What `encoding` means on the text endpoint. */
+export const TEXT_ENCODING = 'Only `utf-8` (or a label for it, such as `utf8`) on this endpoint: `text` is decoded already, as JSON is UTF-8. `encoding` tells how to decode uploaded bytes: send a file in another encoding to POST /docsplit/api/split/file. Any other value is a 400 DOCSPLIT_INVALID_OPTION.'
 
 /** Multipart form of POST /docsplit/api/split/file, for the documentation (parsed by hand). */
 export function fileBody (options: Record<string, TSchema>): TObject {

@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { TSchema } from 'typebox'
 import { DocsplitError } from '../../core/errors.js'
+import { encodingInfo } from '../../core/decode.js'
 import { textBody, splitResponses } from '../schemas.js'
 import { refuseContentEncoding, sendSplit } from '../split-reply.js'
 
@@ -40,13 +41,18 @@ export default async function splitText (root: FastifyInstance, opts: SplitTextO
     schema: {
       operationId: 'splitText',
       summary: 'Split a text document',
-      description: 'Splits `text` into chunks under the token budget. Every split option is a member of the body. Binary formats (xlsx) need the file endpoint.',
+      description: 'Splits `text` into chunks under the token budget. Every split option is a member of the body. Binary formats (xlsx) need the file endpoint. `encoding` applies to bytes: here the text is decoded already, so only `utf-8` is accepted; send a file in another encoding to the file endpoint.',
       tags: ['split'],
       body,
       response: splitResponses() as never,
     },
   }, async (request, reply) => {
     const { text, ...options } = request.body as { text: string } & Record<string, unknown>
+    // JSON text is decoded already: another encoding would be silently ignored.
+    if (typeof options.encoding === 'string' && encodingInfo(options.encoding).name !== 'utf-8') {
+      throw new DocsplitError('DOCSPLIT_INVALID_OPTION',
+        'encoding applies to uploaded bytes (POST /docsplit/api/split/file); the text endpoint takes decoded text, so its encoding can only be utf-8')
+    }
     return sendSplit(root, request, reply, text, options)
   })
 }

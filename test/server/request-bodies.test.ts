@@ -59,3 +59,32 @@ t.test('Accept: the q-values choose between JSON and NDJSON', async (t) => {
   t.match(streamed.headers.get('content-type'), /^application\/x-ndjson/, 'NDJSON when it has')
   await streamed.text()
 })
+
+t.test('encoding on the text endpoint: only utf-8, as the text is decoded already', async (t) => {
+  const s = await serve()
+  t.teardown(s.close)
+  for (const encoding of ['latin1', 'windows-1252', 'utf-16le']) {
+    const res = await postJson(s.url + TEXT, { text: 'caf\u00e9', input_format: 'text', encoding })
+    t.equal(res.status, 400, encoding)
+    const body = await res.json() as ProblemJson
+    t.equal(body.code, 'DOCSPLIT_INVALID_OPTION')
+    t.match(body.detail, /encoding applies to uploaded bytes.*split\/file/)
+  }
+  for (const encoding of ['utf-8', 'UTF-8', 'utf8']) {
+    const res = await postJson(s.url + TEXT, { text: 'caf\u00e9', input_format: 'text', encoding })
+    t.equal(res.status, 200, encoding)
+    await res.text()
+  }
+  const unknown = await postJson(s.url + TEXT, { text: 'x', input_format: 'text', encoding: 'klingon' })
+  t.equal((await unknown.json() as ProblemJson).code, 'DOCSPLIT_UNSUPPORTED_ENCODING', 'an unknown label is still named as such')
+  const form = new FormData()
+  form.append('encoding', 'latin1')
+  form.append('file', new Blob([Uint8Array.from([0x63, 0x61, 0x66, 0xe9])]), 'a.txt')
+  const file = await fetch(s.url + FILE, { method: 'POST', body: form })
+  t.equal(file.status, 200, 'the file endpoint takes it')
+  t.equal((await file.json() as { chunks: Array<{ text: string }> }).chunks[0]?.text, 'caf\u00e9')
+  const openapi = await (await fetch(s.url + '/openapi.json')).json() as { paths: Record<string, { post: { description: string, requestBody: { content: Record<string, { schema: { properties: Record<string, { description?: string }> } }> } } }> }
+  const post = openapi.paths[TEXT]!.post
+  t.match(post.description, /`encoding` applies to bytes/)
+  t.match(post.requestBody.content['application/json']?.schema.properties.encoding?.description, /Only `utf-8`.*split\/file/)
+})

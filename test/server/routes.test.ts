@@ -139,7 +139,9 @@ t.test('routes', async (t) => {
       for (const key of ['type', 'default', 'minimum', 'maximum']) {
         if (schema[key] !== undefined) t.same(documented![key], schema[key], `${name}.${key}`)
       }
-      if (schema.description !== undefined) t.ok(String(documented!.description).startsWith(String(schema.description)), `${name}.description`)
+      // The text endpoint takes decoded text: its `encoding` says only utf-8 is accepted there.
+      if (name === 'encoding') t.match(documented!.description, /^Only `utf-8`/, 'encoding.description (text endpoint)')
+      else if (schema.description !== undefined) t.ok(String(documented!.description).startsWith(String(schema.description)), `${name}.description`)
       if (Array.isArray(schema.enum) && schema.enum.length > 0) t.same(documented!.enum, schema.enum, `${name}.enum`)
     }
     // The options that name a plugin list what each name means, from the plugins' descriptions.
