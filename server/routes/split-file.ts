@@ -75,6 +75,10 @@ export default async function splitFile (app: FastifyInstance, opts: SplitFileOp
       headerPairs: 100,
     },
     throwFileSizeLimit: true,
+    // The part named `file` is the document even without `filename=` (what `curl -F 'file=<x'`
+    // sends): read as bytes, under the file limits, not as a 16 KiB text field.
+    isPartAFile: (fieldName: string | undefined, contentType: string | undefined, fileName: string | undefined) =>
+      fieldName === 'file' || contentType === 'application/octet-stream' || fileName !== undefined,
   })
   const cap = opts.maxBodyBytes + FORM_OVERHEAD
   app.post('/docsplit/api/split/file', {

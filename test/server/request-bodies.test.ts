@@ -88,3 +88,30 @@ t.test('encoding on the text endpoint: only utf-8, as the text is decoded alread
   t.match(post.description, /`encoding` applies to bytes/)
   t.match(post.requestBody.content['application/json']?.schema.properties.encoding?.description, /Only `utf-8`.*split\/file/)
 })
+
+t.test('a form part named "file" without a file name is the document', async (t) => {
+  const s = await serve({ maxBodyBytes: 64 * 1024 })
+  t.teardown(s.close)
+  const boundary = 'XyZ'
+  const send = (content: string, extra = ''): Promise<Response> => fetch(s.url + FILE, {
+    method: 'POST',
+    headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+    // What `curl -F 'file=<doc.md' -F max_tokens=64` sends: no filename, no content-type.
+    body: `--${boundary}\r\nContent-Disposition: form-data; name="max_tokens"\r\n\r\n64\r\n${extra}--${boundary}\r\nContent-Disposition: form-data; name="file"\r\n\r\n${content}\r\n--${boundary}--\r\n`,
+  })
+  const doc = '# Title\n\nSome text.\n\n## Part\n\nMore text.\n'
+  const res = await send(doc)
+  t.equal(res.status, 200)
+  const body = await res.json() as { chunks: Array<{ text: string }> }
+  t.equal(body.chunks.map((c) => c.text).join(''), doc, 'the part is the document, byte for byte')
+  // Larger than a form field may be (16 KiB), within the file limit.
+  const long = 'Some words in a line.\n'.repeat(2000)
+  const big = await send(long)
+  t.equal(big.status, 200, 'a part past the field size is read as a file')
+  t.equal((await big.json() as { chunks: Array<{ text: string }> }).chunks.map((c) => c.text).join(''), long)
+  const tooBig = await send('x'.repeat(70 * 1024))
+  t.equal(tooBig.status, 413, 'the file size limit applies')
+  t.equal((await tooBig.json() as ProblemJson).code, 'DOCSPLIT_INPUT_TOO_LARGE')
+  const second = await send(doc, `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="b.md"\r\n\r\nsecond\r\n`)
+  t.equal(second.status, 413, 'still one file only')
+})
