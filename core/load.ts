@@ -24,6 +24,17 @@ function specifier (name: string): string {
   }
 }
 
+/**
+ * Whether an import failed for a module that is not there. By code (MODULE_NOT_FOUND: a
+ * CommonJS require()), else by Node's message: an error thrown in a module loader hook (tsx,
+ * for one, in tests) can reach the importer without its code.
+ */
+export function isModuleNotFound (error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') return true
+  return error instanceof Error && /^Cannot find (?:module|package) '/.test(error.message)
+}
+
 /** The package a bare specifier names: `pkg` of `pkg/sub.js`, `@scope/pkg` of `@scope/pkg/sub.js`. */
 function packageName (spec: string): string {
   const parts = spec.split('/')
@@ -80,9 +91,7 @@ export async function loadPlugins (names: readonly string[]): Promise<void> {
     try {
       mod = await import(url) as { default?: unknown }
     } catch (error) {
-      const code = (error as { code?: string }).code
-      // MODULE_NOT_FOUND: a CommonJS plugin's require().
-      throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND'
+      throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', isModuleNotFound(error)
         ? notFoundMessage(name, url, error)
         : `plugin module "${name}" threw while loading: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
     } finally {

@@ -17,6 +17,7 @@ import { StreamDecoder, UTF8, byteOrderMark, encodingInfo, type EncodingInfo } f
 import type { BlockEvent, DocEvent, RecordEvent } from './events.js'
 import { DocsplitError, isDocsplitError, isErrorCode, type ErrorCode } from './errors.js'
 import { draftProblem } from './draft-check.js'
+import { isModuleNotFound } from './load.js'
 import { applyPluginDefaults, baseOptions, prepareOptionChecks, resolveOptions } from './options.js'
 import { withOverlap } from './overlap.js'
 import { PositionTracker } from './positions.js'
@@ -149,8 +150,7 @@ function loadTokenizer (plugin: TokenizerPlugin): Promise<Tokenizer> {
       }
       return tokenizer
     }, (error: unknown) => {
-      const code = (error as { code?: unknown } | null)?.code
-      throw code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND' ? tokenizerUnavailable(plugin, error) : pluginFailure(error, `${plugin.name} tokenizer`)
+      throw isModuleNotFound(error) ? tokenizerUnavailable(plugin, error) : pluginFailure(error, `${plugin.name} tokenizer`)
     })
     loadedTokenizers.set(plugin, loading)
     // A failed load (package missing) is retried on the next request, after an install.

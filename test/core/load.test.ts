@@ -7,7 +7,7 @@ import t from 'tap'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { loadPlugins } from '../../core/load.js'
+import { isModuleNotFound, loadPlugins } from '../../core/load.js'
 import { isDocsplitError } from '../../core/errors.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'docsplit-load-'))
@@ -73,4 +73,13 @@ t.test('a file of its own that is missing: named relative to the plugin', async 
   t.equal(await failure('./own/outside.js'), 'plugin module "./own/outside.js" could not load "docsplit-test-gone.js", which it imports: no such file', 'outside the plugin\'s folder: the file name only')
   write('own/common.cjs', "module.exports = require('./lib/gone.cjs')\n")
   t.equal(await failure('./own/common.cjs'), 'plugin module "./own/common.cjs" could not load "./lib/gone.cjs", which it imports: no such file', 'require() names it as written')
+})
+
+t.test('a missing module is told by its code, or by Node\'s message when a loader hook dropped the code', async (t) => {
+  t.ok(isModuleNotFound(Object.assign(new Error('x'), { code: 'ERR_MODULE_NOT_FOUND' })))
+  t.ok(isModuleNotFound(Object.assign(new Error('x'), { code: 'MODULE_NOT_FOUND' })))
+  t.ok(isModuleNotFound(new Error("Cannot find package 'left-pad' imported from /a/b.js")))
+  t.ok(isModuleNotFound(new Error("Cannot find module '/a/nowhere.js' imported from /a/b.js")))
+  t.notOk(isModuleNotFound(new Error('boom')))
+  t.notOk(isModuleNotFound('Cannot find module \'x\''))
 })
