@@ -20,15 +20,15 @@ function isCount (value: unknown): boolean {
   return value === undefined || (Number.isSafeInteger(value) && (value as number) >= 0)
 }
 
-/** What is wrong with `draft` (of `tokenCount` tokens, packed to `budget`), or undefined. */
-export function draftProblem (draft: ChunkDraft, tokenCount: number, budget: number): string | undefined {
+/** What is wrong with `draft` (packed to `budget`), or undefined. */
+export function draftProblem (draft: ChunkDraft, budget: number): string | undefined {
   if (!isStringList(draft.path)) return 'a path that is not a list of strings'
   if (!isStringList(draft.kinds)) return 'kinds that are not a list of strings'
   if (!BOUNDARIES.has(draft.boundary)) return `boundary ${JSON.stringify(String(draft.boundary).slice(0, 32))}, not one of ${[...BOUNDARIES].join(', ')}`
   if (!isCount(draft.recordStart) || !isCount(draft.recordCount)) return 'a recordStart or recordCount that is not a whole number of at least 0'
   if (draft.protected !== undefined && typeof draft.protected !== 'boolean') return 'a protected flag that is not true or false'
-  if (draft.protected === true && (draft.recordCount !== 1 || tokenCount <= budget)) {
-    return `protected set on a chunk of ${draft.recordCount ?? 'no'} record${draft.recordCount === 1 ? '' : 's'} and ${tokenCount} tokens: protected is only for a single record over the budget (${budget})`
+  if (draft.protected === true && (draft.recordCount !== 1 || draft.tokenCount <= budget)) {
+    return `protected set on a chunk of ${draft.recordCount ?? 'no'} record${draft.recordCount === 1 ? '' : 's'} and ${draft.tokenCount} tokens: protected is only for a single record over the budget (${budget})`
   }
   if (draft.context !== undefined && typeof draft.context !== 'string') return 'a context that is not a string'
   if (draft.fields !== undefined) {

@@ -155,7 +155,7 @@ export class DocsplitError extends Error {
     super(message, options)
     this.name = 'DocsplitError'
     // A code that is not in the table (a plugin's typo) must not crash here: it is internal.
-    this.code = Object.hasOwn(errorTable, code) ? code : 'DOCSPLIT_INTERNAL'
+    this.code = isErrorCode(code) ? code : 'DOCSPLIT_INTERNAL'
     const spec: ErrorSpec = errorTable[this.code]
     this.status = spec.status
     this.exitCode = spec.exit

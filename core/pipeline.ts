@@ -20,7 +20,7 @@ import { draftProblem } from './draft-check.js'
 import { isModuleNotFound } from './load.js'
 import { applyPluginDefaults, baseOptions, prepareOptionChecks, resolveOptions } from './options.js'
 import { withOverlap } from './overlap.js'
-import { PositionTracker } from './positions.js'
+import { PositionTracker, isHighSurrogate } from './positions.js'
 import { SourceWindow } from './source.js'
 import { WellFormedCheck } from './well-formed.js'
 import { freeze, packerByName, parserForFilename, parserForFormat, listParsers, tokenizerByName, formatNames } from './registry.js'
@@ -93,8 +93,6 @@ function shortLabel (label: string): string {
   if (isHighSurrogate(label.charCodeAt(tail - 1))) tail++
   return label.slice(0, head) + '…' + label.slice(tail)
 }
-
-const isHighSurrogate = (c: number): boolean => c >= 0xd800 && c <= 0xdbff
 
 /** Events held back while the texts of their blocks and records are counted. */
 interface Batch {
@@ -253,6 +251,18 @@ function needsFile (format: string): DocsplitError {
   return new DocsplitError('DOCSPLIT_FORMAT_NEEDS_FILE', `input_format "${format}" is binary: send it as a file (POST /docsplit/api/split/file, or docsplit split FILE)`)
 }
 
+/**
+ * The steps of a parser's end(): none when it finished at once, the iterator of a generator of
+ * steps; a promise (an async end) breaks the contract, since events must come before it returns.
+ */
+export function endSteps (parser: string, steps: ReturnType<ParserHandler['end']>): Iterator<unknown> | undefined {
+  if (steps == null) return undefined
+  if (typeof (steps as { [Symbol.iterator]?: unknown })[Symbol.iterator] !== 'function') {
+    throw new DocsplitError('DOCSPLIT_PLUGIN_CONTRACT', `parser "${parser}": end() must finish before it returns (or return a generator of steps), not return a promise`)
+  }
+  return steps[Symbol.iterator]()
+}
+
 /** Wraps a failure inside a plugin so that nothing but a DocsplitError leaves the engine. */
 function pluginFailure (error: unknown, what: string): DocsplitError {
   if (isDocsplitError(error)) return error
@@ -385,7 +395,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
       if (tokenCount > maxTokens && draft.protected !== true) {
         contract(`splitter "${packerPlugin.name}" emitted a chunk of ${tokenCount} tokens over the budget of ${maxTokens}`)
       }
-      const problem = draftProblem(draft, draft.tokenCount, meter.budget)
+      const problem = draftProblem(draft, meter.budget)
       if (problem !== undefined) contract(`splitter "${packerPlugin.name}" emitted a chunk at ${draft.start} with ${problem}`)
       const loc = tracker.locate(start, text) ?? contract(`splitter "${packerPlugin.name}" emitted overlapping chunks`)
       const index = chunkCount
@@ -622,16 +632,11 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
       // Empty input is zero chunks in every format, even where an empty document is invalid.
       if (decodedLength > 0 || receivedBytes > (decoder?.bomBytes ?? 0)) return handler.end()
     })
-    if (steps != null) {
-      if (typeof (steps as { [Symbol.iterator]?: unknown })[Symbol.iterator] !== 'function') {
-        contract(`parser "${parser.name}": end() must finish before it returns (or return a generator of steps), not return a promise`)
-      }
-      // A parser that emits in steps: chunks leave between steps.
-      const it = steps[Symbol.iterator]()
-      while (guarded(() => it.next().done !== true)) {
-        if (countingAhead) await drain(false)
-        yield * ready.splice(0)
-      }
+    const it = endSteps(parser.name, steps)
+    // A parser that emits in steps: chunks leave between steps.
+    while (it !== undefined && guarded(() => it.next().done !== true)) {
+      if (countingAhead) await drain(false)
+      yield * ready.splice(0)
     }
     if (countingAhead) await drain(true)
     try {

@@ -13,6 +13,9 @@ export interface Located {
   line_end: number
 }
 
+export const isHighSurrogate = (c: number): boolean => c >= 0xd800 && c <= 0xdbff
+export const isLowSurrogate = (c: number): boolean => c >= 0xdc00 && c <= 0xdfff
+
 /** Code points in `text`: a high surrogate followed by a low one counts once. */
 export function codePoints (text: string): number {
   let pairs = 0

@@ -10,7 +10,7 @@
 import fc from 'fast-check'
 import type { DocEvent } from './events.js'
 import { DocsplitError, isDocsplitError } from './errors.js'
-import { split } from './pipeline.js'
+import { endSteps, split } from './pipeline.js'
 import { isFrozen, isRegistered, register, tokenizerByName, validatePlugin } from './registry.js'
 import type { SplitResponse } from './schema.js'
 import type { PackerPlugin, ParserHandler, ParserPlugin, ResolvedOptions, Tokenizer, TokenizerPlugin } from './types.js'
@@ -76,13 +76,8 @@ export async function parserEvents (plugin: ParserPlugin, input: string | Uint8A
     }
     handler.write(data.slice(pos))
   }
-  const steps = handler.end()
-  if (steps != null) {
-    if (typeof (steps as { [Symbol.iterator]?: unknown })[Symbol.iterator] !== 'function') {
-      throw new DocsplitError('DOCSPLIT_PLUGIN_CONTRACT', `parser "${plugin.name}": end() must finish before it returns (or return a generator of steps), not return a promise`)
-    }
-    for (const _ of steps) { /* each step emits */ }
-  }
+  const steps = endSteps(plugin.name, handler.end())
+  while (steps !== undefined && steps.next().done !== true) { /* each step emits */ }
   return out
 }
 

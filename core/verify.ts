@@ -9,7 +9,7 @@
  */
 import { createHash, type Hash } from 'node:crypto'
 import { StreamDecoder } from './decode.js'
-import { codePoints, lineBreaks } from './positions.js'
+import { codePoints, isLowSurrogate, lineBreaks } from './positions.js'
 import type { Chunk } from './schema.js'
 import type { Tokenizer } from './types.js'
 
@@ -18,8 +18,6 @@ export interface Violation {
   rule: 'lossless' | 'budget' | 'token_count' | 'order' | 'offsets' | 'overlap' | 'protected'
   detail: string
 }
-
-const isLowSurrogate = (c: number): boolean => c >= 0xdc00 && c <= 0xdfff
 
 export class Verifier {
   readonly violations: Violation[] = []

@@ -5,11 +5,10 @@
  * Pieces may split a surrogate pair: a high surrogate that ends a piece waits for the next.
  */
 import { DocsplitError } from './errors.js'
+import { isHighSurrogate as isHigh, isLowSurrogate as isLow } from './positions.js'
 
 interface WellFormed { isWellFormed (): boolean }
 
-const isHigh = (c: number): boolean => c >= 0xd800 && c <= 0xdbff
-const isLow = (c: number): boolean => c >= 0xdc00 && c <= 0xdfff
 
 function lone (index: number): DocsplitError {
   return new DocsplitError('DOCSPLIT_INVALID_UTF8', `the text has a lone surrogate at string index ${index}: it is not valid Unicode and has no UTF-8 form`)
