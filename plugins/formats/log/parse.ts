@@ -35,15 +35,29 @@ export interface LogParserOptions {
 }
 
 /**
- * Index just past the line ending that ends the line at `from` (`\n`, `\r\n` or a lone `\r`,
- * the line breaks core counts), or -1 when the line goes on past `text`. A `\r` that ends
- * `text` ends the line too when `final`; otherwise the next character decides.
+ * Line ends in one text, left to right: `\n`, `\r\n` or a lone `\r` (the line breaks core
+ * counts). The next `\n` and `\r` are each searched for again only once passed, so a file with
+ * one kind of line ending does not scan for the other at every line.
  */
-function lineEnd (text: string, from: number, final: boolean): number {
-  const nl = text.indexOf('\n', from)
-  const cr = text.indexOf('\r', from)
-  if (cr === -1 || (nl !== -1 && cr >= nl - 1)) return nl === -1 ? -1 : nl + 1
-  return cr + 1 < text.length || final ? cr + 1 : -1
+class LineEnds {
+  private nl = -2
+  private cr = -2
+
+  /** `final`: the text is all there is, so a `\r` that ends it ends its line. */
+  constructor (private readonly text: string, private readonly final: boolean) {}
+
+  /**
+   * Index just past the line ending of the line at `from`, or -1 when the line goes on past
+   * the text (or, not final, the text ends with a `\r` that a `\n` may follow).
+   */
+  after (from: number): number {
+    const text = this.text
+    if (this.nl !== -1 && this.nl < from) this.nl = text.indexOf('\n', from)
+    if (this.cr !== -1 && this.cr < from) this.cr = text.indexOf('\r', from)
+    const { nl, cr } = this
+    if (cr === -1 || (nl !== -1 && cr >= nl - 1)) return nl === -1 ? -1 : nl + 1
+    return cr + 1 < text.length || this.final ? cr + 1 : -1
+  }
 }
 
 /** The text a start test sees: the line without its line ending, cut to HEAD characters. */
@@ -57,9 +71,10 @@ function lineHead (line: string): string {
 /** Splits a sample into lines without their endings (the last, possibly partial, line included). */
 export function sampleLines (sample: string): string[] {
   const out: string[] = []
+  const ends = new LineEnds(sample, true)
   let pos = 0
   while (pos < sample.length) {
-    const next = lineEnd(sample, pos, true)
+    const next = ends.after(pos)
     const end = next === -1 ? sample.length : next
     out.push(lineHead(sample.slice(pos, end)))
     pos = end
@@ -181,12 +196,7 @@ export class LogParser {
     /** Index in `piece` where the part of the current entry not yet in `pre` starts. */
     let seg = 0
     let from = 0
-    /**
-     * The next `\n` and `\r` at or after `from` (-1: none left), each searched for again only
-     * once passed: a file with one kind of line ending does not scan for the other at every line.
-     */
-    let nl = -2
-    let cr = -2
+    const ends = new LineEnds(piece, false)
     const isStart = this.isStart!
     /** Index in `piece` just past the line ending of the line at `lineStart`; -1: not found yet. */
     let to = -1
@@ -196,22 +206,8 @@ export class LogParser {
       to = piece.charCodeAt(0) === 10 ? 1 : 0
     }
     for (;;) {
-      if (to === -1) {
-        if (nl !== -1 && nl < from) nl = piece.indexOf('\n', from)
-        if (cr !== -1 && cr < from) cr = piece.indexOf('\r', from)
-        if (cr !== -1 && (nl === -1 || cr < nl - 1)) {
-          // A lone `\r` ends a line as core counts lines; at the end of the piece it may be CRLF.
-          if (cr + 1 === piece.length) {
-            this.pendingCR = true
-            break
-          }
-          to = cr + 1
-        } else if (nl === -1) {
-          break
-        } else {
-          to = nl + 1
-        }
-      }
+      if (to === -1) to = ends.after(from)
+      if (to === -1) break
       const start = this.lineStart
       let head: string
       if (this.head.length > 0 || start < base) {
@@ -243,7 +239,8 @@ export class LogParser {
       to = -1
       this.lineStart = base + from
     }
-    // The rest of the piece: a partial line.
+    // The rest of the piece: a partial line; ending with `\r`, it may be the first half of a CRLF.
+    this.pendingCR = from < piece.length && piece.charCodeAt(piece.length - 1) === 13
     if (from < piece.length && this.head.length <= HEAD + 2) {
       this.head += piece.slice(from, from + HEAD + 2)
     }

@@ -134,13 +134,9 @@ export class IndentClassifier {
 
   isStart (line: string): boolean {
     if (isBlankLine(line)) return false
-    if (this.base === 0) {
-      if (startsIndented(line)) return false
-    } else {
-      const indent = indentOf(line)
-      if (indent > this.base) return false
-      line = line.slice(indent)
-    }
+    const indent = indentOf(line)
+    if (indent > this.base) return false
+    if (indent > 0) line = line.slice(indent)
     if (PY_TRACEBACK.test(line)) {
       const start = !this.chained
       this.inTraceback = true
