@@ -56,6 +56,22 @@ t.test('a full merge cache is emptied, not scanned for its oldest entry', async 
   t.equal(mod.countTokens(text), before, 'counts stay exact after it was emptied')
 })
 
+t.test('cached piece counts stay exact when the table overflows and pieces share its slots', async (t) => {
+  const AS_TEXT = { disallowedSpecial: new Set<string>() }
+  const mod = encodingModule('o200k_base') as unknown as { countTokens: (s: string, o: object) => number, encode: (s: string, o: object) => number[] }
+  t.ok(installFixes(mod))
+  // 150,000 distinct short pieces (more than the table's 65,536 slots) and 70,000 distinct long
+  // ones (more than the long map holds), each text read twice: cold, then from the cache.
+  const short = Array.from({ length: 150_000 }, (_, i) => ` w${i.toString(36)}x`).join('')
+  const long = Array.from({ length: 70_000 }, (_, i) => ` Internationalisation${i.toString(36)}`).join('')
+  for (const text of [short, long]) {
+    const expected = mod.encode(text, AS_TEXT).length
+    t.equal(mod.countTokens(text, AS_TEXT), expected, 'cold')
+    t.equal(mod.countTokens(text, AS_TEXT), expected, 'warm')
+  }
+  t.equal(mod.countTokens(' w1x w1y w1x', AS_TEXT), mod.encode(' w1x w1y w1x', AS_TEXT).length, 'a piece that differs in one letter is not taken for another')
+})
+
 t.test('counts read with the sticky pattern equal the encoded tokens (property)', async (t) => {
   const AS_TEXT = { disallowedSpecial: new Set<string>() }
   const text = fc.string({
