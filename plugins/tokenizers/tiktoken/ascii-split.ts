@@ -101,37 +101,53 @@ function whitespaceEnd (text: string, at: number, run: number): number {
   return run - 1
 }
 
+/** No word starts here (-1 stays: a character outside ASCII decides). */
+const NO_WORD = -2
+
+/**
+ * Where the word of `[^\r\n\p{L}\p{N}]?` and letters starts, for the character of class `k` at
+ * `at`: the optional prefix is taken when a letter follows it.
+ */
+function wordStart (text: string, at: number, k: number): number {
+  if (isLetter(k)) return at
+  if (k === NEWLINE || k === DIGIT) return NO_WORD
+  const next = classAt(text, at + 1)
+  if (next === FOREIGN) return -1
+  return isLetter(next) ? at + 1 : NO_WORD
+}
+
+/**
+ * The alternatives after the words, alike in both patterns: `\p{N}{1,3}`, then
+ * ` ?[^\s\p{L}\p{N}]+` with its tail of newlines (and `/` in o200k), then whitespace, where
+ * cl100k's `\s+$` takes a run to the end whole, newlines or not.
+ */
+function restEnd (text: string, at: number, k: number, o200k: boolean): number {
+  if (k === DIGIT) return digitsEnd(text, at)
+  if (k === OTHER) return punctuationEnd(text, at, o200k)
+  if (text.charCodeAt(at) === 32) {
+    const next = classAt(text, at + 1)
+    if (next === FOREIGN) return -1
+    if (next === OTHER) return punctuationEnd(text, at + 1, o200k)
+  }
+  const run = runEnd(text, at, SPACE, NEWLINE)
+  if (run < 0) return -1
+  return !o200k && run === text.length ? run : whitespaceEnd(text, at, run)
+}
+
 /** The end of o200k_base's piece at `at`, or -1 where its pattern must decide. */
 export function o200kPieceEnd (text: string, at: number): number {
   const k = classAt(text, at)
   if (k === FOREIGN) return -1
-  // [^\r\n\p{L}\p{N}]? then a word: the prefix is taken when a letter follows it.
-  let word = -1
-  if (isLetter(k)) word = at
-  else if (k !== NEWLINE && k !== DIGIT) {
-    const next = classAt(text, at + 1)
-    if (next === FOREIGN) return -1
-    if (isLetter(next)) word = at + 1
-  }
-  if (word >= 0) {
-    // [Lu]*[Ll]+ or else [Lu]+[Ll]*: the upper-case run, then any lower-case run.
-    const upper = runEnd(text, word, UPPER)
-    if (upper < 0) return -1
-    const lower = runEnd(text, upper, LOWER)
-    if (lower < 0) return -1
-    const contraction = contractionEnd(text, lower)
-    return contraction >= 0 ? contraction : lower
-  }
-  if (k === DIGIT) return digitsEnd(text, at)
-  // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
-  if (k === OTHER) return punctuationEnd(text, at, true)
-  if (text.charCodeAt(at) === 32) {
-    const next = classAt(text, at + 1)
-    if (next === FOREIGN) return -1
-    if (next === OTHER) return punctuationEnd(text, at + 1, true)
-  }
-  const run = runEnd(text, at, SPACE, NEWLINE)
-  return run < 0 ? -1 : whitespaceEnd(text, at, run)
+  const word = wordStart(text, at, k)
+  if (word === -1) return -1
+  if (word === NO_WORD) return restEnd(text, at, k, true)
+  // [Lu]*[Ll]+ or else [Lu]+[Ll]*: the upper-case run, then any lower-case run, then `'s`...
+  const upper = runEnd(text, word, UPPER)
+  if (upper < 0) return -1
+  const lower = runEnd(text, upper, LOWER)
+  if (lower < 0) return -1
+  const contraction = contractionEnd(text, lower)
+  return contraction >= 0 ? contraction : lower
 }
 
 /** The end of cl100k_base's piece at `at`, or -1 where its pattern must decide. */
@@ -140,27 +156,9 @@ export function cl100kPieceEnd (text: string, at: number): number {
   if (k === FOREIGN) return -1
   const contraction = contractionEnd(text, at)
   if (contraction >= 0) return contraction
-  // [^\r\n\p{L}\p{N}]?\p{L}+
-  let word = -1
-  if (isLetter(k)) word = at
-  else if (k !== NEWLINE && k !== DIGIT) {
-    const next = classAt(text, at + 1)
-    if (next === FOREIGN) return -1
-    if (isLetter(next)) word = at + 1
-  }
-  if (word >= 0) return runEnd(text, word, UPPER, LOWER)
-  if (k === DIGIT) return digitsEnd(text, at)
-  // ` ?[^\s\p{L}\p{N}]+[\r\n]*`
-  if (k === OTHER) return punctuationEnd(text, at, false)
-  if (text.charCodeAt(at) === 32) {
-    const next = classAt(text, at + 1)
-    if (next === FOREIGN) return -1
-    if (next === OTHER) return punctuationEnd(text, at + 1, false)
-  }
-  // `\s+$` first: a run to the end is one piece, newlines or not; then as o200k's.
-  const run = runEnd(text, at, SPACE, NEWLINE)
-  if (run < 0) return -1
-  return run === text.length ? run : whitespaceEnd(text, at, run)
+  const word = wordStart(text, at, k)
+  if (word === -1) return -1
+  return word === NO_WORD ? restEnd(text, at, k, false) : runEnd(text, word, UPPER, LOWER)
 }
 
 /** The hand reader for a split pattern, by its source; undefined for the others (r50k, p50k). */
