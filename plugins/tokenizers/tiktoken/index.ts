@@ -13,7 +13,7 @@ import { availableParallelism } from 'node:os'
 import { definePlugin } from '../../../core/registry.js'
 import { DocsplitError } from '../../../core/errors.js'
 import type { Tokenizer, TokenizerPlugin } from '../../../core/types.js'
-import { installFixes } from './bpe-core.js'
+import { countUpTo, installFixes } from './bpe-core.js'
 import { BpeTally } from './tally.js'
 import { CountPool } from './pool.js'
 
@@ -42,6 +42,8 @@ export interface EncodingModule {
   encode (input: string, options?: { disallowedSpecial?: Set<string>, allowedSpecial?: Set<string> }): number[]
   /** Encodes piece by piece and stops past the limit: false then, else the count. */
   isWithinTokenLimit? (input: string, limit: number, options?: { disallowedSpecial?: Set<string> }): false | number
+  /** bpe-core's count that stops past the limit (special tokens as text); undefined where it cannot tell. */
+  countUpTo? (input: string, limit: number): number | undefined
 }
 
 export type Importer = (encoding: EncodingName) => Promise<unknown>
@@ -75,6 +77,7 @@ export const importEncoding: Importer = async (encoding) => {
     countTokens: (input, options) => loaded().countTokens(input, options),
     encode: (input, options) => loaded().encode(input, options),
     isWithinTokenLimit: (input, limit, options) => loaded().isWithinTokenLimit!(input, limit, options),
+    countUpTo: (input, limit) => countUpTo(loaded(), input, limit),
   }
   return lazy
 }
@@ -103,8 +106,10 @@ export function tokenizerFrom (encoding: EncodingName, mod: EncodingModule, pool
     encode: (text: string): number[] => mod.encode(text, AS_TEXT),
     tally: () => new BpeTally(count, encoding === 'o200k_base' || encoding === 'cl100k_base'),
   }
+  const upTo = mod.countUpTo?.bind(mod)
   const within = mod.isWithinTokenLimit?.bind(mod)
-  if (within !== undefined) tokenizer.exceeds = (text, limit) => text.length > 0 && within(text, limit, AS_TEXT) === false
+  if (upTo !== undefined) tokenizer.exceeds = (text, limit) => text.length > 0 && (upTo(text, limit) ?? count(text)) > limit
+  else if (within !== undefined) tokenizer.exceeds = (text, limit) => text.length > 0 && within(text, limit, AS_TEXT) === false
   if (pool !== undefined) tokenizer.countMany = (texts) => pool.countMany(texts)
   return tokenizer
 }

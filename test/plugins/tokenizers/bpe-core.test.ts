@@ -6,7 +6,7 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { createRequire } from 'node:module'
-import { LONG_PIECE, heapMerge, installFixes, stickyCount, type BpeCore } from '../../../plugins/tokenizers/tiktoken/bpe-core.js'
+import { LONG_PIECE, countUpTo, heapMerge, installFixes, stickyCount, type BpeCore } from '../../../plugins/tokenizers/tiktoken/bpe-core.js'
 import { ENCODINGS } from '../../../plugins/tokenizers/tiktoken/index.js'
 
 const require = createRequire(import.meta.url)
@@ -70,6 +70,23 @@ t.test('cached piece counts stay exact when the table overflows and pieces share
     t.equal(mod.countTokens(text, AS_TEXT), expected, 'warm')
   }
   t.equal(mod.countTokens(' w1x w1y w1x', AS_TEXT), mod.encode(' w1x w1y w1x', AS_TEXT).length, 'a piece that differs in one letter is not taken for another')
+})
+
+t.test('countUpTo is the count up to the limit, and stops soon after it', async (t) => {
+  const AS_TEXT = { disallowedSpecial: new Set<string>() }
+  const text = fc.string({ unit: fc.constantFrom('a', 'Z', ' ', '\n', '.', '9', 'é', '的', '<|endoftext|>'), maxLength: 60 })
+  for (const name of ENCODINGS) {
+    const mod = encodingModule(name) as unknown as { countTokens: (s: string, o: object) => number }
+    t.ok(installFixes(mod))
+    fc.assert(fc.property(text, fc.nat(40), (s, limit) => {
+      const n = mod.countTokens(s, AS_TEXT)
+      const upTo = countUpTo(mod, s, limit)!
+      return n <= limit ? upTo === n : upTo > limit && upTo <= n
+    }), { numRuns: 1000, seed: 3 })
+  }
+  const o200k = encodingModule('o200k_base')
+  t.equal(countUpTo(o200k, ' word'.repeat(1_000_000), 10), 11, 'a million words: it stops at the 11th')
+  t.equal(countUpTo({}, 'text', 10), undefined, 'undefined without the fixes')
 })
 
 t.test('counts read with the sticky pattern equal the encoded tokens (property)', async (t) => {
