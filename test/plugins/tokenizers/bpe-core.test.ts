@@ -60,11 +60,13 @@ t.test('cached piece counts stay exact when the table overflows and pieces share
   const AS_TEXT = { disallowedSpecial: new Set<string>() }
   const mod = encodingModule('o200k_base') as unknown as { countTokens: (s: string, o: object) => number, encode: (s: string, o: object) => number[] }
   t.ok(installFixes(mod))
-  // 150,000 distinct short pieces (more than the table's 65,536 slots) and 70,000 distinct long
-  // ones (more than the long map holds), each text read twice: cold, then from the cache.
+  // 150,000 distinct short pieces (more than the table's 65,536 slots), 70,000 distinct long
+  // ones (more than the long map holds) and two too long to cache, each text read twice: cold,
+  // then from the cache.
   const short = Array.from({ length: 150_000 }, (_, i) => ` w${i.toString(36)}x`).join('')
   const long = Array.from({ length: 70_000 }, (_, i) => ` Internationalisation${i.toString(36)}`).join('')
-  for (const text of [short, long]) {
+  const veryLong = ` ${'abcdefghij'.repeat(40)} ${'abcdefghij'.repeat(40)}` // pieces never cached
+  for (const text of [short, long, veryLong]) {
     const expected = mod.encode(text, AS_TEXT).length
     t.equal(mod.countTokens(text, AS_TEXT), expected, 'cold')
     t.equal(mod.countTokens(text, AS_TEXT), expected, 'warm')
