@@ -50,7 +50,7 @@ export function targets (rows: Row[]): Check[] {
     out.push(ratio(rows, input, 'approx', 'chonkie-recursive-chars', 1, 'Chonkie Recursive (chars) [faster than]'))
     out.push(ratio(rows, input, 'o200k_base', 'langchain-recursive-tiktoken', 30, 'LangChain Recursive + tiktoken'))
     out.push(ratio(rows, input, 'o200k_base', 'chonkie-recursive-tiktoken', 10, 'Chonkie Recursive + tiktoken'))
-    out.push(ofFloor(rows, input, 'docsplit', 'o200k_base', 'gpt-tokenizer', 1.6, 'the tokenizer\'s single-core count, counting on 2 cores'))
+    out.push(ofFloor(rows, input, 'docsplit', 'o200k_base', 'gpt-tokenizer', 1.6, 'the tokenizer\'s single-core count, on this 2-core machine'))
     out.push(atLeast(rows, input, 'docsplit-cli', 'approx', 150))
   }
   for (const input of inputs.filter(i => i.startsWith('markdown'))) {

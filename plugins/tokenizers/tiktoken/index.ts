@@ -115,13 +115,17 @@ export function tokenizerFrom (encoding: EncodingName, mod: EncodingModule, pool
 }
 
 /**
- * Worker threads counting for the main thread: one per core (the main thread parses and packs
- * meanwhile; measured on 2 cores, one worker plus the main thread counting its share was
- * slower), or DOCSPLIT_COUNT_THREADS of them (0: the main thread counts alone).
+ * Worker threads counting for the main thread while it parses and packs: DOCSPLIT_COUNT_THREADS
+ * of them (0: the main thread counts alone), by default one per core beyond two, at most two.
+ * One worker counts logs at about 90 MB/s, as fast as the main thread does the rest, so more
+ * cannot help; and a worker costs its own tables (about 230 ms to load, 70-100 MB). Measured on
+ * 2 cores, 64 MB log with o200k: the main thread alone 1.7 s wall, 1.9 s CPU, 180 MB; with one
+ * worker 1.5-1.6 s, 2.4-2.6 s, 330 MB; with two 1.5-1.6 s, 2.8-3.0 s, 370 MB; and with another
+ * process busy on one core, the workers made it 1.5-1.9x slower (8.6 MB of markdown alike).
  */
 function poolFor (encoding: EncodingName): CountPool | undefined {
   const setting = process.env.DOCSPLIT_COUNT_THREADS
-  const size = setting === undefined || setting === '' ? availableParallelism() : Number.parseInt(setting, 10)
+  const size = setting === undefined || setting === '' ? Math.min(2, availableParallelism() - 2) : Number.parseInt(setting, 10)
   if (!CountPool.usable() || !(size > 0)) return undefined
   return new CountPool(() => ({ encoding: import.meta.resolve(`gpt-tokenizer/encoding/${encoding}`), fixes: import.meta.resolve('./bpe-core.js') }), Math.min(size, 64))
 }
