@@ -3,7 +3,7 @@
  * pieces of 50-2000 tokens with several seeds, counts each piece with o200k_base and cl100k_base,
  * and writes the transition counts of model.ts for each piece. Step 2 is fit-approx.py.
  *
- *   node --import tsx bench/lib/approx-features.ts /tmp/approx-fit 42 7 99 123
+ *   node --import tsx bench/lib/approx-features.ts /tmp/approx-fit 42 7 99 123 11 13 17 19
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'

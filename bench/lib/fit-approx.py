@@ -2,7 +2,7 @@
 """
 Step 2 of fitting the approx tokenizer (step 1: approx-features.ts). Needs numpy and scipy.
 
-  python3 bench/lib/fit-approx.py /tmp/approx-fit 42,7,99,123 [held-out seeds]
+  python3 bench/lib/fit-approx.py /tmp/approx-fit 42,7,99,123,11,13,17,19 [held-out seeds]
 
 Fits the transition costs of plugins/tokenizers/approx/model.ts by a linear program: pinball
 loss at TAU = 0.995 on the ratio approx / max(o200k, cl100k) of each piece, formats weighted
@@ -22,14 +22,15 @@ from scipy.optimize import linprog
 here = os.path.dirname(os.path.abspath(__file__))
 out_file = os.path.join(here, '..', '..', 'plugins', 'tokenizers', 'approx', 'weights.ts')
 fit_dir = sys.argv[1] if len(sys.argv) > 1 else '/tmp/approx-fit'
-train_seeds = (sys.argv[2] if len(sys.argv) > 2 else '42,7,99,123').split(',')
+train_seeds = (sys.argv[2] if len(sys.argv) > 2 else '42,7,99,123,11,13,17,19').split(',')
 test_seeds = sys.argv[3].split(',') if len(sys.argv) > 3 else []
 TAU, DELTA = 0.995, 0.25
-SCALE = int(os.environ.get('SCALE', '256'))  # costs are integers in 1/SCALE tokens; each is rounded up, so a finer scale over-counts less
+SCALE = int(os.environ.get('SCALE', '4096'))  # costs are integers in 1/SCALE tokens; each is rounded up, so a finer scale over-counts less
 FACTOR = float(os.environ.get('FACTOR', '1.005'))  # a little margin over the fit, for unseen text
-UNDER_WEIGHT = json.loads(os.environ.get('UNDER_WEIGHT', '{"yaml": 2}'))
-OVER_WEIGHT = json.loads(os.environ.get('OVER_WEIGHT', '{"code": 6, "csv": 3, "markdown": 5}'))
-MEAN_CAP = json.loads(os.environ.get('MEAN_CAP', '{}'))  # e.g. {"code": 0.14}: mean over-count at most 14% in training
+UNDER_WEIGHT = json.loads(os.environ.get('UNDER_WEIGHT', '{"yaml": 4, "code": 6, "csv": 4, "markdown": 3, "log": 2, "cjk": 2}'))
+OVER_WEIGHT = json.loads(os.environ.get('OVER_WEIGHT', '{}'))
+# mean over-count at most this in the program (the issue's target is 15%; about a point comes on top)
+MEAN_CAP = json.loads(os.environ.get('MEAN_CAP', '{"yaml": 0.132, "code": 0.132, "csv": 0.132, "markdown": 0.13, "prose": 0.13, "i18n": 0.24}'))
 out_file = os.environ.get('OUT', out_file)
 
 M = json.load(open(os.path.join(fit_dir, 'model.json')))

@@ -39,11 +39,17 @@ export const C = {
   U3P: 18,
   HI: 19, // high surrogate (first half of a character of 4 UTF-8 bytes: emoji, ...)
   LS: 20, // low surrogate
+  // Punctuation that joins words, split out of PO: the pre-tokenizers start a piece with it and
+  // go on with the letters after it (`_records`, `-disable`, `/docs`), so that after a letter
+  // it costs little of its own, unlike before a digit or a space.
+  US: 21, // '_' (snake_case, SCREAMING_CASE)
+  HY: 22, // '-' (kebab-case, hyphenated words; dates and options)
+  SL: 23, // '/' (paths, URLs, comments)
   // Not in CLASS: a punctuation character equal to the one before it (----, ****, ====) costs
   // COST[state * NC + RP], and moves to the state of its own class.
-  RP: 21,
+  RP: 24,
 } as const
-export const NC = 22
+export const NC = 25
 export const CLASS_NAMES = Object.keys(C)
 
 /** States: the class of the last character, with the digit phase and multi-space split out. */
@@ -81,8 +87,16 @@ export const S = {
   LO5: 28,
   LO6: 29,
   LO7: 30,
+  US: 31, // after '_'
+  HY: 32, // after '-'
+  SL: 33, // after '/'
+  // The 2nd, 3rd and 4th or later capital of a run (UP is the first): all-caps words and
+  // acronyms (ERR, SCHEMA, HTTP) are a token for several letters.
+  UP2: 34,
+  UP3: 35,
+  UP4: 36,
 } as const
-export const NS = 31
+export const NS = 37
 export const STATE_NAMES = Object.keys(S)
 
 function buildClassTable (): Uint8Array {
@@ -98,6 +112,9 @@ function buildClassTable (): Uint8Array {
   for (const ch of '"\'`') t[ch.charCodeAt(0)] = C.PQ
   for (const ch of '()[]{}<>') t[ch.charCodeAt(0)] = C.PB
   for (const ch of '.,:;') t[ch.charCodeAt(0)] = C.PS
+  t[0x5F] = C.US
+  t[0x2D] = C.HY
+  t[0x2F] = C.SL
   const letter = /^[\p{L}\p{M}]$/u
   for (let c = 0x80; c < 0x800; c++) {
     t[c] = !letter.test(String.fromCharCode(c)) ? C.S2 : c <= 0x2FF ? C.LX : C.L2
@@ -119,10 +136,13 @@ function buildClassTable (): Uint8Array {
 /** CLASS[code unit]: the class table (built once, about 10 ms). */
 export const CLASS = buildClassTable()
 
+/** Classes a repeated character can have (read as RP the second time). */
+export const REPEATABLE: readonly number[] = [C.PQ, C.PB, C.PS, C.PO, C.U1P, C.US, C.HY, C.SL]
+
 /** REPEATS[cls] = 1 when a character of that class read twice in a row is read as RP the second time. */
 export const REPEATS = (() => {
   const t = new Uint8Array(NC)
-  for (const c of [C.PQ, C.PB, C.PS, C.PO, C.U1P]) t[c] = 1
+  for (const c of REPEATABLE) t[c] = 1
   return t
 })()
 
@@ -132,8 +152,9 @@ function next (state: number, cls: number): number {
     case C.SP: return state === S.SP || state === S.SPN || state === S.WS ? S.SPN : S.SP
     case C.DG: return state === S.D1 ? S.D2 : state === S.D2 ? S.D3 : S.D1
     case C.RP: return S.PO // never used: a repeat moves by its own class
+    case C.UP: return state === S.UP ? S.UP2 : state === S.UP2 ? S.UP3 : state === S.UP3 || state === S.UP4 ? S.UP4 : S.UP
     case C.LO:
-      if (state === S.UP) return S.LO2
+      if (state === S.UP || (state >= S.UP2 && state <= S.UP4)) return S.LO2
       if (state >= S.LO1 && state <= S.LO7) return Math.min(S.LO7, state + 1)
       return S.LO1
     default: return S[CLASS_NAMES[cls] as keyof typeof S]
@@ -146,9 +167,6 @@ export const NEXT = (() => {
   for (let s = 0; s < NS; s++) for (let c = 0; c < NC; c++) t[s * NC + c] = next(s, c)
   return t
 })()
-
-/** Classes a repeated character can have (read as RP the second time). */
-export const REPEATABLE: readonly number[] = [C.PQ, C.PB, C.PS, C.PO, C.U1P]
 
 /**
  * D[p * NS + q] = max over strings b of (cost of b from state p) - (cost of b from state q), for

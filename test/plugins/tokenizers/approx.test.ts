@@ -85,7 +85,7 @@ const pools = {
 }
 const unit = fc.oneof(
   ...Object.values(pools).map((p) => fc.constantFrom(...(typeof p === 'string' ? [...p] : p))),
-  fc.constantFrom('    ', '\n\n', '----', '****', '123456', 'the', ' word', 'camelCase', 'HTTP'),
+  fc.constantFrom('    ', '\n\n', '----', '****', '123456', 'the', ' word', 'camelCase', 'HTTP', 'snake_case', 'FST_ERR_NOT_FN', 'kebab-case', '__', '//', 'a/b/c'),
 )
 const text = fc.string({ unit, maxLength: 60 })
 
@@ -159,8 +159,8 @@ t.test('text copied out in blocks counts as read by code unit (property)', async
 })
 
 t.test('exhaustive short strings over one character per class', async (t) => {
-  const reps = ['a', 'Q', '7', ' ', '\n', '\t', '"', '(', '.', '-', 'é', 'ж', '\u00B0', '日', '한', '、', '→', 'ሰ', '🎉', '\uDE00']
-  // every string of up to 3 of these characters (20 + 400 + 8000), as a and as b
+  const reps = ['a', 'Q', '7', ' ', '\n', '\t', '"', '(', '.', '-', '_', '/', '=', 'é', 'ж', '\u00B0', '日', '한', '、', '→', 'ሰ', '🎉', '\uDE00']
+  // every string of up to 3 of these characters (23 + 529 + 12167), as a and as b
   const strings = ['']
   let level = ['']
   for (let len = 1; len <= 3; len++) {
@@ -168,7 +168,7 @@ t.test('exhaustive short strings over one character per class', async (t) => {
     strings.push(...level)
   }
   // first parts: up to 2 characters, and long runs that reach the deeper states
-  const firsts = [...strings.filter((s) => s.length <= 2), 'abcdefghij', 'xyzAbcdefgh', 'ABCDEFGH', '1234567', '12', '        ', '\n\n\n', '-----', '日本語日本語', '🎉🎉🎉', 'é'.repeat(9)]
+  const firsts = [...strings.filter((s) => s.length <= 2), 'abcdefghij', 'xyzAbcdefgh', 'ABCDEFGH', 'AB', 'ABC', 'x_', 'x-', 'x/', '__', '--', '//', '1234567', '12', '        ', '\n\n\n', '-----', '日本語日本語', '🎉🎉🎉', 'é'.repeat(9)]
   let checked = 0
   let failures = 0
   for (const a of firsts) {
