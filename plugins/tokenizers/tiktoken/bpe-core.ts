@@ -101,8 +101,8 @@ export function countUpTo (encoding: unknown, text: string, limit: number): numb
 /**
  * Token counts of the pieces seen, per encoding, found without a slice of the text, a lookup in
  * the 200,000-entry rank map, or gpt-tokenizer's merge-cache reordering (three map operations
- * per hit). Counting alone, one core: logs 33 -> 54 MB/s with a table of strings, 93 MB/s with
- * packed keys and the flat reader of ascii-split.ts; markdown 14.5 -> 21 -> 50 MB/s.
+ * per hit). With the reader of ascii-split.ts, counting alone (each line of the bench inputs,
+ * one core, CPU time) went from 37 to 91 MB/s on logs and from 16 to 50 MB/s on markdown.
  * - ASCII pieces of up to 8 characters (most pieces of most text: words, numbers, punctuation)
  *   are packed 8 bits a character into two integers, and a direct-mapped table of those keys is
  *   compared without reading any string.
