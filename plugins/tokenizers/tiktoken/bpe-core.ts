@@ -45,6 +45,10 @@ export interface BpeCore {
   textEncoder: { encode: (text: string) => Uint8Array }
 }
 
+/** The count that stops past a limit, which installFixes leaves on the core (see countUpTo). */
+type CountUpTo = (text: string, limit: number) => number | undefined
+interface FixedCore { docsplitFixes?: boolean, countUpTo?: CountUpTo }
+
 /** The core inside an encoding module (`encoding.default.bytePairEncodingCoreProcessor`). */
 function coreOf (encoding: unknown): BpeCore | undefined {
   const api = (encoding as { default?: unknown } | undefined)?.default ?? encoding
@@ -63,7 +67,7 @@ function coreOf (encoding: unknown): BpeCore | undefined {
 export function installFixes (encoding: unknown): boolean {
   const core = coreOf(encoding)
   if (core === undefined) return false
-  const marked = core as { docsplitFixes?: boolean, countUpTo?: (text: string, limit: number) => number | undefined }
+  const marked = core as FixedCore
   if (marked.docsplitFixes === true) return true
   const scan = core.bytePairMerge
   core.bytePairMerge = function (this: BpeCore, piece: Uint8Array): number[] {
@@ -82,7 +86,7 @@ export function installFixes (encoding: unknown): boolean {
     if (allowedSpecial !== undefined && allowedSpecial.size > 0) return countNative.call(this, text, allowedSpecial)
     return stickyCount(this, sticky, text, ascii) ?? countNative.call(this, text, allowedSpecial)
   }
-  marked.countUpTo = (text: string, limit: number): number | undefined => stickyCount(core, sticky, text, ascii, limit)
+  marked.countUpTo = (text, limit) => stickyCount(core, sticky, text, ascii, limit)
   marked.docsplitFixes = true
   return true
 }
@@ -95,7 +99,7 @@ export function installFixes (encoding: unknown): boolean {
  * every long block, and it took 5% of a markdown split with o200k.
  */
 export function countUpTo (encoding: unknown, text: string, limit: number): number | undefined {
-  return (coreOf(encoding) as { countUpTo?: (text: string, limit: number) => number | undefined } | undefined)?.countUpTo?.(text, limit)
+  return (coreOf(encoding) as FixedCore | undefined)?.countUpTo?.(text, limit)
 }
 
 /**
@@ -130,6 +134,11 @@ const SHORT_PIECE = 12
 const LONG_CACHED = 1 << 14
 const LONG_CACHED_CHARS = 256
 const pieceCounts = new WeakMap<BpeCore, PieceCounts>()
+
+/** The table slot of a piece's hash. */
+function slotOf (hash: number): number {
+  return (hash ^ (hash >>> 15)) & (SLOTS - 1)
+}
 
 function countsOf (core: BpeCore): PieceCounts {
   let cache = pieceCounts.get(core)
@@ -198,8 +207,7 @@ export function stickyCount (core: BpeCore, sticky: RegExp, text: string, ascii?
       if (length === 1) {
         count += 1
       } else {
-        const hash = Math.imul(low ^ Math.imul(high, 0x9e3779b1) ^ length, 0x85ebca6b)
-        const slot = (hash ^ (hash >>> 15)) & (SLOTS - 1)
+        const slot = slotOf(Math.imul(low ^ Math.imul(high, 0x9e3779b1) ^ length, 0x85ebca6b))
         if (packedLow[slot] === low && packedHigh[slot] === high && packedLength[slot] === length) {
           count += packedCounts[slot]!
         } else {
@@ -216,7 +224,7 @@ export function stickyCount (core: BpeCore, sticky: RegExp, text: string, ascii?
     } else {
       let hash = length
       for (let j = at; j < end; j++) hash = Math.imul(hash ^ text.charCodeAt(j), 0x01000193)
-      const slot = (hash ^ (hash >>> 15)) & (SLOTS - 1)
+      const slot = slotOf(hash)
       const key = keys[slot]!
       if (key.length === length && text.startsWith(key, at)) {
         count += counts[slot]!
