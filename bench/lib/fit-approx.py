@@ -175,11 +175,11 @@ for (s, c), j in P.items():
         T[s, c] = wpar[j]
 # never seen in training: as in the state these refine (so that no state makes a continuation
 # much dearer than START does, which START would have to pay for), else the byte bound (safe)
-LIKE = {'SPN': 'SP', 'UP2': 'UP', 'UP3': 'UP', 'UP4': 'UP', 'US': 'PO', 'HY': 'PO', 'SL': 'PO'}
+LIKE = {'UP2': 'UP', 'UP3': 'UP', 'UP4': 'UP', 'US': 'PO', 'HY': 'PO', 'SL': 'PO'}  # SPN: as SP, below
 for (s, c), j in P.items():
     if j is not None and np.isnan(T[s, c]):
         T[s, c] = BYTES[CN[c]]
-        if SN[s] in LIKE and SN[s] != 'SPN':
+        if SN[s] in LIKE:
             js = P.get((si[LIKE[SN[s]]], c))
             if js is not None and not np.isnan(wpar[js]):
                 T[s, c] = wpar[js]
