@@ -68,6 +68,14 @@ function lineHead (line: string): string {
   return end > HEAD ? line.slice(0, HEAD) : line.slice(0, end)
 }
 
+/** lineHead of the line [from, to) of `text`, sliced once. */
+function headAt (text: string, from: number, to: number): string {
+  let end = to
+  if (end > from && text.charCodeAt(end - 1) === 10) end--
+  if (end > from && text.charCodeAt(end - 1) === 13) end--
+  return text.slice(from, Math.min(end, from + HEAD))
+}
+
 /** Splits a sample into lines without their endings (the last, possibly partial, line included). */
 export function sampleLines (sample: string): string[] {
   const out: string[] = []
@@ -215,7 +223,7 @@ export class LogParser {
         head = lineHead(this.head.length > HEAD + 2 ? this.head : this.head + tail)
         this.head = ''
       } else {
-        head = lineHead(piece.slice(from, Math.min(to, from + HEAD + 2)))
+        head = headAt(piece, from, to)
       }
       if ((isStart(head) || this.overlong(head, start)) && this.started++ > 0) {
         // The entry before this line ends where the line starts.

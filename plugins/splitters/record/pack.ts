@@ -36,10 +36,16 @@ function isPrefix (prefix: string[], path: string[]): boolean {
 }
 
 function chunkFields (units: Unit[]): Record<string, string | number> | undefined {
-  const records = units.filter((u) => u.fields !== undefined)
-  if (records.length === 0) return undefined
-  const fields = { ...records[0]!.fields }
-  for (const [name, value] of Object.entries(records[records.length - 1]!.fields!)) {
+  let first: Unit | undefined
+  let last: Unit | undefined
+  for (const u of units) {
+    if (u.fields === undefined) continue
+    first ??= u
+    last = u
+  }
+  if (first === undefined) return undefined
+  const fields = { ...first.fields }
+  for (const [name, value] of Object.entries(last!.fields!)) {
     if (name.endsWith('_end')) fields[name] = value
   }
   return fields
@@ -75,12 +81,25 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
     held = draft
   }
 
+  /** Overlap starts are only read when the chunks overlap. */
+  const overlapping = ctx.options.overlap_tokens > 0
+
   const draftOf = (units: Unit[], text: string, tokenCount: number, isProtected: boolean): ChunkDraft => {
-    const recordUnits = units.filter((u) => u.record >= 0)
     const first = units[0]!
     const kinds: string[] = []
-    for (const u of units) if (!kinds.includes(u.kind)) kinds.push(u.kind)
-    const single = recordUnits.length === 1 ? recordUnits[0]!.label : undefined
+    let firstRecord: Unit | undefined
+    let endRecord: Unit | undefined
+    let recordCount = 0
+    let context: string | undefined
+    for (const u of units) {
+      if (!kinds.includes(u.kind)) kinds.push(u.kind)
+      if (u.record < 0) continue
+      firstRecord ??= u
+      endRecord = u
+      recordCount++
+      context ??= u.context
+    }
+    const single = recordCount === 1 ? firstRecord!.label : undefined
     const draft: ChunkDraft = {
       start: first.start,
       end: first.start + text.length,
@@ -89,18 +108,19 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
       path: single !== undefined ? [...first.path, single] : first.path,
       kinds,
       boundary: 'record' as Boundary,
-      overlapStarts: recordUnits.slice(recordUnits[0] === first ? 1 : 0).map((u) => u.start - first.start),
+    }
+    if (overlapping) {
+      draft.overlapStarts = []
+      for (const u of units) if (u.record >= 0 && u !== first) draft.overlapStarts.push(u.start - first.start)
     }
     if (isProtected) draft.protected = true
     // Overlap never repeats records of another container or context (another sheet, header).
-    const firstRecord = recordUnits[0]
     if (previousRecord !== undefined && firstRecord !== undefined &&
       (!samePath(previousRecord.path, firstRecord.path) || (previousRecord.context ?? '') !== (firstRecord.context ?? ''))) draft.noOverlap = true
-    if (recordUnits.length > 0) previousRecord = recordUnits[recordUnits.length - 1]
-    if (recordUnits.length > 0) {
-      draft.recordStart = recordUnits[0]!.record
-      draft.recordCount = recordUnits.length
-      const context = recordUnits.find((u) => u.context !== undefined)?.context
+    if (endRecord !== undefined) {
+      previousRecord = endRecord
+      draft.recordStart = firstRecord!.record
+      draft.recordCount = recordCount
       if (context !== undefined) draft.context = context
     }
     const fields = chunkFields(units)
