@@ -11,8 +11,40 @@
  * No imports: the counting workers load this file through bpe-core.ts.
  */
 
-/** The end of the piece that starts at `at`, or -1 where the pattern itself must decide. */
-export type PieceReader = (text: string, at: number) => number
+/**
+ * The end of the piece that starts at `at` in the first `n` code units of `units` (see
+ * unitsOf), or -1 where the pattern itself must decide.
+ */
+export type PieceReader = (units: Uint16Array, n: number, at: number) => number
+
+/** Texts shorter than this are copied code unit by code unit; a native call costs more there. */
+const MIN_NATIVE = 24
+/** Units kept between texts; a longer text gets units of its own, let go after it. */
+const KEPT_UNITS = 1 << 16
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1
+const raw = Buffer.allocUnsafeSlow(KEPT_UNITS * 2)
+const kept = new Uint16Array(raw.buffer, raw.byteOffset, KEPT_UNITS)
+
+/**
+ * The UTF-16 code units of `text`, in an array that the next call reuses. Reading a typed array
+ * costs less than charCodeAt on the sliced strings that records and lines are (V8 unwraps the
+ * slice at every call), and the units are read twice: to find a piece, to look it up.
+ */
+export function unitsOf (text: string): Uint16Array {
+  const n = text.length
+  let units = kept
+  let bytes = raw
+  if (n > KEPT_UNITS) {
+    bytes = Buffer.allocUnsafeSlow(n * 2)
+    units = new Uint16Array(bytes.buffer, bytes.byteOffset, n)
+  }
+  if (n < MIN_NATIVE || !LITTLE_ENDIAN) {
+    for (let i = 0; i < n; i++) units[i] = text.charCodeAt(i)
+  } else {
+    bytes.write(text, 0, 'utf16le')
+  }
+  return units
+}
 
 const UPPER = 1
 const LOWER = 2
@@ -35,11 +67,11 @@ CLASS[13] = NEWLINE
 const APOSTROPHE = 39
 
 /** The end of `'s`, `'d`, `'m`, `'t`, `'ll`, `'ve` or `'re` (any case) at `i`, or -1. */
-function contractionEnd (text: string, i: number): number {
-  if (text.charCodeAt(i) !== APOSTROPHE) return -1
-  const a = text.charCodeAt(i + 1) | 32
+function contractionEnd (u: Uint16Array, n: number, i: number): number {
+  if (u[i] !== APOSTROPHE) return -1
+  const a = i + 1 < n ? u[i + 1]! | 32 : 0
   if (a === 115 || a === 100 || a === 109 || a === 116) return i + 2
-  const b = text.charCodeAt(i + 2) | 32
+  const b = i + 2 < n ? u[i + 2]! | 32 : 0
   if ((a === 108 && b === 108) || (a === 118 && b === 101) || (a === 114 && b === 101)) return i + 3
   return -1
 }
@@ -52,12 +84,11 @@ function contractionEnd (text: string, i: number): number {
  * with the newlines after it; cl100k takes a run of whitespace to the end of the text whole.
  * Every run stops with -1 on a character outside ASCII: it might continue the run.
  */
-function pieceEnd (text: string, at: number, o200k: boolean): number {
-  const n = text.length
-  const first = text.charCodeAt(at)
+function pieceEnd (u: Uint16Array, n: number, at: number, o200k: boolean): number {
+  const first = u[at]!
   if (first >= 128) return -1
   if (!o200k && first === APOSTROPHE) {
-    const contraction = contractionEnd(text, at)
+    const contraction = contractionEnd(u, n, at)
     if (contraction >= 0) return contraction
   }
   const k = CLASS[first]!
@@ -67,7 +98,7 @@ function pieceEnd (text: string, at: number, o200k: boolean): number {
   if (k === DIGIT) {
     for (; i < at + 3; i++) {
       if (i >= n) return i
-      c = text.charCodeAt(i)
+      c = u[i]!
       if (c >= 128) return -1
       if (CLASS[c] !== DIGIT) return i
     }
@@ -77,7 +108,7 @@ function pieceEnd (text: string, at: number, o200k: boolean): number {
   let word = -1
   if (k === UPPER || k === LOWER) word = at
   else if (k !== NEWLINE && i < n) {
-    c = text.charCodeAt(i)
+    c = u[i]!
     if (c >= 128) return -1
     const next = CLASS[c]
     if (next === UPPER || next === LOWER) word = i
@@ -87,7 +118,7 @@ function pieceEnd (text: string, at: number, o200k: boolean): number {
     if (!o200k) {
       for (;; i++) {
         if (i >= n) return i
-        c = text.charCodeAt(i)
+        c = u[i]!
         if (c >= 128) return -1
         const kc = CLASS[c]
         if (kc !== UPPER && kc !== LOWER) return i
@@ -96,37 +127,37 @@ function pieceEnd (text: string, at: number, o200k: boolean): number {
     // [Lu]*[Ll]+ or else [Lu]+[Ll]*: the upper-case run, then the lower-case run, then `'s`...
     for (;; i++) {
       if (i >= n) return i
-      c = text.charCodeAt(i)
+      c = u[i]!
       if (c >= 128) return -1
       if (CLASS[c] !== UPPER) break
     }
     for (;; i++) {
       if (i >= n) return i
-      c = text.charCodeAt(i)
+      c = u[i]!
       if (c >= 128) return -1
       if (CLASS[c] !== LOWER) break
     }
-    const contraction = c === APOSTROPHE ? contractionEnd(text, i) : -1
+    const contraction = c === APOSTROPHE ? contractionEnd(u, n, i) : -1
     return contraction >= 0 ? contraction : i
   }
   // ` ?[^\s\p{L}\p{N}]+` then `[\r\n/]*` (o200k) or `[\r\n]*` (cl100k)
   let punctuation = -1
   if (k === OTHER) punctuation = at
   else if (first === 32 && i < n) {
-    c = text.charCodeAt(i)
+    c = u[i]!
     if (c >= 128) return -1
     if (CLASS[c] === OTHER) punctuation = i
   }
   if (punctuation >= 0) {
     for (i = punctuation + 1; ; i++) {
       if (i >= n) return i
-      c = text.charCodeAt(i)
+      c = u[i]!
       if (c >= 128) return -1
       if (CLASS[c] !== OTHER) break
     }
     while (c === 10 || c === 13 || (o200k && c === 47)) {
       if (++i >= n) return i
-      c = text.charCodeAt(i)
+      c = u[i]!
     }
     return i
   }
@@ -135,7 +166,7 @@ function pieceEnd (text: string, at: number, o200k: boolean): number {
   // character for the next piece, unless the text ends there or the run is one character.
   let lastNewline = k === NEWLINE ? at : -1
   for (i = at + 1; i < n; i++) {
-    c = text.charCodeAt(i)
+    c = u[i]!
     if (c >= 128) return -1
     const kc = CLASS[c]
     if (kc === NEWLINE) lastNewline = i
@@ -147,13 +178,13 @@ function pieceEnd (text: string, at: number, o200k: boolean): number {
 }
 
 /** The end of o200k_base's piece at `at`, or -1 where its pattern must decide. */
-export function o200kPieceEnd (text: string, at: number): number {
-  return pieceEnd(text, at, true)
+export function o200kPieceEnd (units: Uint16Array, n: number, at: number): number {
+  return pieceEnd(units, n, at, true)
 }
 
 /** The end of cl100k_base's piece at `at`, or -1 where its pattern must decide. */
-export function cl100kPieceEnd (text: string, at: number): number {
-  return pieceEnd(text, at, false)
+export function cl100kPieceEnd (units: Uint16Array, n: number, at: number): number {
+  return pieceEnd(units, n, at, false)
 }
 
 /** The hand reader for a split pattern, by its source; undefined for the others (r50k, p50k). */

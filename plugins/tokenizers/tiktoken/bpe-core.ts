@@ -22,11 +22,13 @@
  * test() leaves each piece's end in lastIndex: the same pieces, since the pattern matches at
  * every position (checked as it goes: where it does not, the original counts the text). Measured
  * 1.55x faster on logs, 1.2x on markdown. Each piece's count is then read from a cache of
- * piece counts (see PieceCounts), and ASCII text is split by hand (ascii-split.ts).
+ * piece counts (see PieceCounts), and ASCII text is split by hand (ascii-split.ts). Both read
+ * the text's code units from a typed array filled once per text (unitsOf): 64 MB of log with
+ * o200k, library CPU 1.90 -> 1.59 s; 10 MB of TypeScript 1.93 -> 1.67 s.
  *
  * Imports only its sibling ascii-split.ts: the counting workers load this file too, by URL.
  */
-import { asciiReaderFor, type PieceReader } from './ascii-split.js'
+import { asciiReaderFor, unitsOf, type PieceReader } from './ascii-split.js'
 
 export const LONG_PIECE = 512
 
@@ -181,10 +183,12 @@ function longPieceCount (core: BpeCore, cache: PieceCounts, piece: string): numb
 export function stickyCount (core: BpeCore, sticky: RegExp, text: string, ascii?: PieceReader, limit = Infinity): number | undefined {
   const cache = countsOf(core)
   const { packedLow, packedHigh, packedLength, packedCounts, keys, counts } = cache
+  const units = unitsOf(text)
+  const n = text.length
   let count = 0
   let at = 0
-  while (at < text.length && count <= limit) {
-    let end = ascii !== undefined ? ascii(text, at) : -1
+  while (at < n && count <= limit) {
+    let end = ascii !== undefined ? ascii(units, n, at) : -1
     if (end < 0) {
       sticky.lastIndex = at
       if (!sticky.test(text) || sticky.lastIndex === at) return undefined
@@ -196,7 +200,7 @@ export function stickyCount (core: BpeCore, sticky: RegExp, text: string, ascii?
     let high = 0
     if (length <= PACKED_PIECE) {
       for (; i < end; i++) {
-        const c = text.charCodeAt(i)
+        const c = units[i]!
         if (c >= 128) break
         if (i - at < 4) low |= c << ((i - at) << 3)
         else high |= c << ((i - at - 4) << 3)
@@ -223,7 +227,7 @@ export function stickyCount (core: BpeCore, sticky: RegExp, text: string, ascii?
       count += longPieceCount(core, cache, text.slice(at, end))
     } else {
       let hash = length
-      for (let j = at; j < end; j++) hash = Math.imul(hash ^ text.charCodeAt(j), 0x01000193)
+      for (let j = at; j < end; j++) hash = Math.imul(hash ^ units[j]!, 0x01000193)
       const slot = slotOf(hash)
       const key = keys[slot]!
       if (key.length === length && text.startsWith(key, at)) {

@@ -7,23 +7,27 @@ import fc from 'fast-check'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { corpusFiles, corpusMissing } from '../../helpers/corpus.js'
-import { CL100K_SOURCE, O200K_SOURCE, asciiReaderFor, cl100kPieceEnd, o200kPieceEnd, type PieceReader } from '../../../plugins/tokenizers/tiktoken/ascii-split.js'
+import { CL100K_SOURCE, O200K_SOURCE, asciiReaderFor, cl100kPieceEnd, o200kPieceEnd, unitsOf, type PieceReader } from '../../../plugins/tokenizers/tiktoken/ascii-split.js'
 
 const require = createRequire(import.meta.url)
 const patternOf = (name: string): RegExp => require(`gpt-tokenizer/cjs/encoding/${name}`).default.bytePairEncodingCoreProcessor.tokenSplitRegex
 /** The pattern made sticky, as bpe-core.ts reads it. */
 const stickyOf = (pattern: RegExp): RegExp => new RegExp(pattern.source, pattern.flags.replace(/[gy]/g, '') + 'y')
 
+/** The end a reader gives the piece at `at` of `text`. */
+const endOf = (reader: PieceReader, text: string, at: number): number => reader(unitsOf(text), text.length, at)
+
 /** Pieces as the pattern gives them, and as the reader gives them where it decides; how many it decided. */
 function compare (text: string, sticky: RegExp, reader: PieceReader): { pattern: number[], read: number[], decided: number } {
   const pattern: number[] = []
   const read: number[] = []
   let decided = 0
+  const units = unitsOf(text)
   for (let at = 0; at < text.length;) {
     sticky.lastIndex = at
     if (!sticky.test(text) || sticky.lastIndex === at) throw new Error(`no piece at ${at}`)
     const end = sticky.lastIndex
-    const mine = reader(text, at)
+    const mine = reader(units, text.length, at)
     pattern.push(end)
     read.push(mine < 0 ? end : mine)
     if (mine >= 0) decided++
@@ -64,16 +68,35 @@ t.test('other patterns keep their regular expression', async (t) => {
 })
 
 t.test('pieces the reader leaves to the pattern: a character outside ASCII decides', async (t) => {
-  t.equal(o200kPieceEnd('café', 0), -1, 'é may continue the word')
-  t.equal(o200kPieceEnd('12²', 0), -1, '² is a digit to \\p{N}')
-  t.equal(o200kPieceEnd(' \u00a0x', 0), -1, 'a no-break space continues the run')
-  t.equal(o200kPieceEnd('cafe ', 0), 4)
-  t.equal(o200kPieceEnd('HTTPServer!', 0), 10)
-  t.equal(cl100kPieceEnd('HTTPServer!', 0), 10)
-  t.equal(o200kPieceEnd("it's", 2), 4, "'s after a word is o200k's prefix and word")
-  t.equal(cl100kPieceEnd("'sun", 0), 2, "cl100k takes 's alone")
-  t.equal(o200kPieceEnd('  \n  ', 0), 3, 'o200k: up to the last newline')
-  t.equal(cl100kPieceEnd('  \n  ', 0), 5, 'cl100k: a run to the end is whole')
+  t.equal(endOf(o200kPieceEnd, 'café', 0), -1, 'é may continue the word')
+  t.equal(endOf(o200kPieceEnd, '12²', 0), -1, '² is a digit to \\p{N}')
+  t.equal(endOf(o200kPieceEnd, ' \u00a0x', 0), -1, 'a no-break space continues the run')
+  t.equal(endOf(o200kPieceEnd, 'cafe ', 0), 4)
+  t.equal(endOf(o200kPieceEnd, 'HTTPServer!', 0), 10)
+  t.equal(endOf(cl100kPieceEnd, 'HTTPServer!', 0), 10)
+  t.equal(endOf(o200kPieceEnd, "it's", 2), 4, "'s after a word is o200k's prefix and word")
+  t.equal(endOf(cl100kPieceEnd, "'sun", 0), 2, "cl100k takes 's alone")
+  t.equal(endOf(o200kPieceEnd, '  \n  ', 0), 3, 'o200k: up to the last newline')
+  t.equal(endOf(cl100kPieceEnd, '  \n  ', 0), 5, 'cl100k: a run to the end is whole')
+})
+
+t.test('a reader never reads past its text into the units of a longer one before it', async (t) => {
+  const cases = [
+    ['abcdefghijklmnopqrstuvwxyz abcdefghijklmnopqrstuvwxyz', 'abc'],
+    ["it's it's it's it's it's it's it's it's", "it'"],
+    ["'ll 'll 'll 'll 'll 'll 'll 'll 'll 'll", "'l"],
+    ['1234567890123456789012345678901234567890', '12'],
+    ['....................................\n\n\n', '..'],
+  ]
+  for (const [name, reader] of [['o200k_base', o200kPieceEnd], ['cl100k_base', cl100kPieceEnd]] as const) {
+    const sticky = stickyOf(patternOf(name))
+    for (const [before, text] of cases) {
+      unitsOf(before!)
+      sticky.lastIndex = 0
+      sticky.test(text!)
+      t.equal(endOf(reader, text!, 0), sticky.lastIndex, `${name}: ${JSON.stringify(text)} after ${JSON.stringify(before!.slice(0, 12))}...`)
+    }
+  }
 })
 
 t.test('the readers find the pattern\'s pieces in every corpus text file', { skip: corpusMissing }, async (t) => {
