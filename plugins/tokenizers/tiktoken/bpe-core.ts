@@ -128,7 +128,8 @@ interface PieceCounts {
   long: Map<string, number>
 }
 
-const SLOTS = 1 << 16
+/** Slots of each direct-mapped table: 2^17 rather than 2^16 took 2% off a log's count (fewer pieces evicted). */
+const SLOTS = 1 << 17
 const PACKED_PIECE = 8
 /** Pieces up to this many UTF-16 units go in the table: V8 copies slices this short. */
 const SHORT_PIECE = 12

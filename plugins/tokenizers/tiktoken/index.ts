@@ -98,7 +98,9 @@ function isEncodingModule (m: unknown): m is EncodingModule {
 
 /** Wraps an encoding module as a docsplit Tokenizer; with a `pool`, it counts batches on other cores. */
 export function tokenizerFrom (encoding: EncodingName, mod: EncodingModule, pool?: CountPool): Tokenizer & { encode (text: string): number[] } {
-  const count = (text: string): number => text.length === 0 ? 0 : mod.countTokens(text, AS_TEXT)
+  const upTo = mod.countUpTo?.bind(mod)
+  // bpe-core's count straight away, without gpt-tokenizer's special-token set-up on every call.
+  const count = (text: string): number => text.length === 0 ? 0 : upTo?.(text, Infinity) ?? mod.countTokens(text, AS_TEXT)
   const tokenizer: Tokenizer & { encode (text: string): number[] } = {
     name: encoding,
     cheap: false,
@@ -106,7 +108,6 @@ export function tokenizerFrom (encoding: EncodingName, mod: EncodingModule, pool
     encode: (text: string): number[] => mod.encode(text, AS_TEXT),
     tally: () => new BpeTally(count, encoding === 'o200k_base' || encoding === 'cl100k_base'),
   }
-  const upTo = mod.countUpTo?.bind(mod)
   const within = mod.isWithinTokenLimit?.bind(mod)
   if (upTo !== undefined) tokenizer.exceeds = (text, limit) => text.length > 0 && (upTo(text, limit) ?? count(text)) > limit
   else if (within !== undefined) tokenizer.exceeds = (text, limit) => text.length > 0 && within(text, limit, AS_TEXT) === false
