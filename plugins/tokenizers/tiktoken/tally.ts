@@ -162,6 +162,16 @@ export class BpeTally implements Tally {
     const tail = this.tail
     // With one character of tail, the one before it is settled text: unknown here.
     if (tail.length === 1 && this.settled > 0 && !this.wholeNewlineRuns) return false
+    // The usual joins, read in place (isStable's own cases): a new line that does not start with
+    // whitespace or `/`, and what follows an ASCII letter. Building the text around the join
+    // cost four strings a record.
+    const before = tail.charCodeAt(tail.length - 1)
+    const c = part.charCodeAt(0)
+    if (before < 128 && c < 128) {
+      if (before !== NEWLINE) return isAsciiLetter(before) && !isAsciiLetter(c) && c !== APOSTROPHE
+      if (c === SLASH) return false
+      if (c !== SPACE && (c < 9 || c > 13)) return this.wholeNewlineRuns || tail.length === 1 || !isWhitespace(tail, tail.length - 2)
+    }
     const left = tail.length > 2 ? tail.slice(-2) : tail
     return isStable(left + part.slice(0, JOIN_WINDOW), left.length, this.wholeNewlineRuns)
   }
