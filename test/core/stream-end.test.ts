@@ -79,3 +79,34 @@ t.test('counting ahead on other cores: the records held for counting still go ou
     t.ok(records > 200_000 - 100, `${tokenizer}: ${records} of 200,000 records before the error`)
   }
 })
+
+t.test('next() called again before the last one settles: every chunk once, in order, then done', async (t) => {
+  const text = '2024-01-01 a line of the log\n'.repeat(3000)
+  const all: number[] = []
+  for await (const c of splitStream(text, { input_format: 'log', max_tokens: 32 })) all.push(c.index)
+  const it = splitStream(text, { input_format: 'log', max_tokens: 32 })[Symbol.asyncIterator]()
+  const results = await Promise.all(Array.from({ length: all.length + 3 }, async () => await it.next()))
+  t.same(results.filter((r) => r.done !== true).map((r) => r.value.index), all)
+  t.ok(results.slice(all.length).every((r) => r.done === true), 'the calls past the end are done')
+})
+
+t.test('an error is thrown once; the stream is done after it', async (t) => {
+  const it = splitStream('x', { max_tokens: 0 })[Symbol.asyncIterator]()
+  t.equal(await codeOf(it.next()), 'DOCSPLIT_INVALID_BUDGET')
+  t.same(await it.next(), { value: undefined, done: true })
+})
+
+t.test('return() closes the input it read from', async (t) => {
+  let closed = false
+  async function * pieces (): AsyncGenerator<string> {
+    try {
+      for (let i = 0; i < 100; i++) yield '2024-01-01 a line of the log\n'.repeat(2000)
+    } finally {
+      closed = true
+    }
+  }
+  const s = splitStream(pieces(), { input_format: 'log', max_tokens: 32 })
+  for await (const _ of s) break
+  t.ok(closed, 'the input generator ran its finally block')
+  t.equal(await codeOf(s.summary), 'DOCSPLIT_CANCELLED')
+})
