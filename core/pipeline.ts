@@ -11,8 +11,8 @@
  * can count batches on other cores (`countMany`), events wait in batches between parser and
  * packer while their texts are counted; the counts travel in the events. Same output.
  */
-import { hash } from 'node:crypto'
 import { Meter } from './budget.js'
+import { chunkId } from './chunk-id.js'
 import { StreamDecoder, UTF8, byteOrderMark, encodingInfo, type EncodingInfo } from './decode.js'
 import type { BlockEvent, DocEvent, RecordEvent } from './events.js'
 import { DocsplitError, isDocsplitError, isErrorCode, type ErrorCode } from './errors.js'
@@ -232,25 +232,6 @@ function detectScore (parser: ParserPlugin, text: string): number {
   }
 }
 
-/** Bytes an id is hashed from, kept between chunks; a larger chunk is hashed from a string. */
-let idBytes = Buffer.allocUnsafeSlow(1 << 16)
-const ID_BYTES_MAX = 1 << 20
-
-/**
- * sha256 of `char_start:char_end\n` and the text, in UTF-8 (a lone surrogate as U+FFFD), 32 hex
- * digits. Written into reused bytes: joining the strings copied every chunk's text once more on
- * the heap, 15 of the 107 MB that 16 MB of log allocated.
- */
-function chunkId (loc: { char_start: number, char_end: number }, text: string): string {
-  const prefix = `${loc.char_start}:${loc.char_end}\n`
-  const most = prefix.length + text.length * 3
-  if (most > ID_BYTES_MAX) return hash('sha256', prefix + text, 'hex').slice(0, 32)
-  if (most > idBytes.length) idBytes = Buffer.allocUnsafeSlow(ID_BYTES_MAX)
-  const head = idBytes.write(prefix, 0, 'latin1')
-  const length = head + idBytes.write(text, head)
-  return hash('sha256', idBytes.subarray(0, length), 'hex').slice(0, 32)
-}
-
 /** The parser's own splitter; one it names that is not registered is the parser's fault. */
 function defaultPacker (parser: ParserPlugin): ReturnType<typeof packerByName> {
   try {
@@ -299,7 +280,7 @@ async function nextPiece (source: AsyncIterator<InputPiece>): Promise<IteratorRe
   }
 }
 
-async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: SplitStart) => void): AsyncGenerator<Chunk[], SplitSummary> {
+async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: SplitStart) => void, idsLater = false): AsyncGenerator<Chunk[], SplitSummary> {
   freeze()
   await prepareOptionChecks(raw)
   const options = resolveOptions(raw)
@@ -415,7 +396,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
       const loc = tracker.locate(start, text) ?? contract(`splitter "${packerPlugin.name}" emitted overlapping chunks`)
       const index = chunkCount
       const chunk: Chunk = {
-        id: chunkId(loc, text),
+        id: idsLater ? '' : chunkId(loc, text),
         index,
         text,
         token_count: tokenCount,
@@ -695,6 +676,18 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
 
 /** Splits and yields chunks as they are made (constant memory on streaming formats). */
 export function splitStream (input: SplitInput, options: SplitOptions = {}): ChunkStream {
+  return chunkStream(input, options, false)
+}
+
+/**
+ * splitStream with every chunk's `id` left empty, for a caller that gives the ids elsewhere
+ * (chunkId of chunk-id.ts, on another thread). Not part of the public API.
+ */
+export function splitStreamIdsLater (input: SplitInput, options: SplitOptions = {}): ChunkStream {
+  return chunkStream(input, options, true)
+}
+
+function chunkStream (input: SplitInput, options: SplitOptions, idsLater: boolean): ChunkStream {
   let resolveStart!: (s: SplitStart) => void
   let rejectStart!: (e: unknown) => void
   let resolveSummary!: (s: SplitSummary) => void
@@ -708,7 +701,7 @@ export function splitStream (input: SplitInput, options: SplitOptions = {}): Chu
     rejectStart(e)
     rejectSummary(e)
   }
-  return { start, summary, [Symbol.asyncIterator]: () => chunksOf(run(input, options, resolveStart), resolveSummary, failed) }
+  return { start, summary, [Symbol.asyncIterator]: () => chunksOf(run(input, options, resolveStart, idsLater), resolveSummary, failed) }
 }
 
 /**
