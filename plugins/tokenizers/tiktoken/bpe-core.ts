@@ -101,7 +101,12 @@ export function installFixes (encoding: unknown): boolean {
  * every long block, and it took 5% of a markdown split with o200k.
  */
 export function countUpTo (encoding: unknown, text: string, limit: number): number | undefined {
-  return (coreOf(encoding) as FixedCore | undefined)?.countUpTo?.(text, limit)
+  return countUpToOf(encoding)?.(text, limit)
+}
+
+/** countUpTo for one encoding module, found once (its core is checked on each lookup). */
+export function countUpToOf (encoding: unknown): CountUpTo | undefined {
+  return (coreOf(encoding) as FixedCore | undefined)?.countUpTo
 }
 
 /**

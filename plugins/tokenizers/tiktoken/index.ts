@@ -13,7 +13,7 @@ import { availableParallelism } from 'node:os'
 import { definePlugin } from '../../../core/registry.js'
 import { DocsplitError } from '../../../core/errors.js'
 import type { Tokenizer, TokenizerPlugin } from '../../../core/types.js'
-import { countUpTo, installFixes } from './bpe-core.js'
+import { countUpToOf, installFixes } from './bpe-core.js'
 import { BpeTally } from './tally.js'
 import { CountPool } from './pool.js'
 
@@ -59,6 +59,7 @@ export const importEncoding: Importer = async (encoding) => {
   const id = `${PACKAGE}/cjs/encoding/${encoding}`
   require.resolve(id)
   let mod: EncodingModule | undefined
+  let upTo: EncodingModule['countUpTo']
   const loaded = (): EncodingModule => {
     if (mod === undefined) {
       let m: unknown
@@ -69,6 +70,7 @@ export const importEncoding: Importer = async (encoding) => {
       }
       if (!isEncodingModule(m)) throw unavailable(encoding)
       installFixes(m)
+      upTo = countUpToOf(m)
       mod = m
     }
     return mod
@@ -77,7 +79,11 @@ export const importEncoding: Importer = async (encoding) => {
     countTokens: (input, options) => loaded().countTokens(input, options),
     encode: (input, options) => loaded().encode(input, options),
     isWithinTokenLimit: (input, limit, options) => loaded().isWithinTokenLimit!(input, limit, options),
-    countUpTo: (input, limit) => countUpTo(loaded(), input, limit),
+    // Found once: count() reads it for every record.
+    countUpTo: (input, limit) => {
+      loaded()
+      return upTo?.(input, limit)
+    },
   }
   return lazy
 }
