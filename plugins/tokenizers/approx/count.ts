@@ -66,14 +66,71 @@ function scan (text: string, row: number, prev: number): number {
   return sum
 }
 
-/** scan over the first `n` code units copied to `units`. */
+/** Units from which scanUnits reads two halves at once. */
+const MIN_HALVES = 64
+
+/**
+ * scan over the first `n` code units copied to `units`.
+ *
+ * Each unit's state depends on the one before, so one reading waits on a table load per unit.
+ * Two readings, one per half, interleave in one loop and run about twice as fast: the second
+ * half is read from the start state (after the true last unit of the first half), then
+ * corrected where the true state differs, which lasts a unit or two (see meetDifference).
+ */
 function scanUnits (n: number, row: number, prev: number): number {
+  if (n < MIN_HALVES) return scanRange(0, n, row, prev)
+  const codes = units
+  const unit = UNIT
+  const pack = PACK
+  const delta = REPEAT_DELTA
+  const half = n >> 1
+  let sumA = 0
+  let sumB = 0
+  let rowB = 0
+  let prevB = codes[half - 1]!
+  for (let i = 0, j = half; i < half; i++, j++) {
+    const a = codes[i]!
+    const xa = unit[a]!
+    const ka = row + (xa & 127)
+    const va = pack[ka]!
+    sumA += va >> 10
+    if (a === prev && xa > 127) sumA += delta[ka]!
+    row = va & 1023
+    prev = a
+    const b = codes[j]!
+    const xb = unit[b]!
+    const kb = rowB + (xb & 127)
+    const vb = pack[kb]!
+    sumB += vb >> 10
+    if (b === prevB && xb > 127) sumB += delta[kb]!
+    rowB = vb & 1023
+    prevB = b
+  }
+  if ((n & 1) === 1) {
+    const b = codes[n - 1]!
+    const xb = unit[b]!
+    const kb = rowB + (xb & 127)
+    const vb = pack[kb]!
+    sumB += vb >> 10
+    if (b === prevB && xb > 127) sumB += delta[kb]!
+    rowB = vb & 1023
+    prevB = b
+  }
+  const diff = meetDifference(half, n, row)
+  if (Number.isNaN(diff)) return sumA + scanRange(half, n, row, prev)
+  endRow = rowB
+  endPrev = prevB
+  return sumA + sumB + diff
+}
+
+/** The plain reading of units [from, to) from state row `row` after `prev`. */
+function scanRange (from: number, to: number, row: number, prev: number): number {
   const codes = units
   const unit = UNIT
   const pack = PACK
   const delta = REPEAT_DELTA
   let sum = 0
-  for (let i = 0; i < n; i++) {
+  for (let i = from; i < to; i++) {
     const a = codes[i]!
     const xa = unit[a]!
     const ka = row + (xa & 127)
@@ -86,6 +143,34 @@ function scanUnits (n: number, row: number, prev: number): number {
   endRow = row
   endPrev = prev
   return sum
+}
+
+/**
+ * The sum of units [from, to) read from state row `row` minus the sum read from the start
+ * state, both after the same unit `units[from - 1]`, over the units until both reach the same
+ * state row; NaN when they never do before `to`.
+ */
+function meetDifference (from: number, to: number, row: number): number {
+  const codes = units
+  const unit = UNIT
+  const pack = PACK
+  const delta = REPEAT_DELTA
+  let start = 0
+  let prev = codes[from - 1]!
+  let diff = 0
+  for (let i = from; i < to; i++) {
+    if (row === start) return diff
+    const c = codes[i]!
+    const x = unit[c]!
+    const k = row + (x & 127)
+    const ks = start + (x & 127)
+    diff += (pack[k]! >> 10) - (pack[ks]! >> 10)
+    if (x > 127 && c === prev) diff += delta[k]! - delta[ks]!
+    row = pack[k]! & 1023
+    start = pack[ks]! & 1023
+    prev = c
+  }
+  return row === start ? diff : Number.NaN
 }
 
 /** Tokens of `text` by the approx model: ceil(sum of transition costs / SCALE). */
