@@ -119,7 +119,7 @@ export class JsonlOutput {
   }
 
   /**
-   * Whether chunks may come without ids (splitStreamIdsLater): they are given them where they
+   * Whether chunks may come without ids (splitBatches' idsLater): they are given them where they
    * are written, on the writer thread (hashing there took about 8% off the main thread of a 64
    * MB log), or here should the thread not start.
    */
@@ -127,21 +127,26 @@ export class JsonlOutput {
     return !this.threadless
   }
 
-  async write (chunk: Chunk): Promise<void> {
-    if (this.threadless) return await this.writeHere([chunk])
-    this.batch.push(chunk)
-    this.batchChars += chunk.text.length
-    if (this.batchChars < BATCH_CHARS) return
-    const batch = this.batch
-    this.batch = []
-    this.batchChars = 0
-    try {
-      this.thread ??= new WriterThread()
-    } catch {
-      this.threadless = true
-      return await this.writeHere(batch)
+  /** Writes `chunks` in order (or hands them to the writer thread). */
+  async write (chunks: Chunk[]): Promise<void> {
+    if (this.threadless) return await this.writeHere(chunks)
+    for (let i = 0; i < chunks.length; i++) {
+      const chunk = chunks[i]!
+      this.batch.push(chunk)
+      this.batchChars += chunk.text.length
+      if (this.batchChars < BATCH_CHARS) continue
+      const batch = this.batch
+      this.batch = []
+      this.batchChars = 0
+      try {
+        this.thread ??= new WriterThread()
+      } catch {
+        this.threadless = true
+        await this.writeHere(batch)
+        return await this.writeHere(chunks.slice(i + 1))
+      }
+      await this.thread.send(batch)
     }
-    await this.thread.send(batch)
   }
 
   /** Writes what is left and waits until all is written. */

@@ -679,15 +679,34 @@ export function splitStream (input: SplitInput, options: SplitOptions = {}): Chu
   return chunkStream(input, options, false)
 }
 
+/** Chunks in the batches they are made in (one per input piece); `start` and `summary` as for ChunkStream. */
+export interface ChunkBatches extends AsyncIterable<Chunk[]> {
+  readonly start: Promise<SplitStart>
+  readonly summary: Promise<SplitSummary>
+}
+
 /**
- * splitStream with every chunk's `id` left empty, for a caller that gives the ids elsewhere
- * (chunkId of chunk-id.ts, on another thread). Not part of the public API.
+ * splitStream by batches, for a caller that handles many chunks at a time (the CLI): one await
+ * a batch instead of one a chunk. With `idsLater`, every chunk's `id` is left empty for the
+ * caller to give elsewhere (chunkId of chunk-id.ts, on another thread). Not part of the public API.
  */
-export function splitStreamIdsLater (input: SplitInput, options: SplitOptions = {}): ChunkStream {
-  return chunkStream(input, options, true)
+export function splitBatches (input: SplitInput, options: SplitOptions = {}, idsLater = false): ChunkBatches {
+  const { start, summary, done, failed } = sidePromises()
+  return { start, summary, [Symbol.asyncIterator]: () => batchesOf(run(input, options, done.start, idsLater), done.summary, failed) }
 }
 
 function chunkStream (input: SplitInput, options: SplitOptions, idsLater: boolean): ChunkStream {
+  const { start, summary, done, failed } = sidePromises()
+  return { start, summary, [Symbol.asyncIterator]: () => chunksOf(run(input, options, done.start, idsLater), done.summary, failed) }
+}
+
+/** The `start` and `summary` promises of a stream, and how to settle them. */
+function sidePromises (): {
+  start: Promise<SplitStart>
+  summary: Promise<SplitSummary>
+  done: { start: (s: SplitStart) => void, summary: (s: SplitSummary) => void }
+  failed: (e: DocsplitError) => void
+} {
   let resolveStart!: (s: SplitStart) => void
   let rejectStart!: (e: unknown) => void
   let resolveSummary!: (s: SplitSummary) => void
@@ -701,7 +720,42 @@ function chunkStream (input: SplitInput, options: SplitOptions, idsLater: boolea
     rejectStart(e)
     rejectSummary(e)
   }
-  return { start, summary, [Symbol.asyncIterator]: () => chunksOf(run(input, options, resolveStart, idsLater), resolveSummary, failed) }
+  return { start, summary, done: { start: resolveStart, summary: resolveSummary }, failed }
+}
+
+/** A failure of the split as the stream reports it: a DocsplitError. */
+const streamFailure = (error: unknown): DocsplitError => isDocsplitError(error) ? error : pluginFailure(error, 'engine')
+
+/** The error for the summary of a stream stopped before its end. */
+const cancelled = (): DocsplitError => new DocsplitError('DOCSPLIT_CANCELLED', 'the split was stopped before its last chunk, so it has no summary')
+
+/** `run`'s batches as they come, with chunksOf's endings: the summary, one error, or a stop. */
+async function * batchesOf (batches: AsyncGenerator<Chunk[], SplitSummary>, done: (s: SplitSummary) => void, failed: (e: DocsplitError) => void): AsyncGenerator<Chunk[]> {
+  let ended = false
+  try {
+    for (;;) {
+      let step: IteratorResult<Chunk[], SplitSummary>
+      try {
+        step = await batches.next()
+      } catch (error) {
+        ended = true
+        const failure = streamFailure(error)
+        failed(failure)
+        throw failure
+      }
+      if (step.done === true) {
+        ended = true
+        done(step.value)
+        return
+      }
+      yield step.value
+    }
+  } finally {
+    if (!ended) {
+      failed(cancelled())
+      await batches.return(undefined as unknown as SplitSummary)
+    }
+  }
 }
 
 /**
@@ -728,7 +782,7 @@ function chunksOf (batches: AsyncGenerator<Chunk[], SplitSummary>, done: (s: Spl
       }
     } catch (error) {
       ended = true
-      failure = isDocsplitError(error) ? error : pluginFailure(error, 'engine')
+      failure = streamFailure(error)
       failed(failure)
     } finally {
       fetching = undefined
@@ -752,7 +806,7 @@ function chunksOf (batches: AsyncGenerator<Chunk[], SplitSummary>, done: (s: Spl
       if (!ended) {
         // Stopped early (a `break`): the summary will never be known; say so rather than hang.
         ended = true
-        failed(new DocsplitError('DOCSPLIT_CANCELLED', 'the split was stopped before its last chunk, so it has no summary'))
+        failed(cancelled())
       }
       await fetching
       batch = []

@@ -110,3 +110,41 @@ t.test('return() closes the input it read from', async (t) => {
   t.ok(closed, 'the input generator ran its finally block')
   t.equal(await codeOf(s.summary), 'DOCSPLIT_CANCELLED')
 })
+
+t.test('by batches (splitBatches, for the CLI): the same chunks; the same endings', async (t) => {
+  const { splitBatches } = await import('../../core/pipeline.js')
+  const text = '2024-01-01 a line of the log\n'.repeat(60_000)
+  const one: string[] = []
+  for await (const c of splitStream(text, { input_format: 'log', max_tokens: 32 })) one.push(JSON.stringify(c))
+  const batched = splitBatches(text, { input_format: 'log', max_tokens: 32 })
+  const all: string[] = []
+  let batches = 0
+  for await (const batch of batched) {
+    batches++
+    for (const c of batch) all.push(JSON.stringify(c))
+  }
+  t.same(all, one, 'chunk for chunk, ids included')
+  t.ok(batches > 1 && batches < one.length, `${one.length} chunks in ${batches} batches`)
+  t.equal((await batched.summary).chunk_count, one.length)
+  // ids left to the caller
+  for await (const batch of splitBatches(text.slice(0, 3000), { input_format: 'log', max_tokens: 32 }, true)) {
+    t.ok(batch.every((c) => c.id === ''), 'ids left empty')
+  }
+  // an error: thrown once, start and summary reject with it
+  const bad = splitBatches('x', { max_tokens: 0 })
+  t.equal(await codeOf((async () => { for await (const _ of bad) t.fail('no batch') })()), 'DOCSPLIT_INVALID_BUDGET')
+  t.equal(await codeOf(bad.summary), 'DOCSPLIT_INVALID_BUDGET')
+  // a stop: summary says cancelled, the input is closed
+  let closed = false
+  async function * pieces (): AsyncGenerator<string> {
+    try {
+      for (let i = 0; i < 100; i++) yield '2024-01-01 a line of the log\n'.repeat(2000)
+    } finally {
+      closed = true
+    }
+  }
+  const stopped = splitBatches(pieces(), { input_format: 'log', max_tokens: 32 })
+  for await (const _ of stopped) break
+  t.ok(closed, 'the input generator ran its finally block')
+  t.equal(await codeOf(stopped.summary), 'DOCSPLIT_CANCELLED')
+})
