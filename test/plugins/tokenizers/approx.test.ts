@@ -34,6 +34,23 @@ t.test('empty string, determinism, small counts', async (t) => {
   t.ok(count('hello world') >= exact('hello world'))
 })
 
+t.test('letters come from the generated table, which this Node\'s Unicode data agrees with', async (t) => {
+  // The table fixes the classes whatever Node runs (counts must not change with its Unicode
+  // version); a later Unicode may add a few letters, never many.
+  const letter = /^[\p{L}\p{M}]$/u
+  const letterClasses = new Set<number>([C.LX, C.L2, C.U1L, C.U2L, C.U3L])
+  let differ = 0
+  for (let c = 0x80; c < 0xD800; c++) {
+    if (CLASS[c] === C.WS) continue
+    if (letter.test(String.fromCharCode(c)) !== letterClasses.has(CLASS[c]!)) differ++
+  }
+  t.ok(differ <= 200, `${differ} code units classed otherwise than this Node's Unicode ${process.versions.unicode ?? ''} says`)
+  t.equal(CLASS[0xE9], C.LX, 'é')
+  t.equal(CLASS[0x416], C.L2, 'Ж')
+  t.ok(letterClasses.has(CLASS[0x65E5]!), '日')
+  t.notOk(letterClasses.has(CLASS[0x2192]!), '→')
+})
+
 t.test('one code point costs 1 to 4 tokens (every code point)', async (t) => {
   let worst = 0
   let least = Infinity
