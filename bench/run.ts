@@ -166,9 +166,15 @@ async function measure (job: Job, input: Input): Promise<Row> {
   }
   const seconds = (c: typeof first): number => (job.cli === true ? c.wallMs : c.result?.ms ?? c.wallMs) / 1000
   const timed: Array<typeof first> = []
-  // Inputs over 1 GiB, and runs that already took over 30 s, are measured once (the verifying
-  // run, whose clock stops before the recount): the report marks them `1 cold`.
-  if (big || (runsWanted <= 1 && quick) || seconds(first) > 30) {
+  if (big && first.result?.sample !== undefined) {
+    // Inputs over 1 GiB: one timed run after the verifying one. The verifying run holds its
+    // sample (about 16 MB of chunk text) while it splits, so its peak RSS is not comparable
+    // with the timed runs of smaller inputs.
+    const c = await once(job, input, false)
+    if (!c.ok) { row.status = c.timedOut ? 'timeout' : 'failed'; row.error = errorLine(c.stderr) } else timed.push(c)
+  } else if (big || (runsWanted <= 1 && quick) || seconds(first) > 30) {
+    // Runs that already took over 30 s are measured once (the verifying run, whose clock stops
+    // before the recount): the report marks them `1 cold`.
     timed.push(first); row.warm = false
   } else {
     for (let i = 0; i < runsWanted; i++) {
