@@ -1,5 +1,5 @@
 /**
- * One measured run, in its own process: `node bench/peers/.child.mjs TOOL FILE KIND [TOKENIZER]
+ * One measured run, in its own process: `node bench/peers/.child/child.mjs TOOL FILE KIND [TOKENIZER]
  * [--verify] [--lib=PATH]`, this file built by run.ts (so that tsx's 35 MB are not in any peak
  * RSS), or `node --import tsx bench/child.ts ...` when docsplit runs from source.
  *
