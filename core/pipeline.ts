@@ -532,6 +532,18 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
   onStart({ schema_version: SCHEMA_VERSION, input_format: format, metadata })
 
   const wellFormed = new WellFormedCheck()
+  /** A whole-text parser's text so far, handed over once, joined (see ParserPlugin.whole). */
+  const wholeText: string[] | undefined = parser.whole === true ? [] : undefined
+  /** Gives decoded text to the parser, and to the check of its events. */
+  const give = (text: string): void => {
+    if (text.length === 0) return
+    if (wholeText !== undefined) {
+      wholeText.push(text)
+      return
+    }
+    sourceText?.add(text)
+    handler.write(text)
+  }
   const feed = (piece: InputPiece): void => {
     if (typeof piece === 'string') {
       if (parser.reads === 'bytes') {
@@ -539,8 +551,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
       }
       wellFormed.check(piece)
       decodedLength += piece.length
-      sourceText?.add(piece)
-      handler.write(piece)
+      give(piece)
       return
     }
     bytesInput = true
@@ -550,8 +561,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
     const text = decoder.decode(piece)
     encoding = decoder.encoding
     decodedLength += text.length
-    sourceText?.add(text)
-    if (text.length > 0) handler.write(text)
+    give(text)
   }
   const guarded = <T>(step: () => T): T => {
     try {
@@ -622,8 +632,14 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
         const rest = decoder.end()
         encoding = decoder.encoding
         decodedLength += rest.length
-        sourceText?.add(rest)
-        if (rest.length > 0) handler.write(rest)
+        give(rest)
+      }
+      if (wholeText !== undefined && wholeText.length > 0) {
+        // Joined once and held once: the pieces go as soon as the parser has the text.
+        const text = wholeText.length === 1 ? wholeText[0]! : wholeText.join('')
+        wholeText.length = 0
+        sourceText?.add(text)
+        handler.write(text)
       }
       // Empty input is zero chunks in every format, even where an empty document is invalid.
       if (decodedLength > 0 || receivedBytes > (decoder?.bomBytes ?? 0)) return handler.end()

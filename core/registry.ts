@@ -46,6 +46,7 @@ export function validatePlugin (plugin: Plugin): void {
     if (!Array.isArray(plugin.formats) || plugin.formats.length === 0) fail(`parser "${plugin.name}" needs at least one entry in \`formats\``)
     if (!Array.isArray(plugin.extensions)) fail(`parser "${plugin.name}" needs \`extensions\` (may be empty)`)
     if (plugin.reads !== 'text' && plugin.reads !== 'bytes') fail(`parser "${plugin.name}": \`reads\` must be "text" or "bytes"`)
+    if (plugin.whole !== undefined && (typeof plugin.whole !== 'boolean' || (plugin.whole && plugin.reads !== 'text'))) fail(`parser "${plugin.name}": \`whole\` is true or false, and true only for a parser that reads text`)
     if (typeof plugin.create !== 'function') fail(`parser "${plugin.name}" needs a create(ctx) function`)
   } else if (plugin.kind === 'packer') {
     if (typeof plugin.create !== 'function') fail(`packer "${plugin.name}" needs a create(ctx) function`)

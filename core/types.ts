@@ -118,6 +118,13 @@ export interface ParserPlugin extends PluginBase {
   extensionFormats?: Record<string, string>
   /** `text` parsers get decoded strings; `bytes` parsers get raw Uint8Array pieces. */
   reads: 'text' | 'bytes'
+  /**
+   * A `text` parser that needs the whole document at once (markdown-it, tree-sitter, yaml): the
+   * pipeline gathers the decoded text and calls write() once, with all of it, just before end()
+   * (not at all for an empty input). It keeps that one string for checking the events, where a
+   * parser that joined its pieces itself would have the document twice in memory.
+   */
+  whole?: boolean
   /** The splitter used when the request names none. */
   defaultSplitter: string
   /** Extra options, as a TypeBox object of optional properties (snake_case names). */

@@ -47,14 +47,14 @@ function fitsBytes (options: ParserContext['options']): number {
 }
 
 function codeParser (ctx: ParserContext, chosen: LanguageSpec | undefined, sure: boolean, grammar: Grammar | null, mode: Mode): ParserHandler<string> {
-  const pieces: string[] = []
+  let whole = ''
   return {
-    write (piece: string): void {
-      pieces.push(piece)
+    write (all: string): void {
+      whole += all
     },
     end (): void {
-      const text = pieces.join('')
-      pieces.length = 0
+      const text = whole
+      whole = ''
       const sniffed = sure ? undefined : sniffLanguage(text)
       const spec = sniffed ?? chosen
       let g = spec === chosen ? grammar : null
@@ -92,6 +92,7 @@ export default definePlugin({
   extensions: LANGUAGES.flatMap((l) => l.extensions),
   extensionFormats: Object.fromEntries(LANGUAGES.flatMap((l) => l.extensions.map((e) => [e, l.name]))),
   reads: 'text',
+  whole: true,
   defaultSplitter: 'sibling',
   options: Type.Object({
     code_parsing: Type.Optional(Type.String({

@@ -4,8 +4,9 @@
  * definitions) as sections and blocks for the `sibling` splitter.
  *
  * Not streaming: markdown-it needs the whole text (a later line can turn a paragraph into a
- * setext heading, a definition can come after its uses), so `write` buffers and `end` parses,
- * then emits in steps so that chunks leave while the rest is emitted.
+ * setext heading, a definition can come after its uses), so the parser is `whole` (the pipeline
+ * gathers the text) and `end` parses, then emits in steps so that chunks leave while the rest
+ * is emitted.
  */
 import { definePlugin } from '../../../core/registry.js'
 import type { ParserContext, ParserHandler } from '../../../core/types.js'
@@ -49,20 +50,21 @@ export default definePlugin({
   formats: ['markdown', 'md'],
   extensions: ['.md', '.markdown', '.mdown', '.mkd'],
   reads: 'text',
+  whole: true,
   defaultSplitter: 'sibling',
   detect: detectMarkdown,
   async create (ctx: ParserContext): Promise<ParserHandler<string>> {
     await loadMarkdownParser()
-    const pieces: string[] = []
+    let text = ''
     return {
-      write (piece: string): void {
-        pieces.push(piece)
+      write (all: string): void {
+        text += all
       },
       end (): Iterable<void> {
-        const text = pieces.length === 1 ? pieces[0] as string : pieces.join('')
-        pieces.length = 0
+        const whole = text
+        text = ''
         // In steps: the chunks of the first blocks leave before the last are emitted.
-        return markdownSteps(text, (event) => { ctx.emit(event) })
+        return markdownSteps(whole, (event) => { ctx.emit(event) })
       },
     }
   },

@@ -92,14 +92,13 @@ function largestDocument (src: string): { start: number, length: number } {
 }
 
 class YamlHandler implements ParserHandler<string> {
-  private readonly pieces: string[] = []
   private src = ''
   private comments = new Map<number, number>()
 
   constructor (private readonly ctx: ParserContext) {}
 
-  write (piece: string): void {
-    if (piece.length > 0) this.pieces.push(piece)
+  write (all: string): void {
+    this.src += all
   }
 
   /**
@@ -172,8 +171,7 @@ class YamlHandler implements ParserHandler<string> {
   }
 
   end (): void {
-    const src = this.src = this.pieces.join('')
-    this.pieces.length = 0
+    const src = this.src
     if (src.length === 0) return
     const { LineCounter, Parser, Composer } = lib!
     const lineCounter = new LineCounter()
@@ -260,6 +258,7 @@ const yaml: ParserPlugin = definePlugin({
   formats: ['yaml', 'yml'],
   extensions: ['.yaml', '.yml'],
   reads: 'text',
+  whole: true,
   defaultSplitter: 'record',
   detect (sample: string): number {
     if (sample.startsWith('%YAML')) return 0.95

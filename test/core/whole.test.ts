@@ -1,0 +1,71 @@
+/**
+ * A `whole` parser gets the document in one write() just before end(), however the input was
+ * cut (strings, bytes split inside a character, a BOM), and none for an empty input; core
+ * checks its events against that one string. `whole` is refused on a parser of bytes.
+ */
+import t from 'tap'
+import { definePlugin, register, split } from '../../index.js'
+import { isDocsplitError } from '../../core/errors.js'
+
+const writes: string[] = []
+let ended = 0
+
+register(definePlugin({
+  kind: 'parser', name: 'test-whole', docsplit: '^1', formats: ['test-whole'], extensions: [], reads: 'text', whole: true, defaultSplitter: 'sibling',
+  create (ctx) {
+    let text = ''
+    return {
+      write (all) {
+        writes.push(all)
+        text += all
+      },
+      end () {
+        ended++
+        const lines = text.split(/(?<=\n)/)
+        let at = 0
+        for (const line of lines) {
+          if (line === '') continue
+          ctx.emit({ type: 'block', kind: 'paragraph', start: at, end: at + line.length, text: line })
+          at += line.length
+        }
+      },
+    }
+  },
+}))
+
+// Before any split: the registry closes with the first one.
+t.test('whole is for parsers of text', async (t) => {
+  let error: unknown
+  try {
+    register(definePlugin({ kind: 'parser', name: 'test-whole-bytes', docsplit: '^1', formats: ['test-whole-bytes'], extensions: [], reads: 'bytes', whole: true, defaultSplitter: 'record', create: () => ({ write () {}, end () {} }) }))
+  } catch (e) {
+    error = e
+  }
+  t.ok(isDocsplitError(error), 'refused')
+  t.match((error as Error).message, /`whole` is true or false, and true only for a parser that reads text/)
+})
+
+const doc = Array.from({ length: 3000 }, (_, i) => `Line ${i}: ünïcødé, 日本語 and 🎉 here.\n`).join('')
+
+t.test('one write with the whole text, from any cut of the input', async (t) => {
+  const bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(doc)])
+  async function * cut (size: number): AsyncGenerator<Buffer> {
+    for (let at = 0; at < bytes.length; at += size) yield bytes.subarray(at, at + size)
+  }
+  for (const [name, input] of [['a string', doc], ['bytes in 7-byte pieces', cut(7)], ['bytes in 64 KiB pieces', cut(1 << 16)]] as const) {
+    writes.length = 0
+    const r = await split(input, { input_format: 'test-whole', max_tokens: 64 })
+    t.equal(writes.length, 1, `${name}: one write`)
+    t.equal(writes[0], doc, `${name}: the whole text, without the BOM`)
+    t.equal(r.chunks.map((c) => c.text).join(''), doc, `${name}: lossless`)
+  }
+})
+
+t.test('an empty input: no write, no end, zero chunks', async (t) => {
+  writes.length = 0
+  ended = 0
+  const r = await split('', { input_format: 'test-whole' })
+  t.equal(r.chunk_count, 0)
+  t.same(writes, [])
+  t.equal(ended, 0)
+})
