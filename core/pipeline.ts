@@ -635,8 +635,9 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
         give(rest)
       }
       if (wholeText !== undefined && wholeText.length > 0) {
-        // Joined once and held once: the pieces go as soon as the parser has the text.
-        const text = wholeText.length === 1 ? wholeText[0]! : wholeText.join('')
+        // Joined once and held once: the pieces go as soon as the parser has the text. Text given
+        // as one string is that string (its pieces are its slices): no copy at all.
+        const text = typeof input === 'string' ? input : wholeText.length === 1 ? wholeText[0]! : wholeText.join('')
         wholeText.length = 0
         sourceText?.add(text)
         handler.write(text)
