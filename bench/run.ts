@@ -6,7 +6,7 @@
  *   --quick            small inputs (1-2 MB; no Python), one run each, 20 s peer limit, no Chonkie TokenChunker
  *   --only=a,b         inputs by name or kind (log-64MB, log, markdown, code-ts, code-py, csv)
  *   --peers=a,b|none   peer ids to run (default: all that apply); floors run unless `no-floors` is listed
- *   --runs=N           timed runs after the warm-up (default 3; 1 for inputs over 1 GiB, without warm-up)
+ *   --runs=N           timed runs after the warm-up (default 3; 1 for inputs over 1 GiB)
  *   --timeout=S        a peer is stopped after S seconds (default 180; --quick 20)
  *   --cli=dist|source  the CLI and the library from dist/ (default when built) or from source through tsx
  *   --no-cli           skip the CLI runs

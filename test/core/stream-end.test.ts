@@ -96,7 +96,8 @@ t.test('an error is thrown once; the stream is done after it', async (t) => {
   t.same(await it.next(), { value: undefined, done: true })
 })
 
-t.test('return() closes the input it read from', async (t) => {
+/** A long log input that says whether it was closed (its generator's finally block ran). */
+function closable (): { pieces: AsyncGenerator<string>, closed: () => boolean } {
   let closed = false
   async function * pieces (): AsyncGenerator<string> {
     try {
@@ -105,9 +106,14 @@ t.test('return() closes the input it read from', async (t) => {
       closed = true
     }
   }
-  const s = splitStream(pieces(), { input_format: 'log', max_tokens: 32 })
+  return { pieces: pieces(), closed: () => closed }
+}
+
+t.test('return() closes the input it read from', async (t) => {
+  const input = closable()
+  const s = splitStream(input.pieces, { input_format: 'log', max_tokens: 32 })
   for await (const _ of s) break
-  t.ok(closed, 'the input generator ran its finally block')
+  t.ok(input.closed(), 'the input generator ran its finally block')
   t.equal(await codeOf(s.summary), 'DOCSPLIT_CANCELLED')
 })
 
@@ -135,16 +141,9 @@ t.test('by batches (splitBatches, for the CLI): the same chunks; the same ending
   t.equal(await codeOf((async () => { for await (const _ of bad) t.fail('no batch') })()), 'DOCSPLIT_INVALID_BUDGET')
   t.equal(await codeOf(bad.summary), 'DOCSPLIT_INVALID_BUDGET')
   // a stop: summary says cancelled, the input is closed
-  let closed = false
-  async function * pieces (): AsyncGenerator<string> {
-    try {
-      for (let i = 0; i < 100; i++) yield '2024-01-01 a line of the log\n'.repeat(2000)
-    } finally {
-      closed = true
-    }
-  }
-  const stopped = splitBatches(pieces(), { input_format: 'log', max_tokens: 32 })
+  const input = closable()
+  const stopped = splitBatches(input.pieces, { input_format: 'log', max_tokens: 32 })
   for await (const _ of stopped) break
-  t.ok(closed, 'the input generator ran its finally block')
+  t.ok(input.closed(), 'the input generator ran its finally block')
   t.equal(await codeOf(stopped.summary), 'DOCSPLIT_CANCELLED')
 })

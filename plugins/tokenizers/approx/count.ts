@@ -107,14 +107,9 @@ function scanUnits (n: number, row: number, prev: number): number {
     prevB = b
   }
   if ((n & 1) === 1) {
-    const b = codes[n - 1]!
-    const xb = unit[b]!
-    const kb = rowB + (xb & 127)
-    const vb = pack[kb]!
-    sumB += vb >> 10
-    if (b === prevB && xb > 127) sumB += delta[kb]!
-    rowB = vb & 1023
-    prevB = b
+    sumB += scanRange(n - 1, n, rowB, prevB)
+    rowB = endRow
+    prevB = endPrev
   }
   const diff = meetDifference(half, n, row)
   if (Number.isNaN(diff)) return sumA + scanRange(half, n, row, prev)
