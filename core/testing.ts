@@ -55,7 +55,8 @@ const decodeText = (input: string | Uint8Array): string => typeof input === 'str
 /**
  * Runs a parser alone (no packer) and returns its events. `pieces` is a piece size, or the
  * offsets to cut the input at (taken modulo its length + 1, deduplicated, sorted), so a test can
- * feed the same input whole, in slow-stream pieces, or cut at chosen places.
+ * feed the same input whole, in slow-stream pieces, or cut at chosen places; a `whole` parser
+ * gets it in one piece, as the pipeline gives it.
  */
 export async function parserEvents (plugin: ParserPlugin, input: string | Uint8Array, options: Record<string, unknown> = {}, pieces: number | number[] = Number.MAX_SAFE_INTEGER): Promise<DocEvent[]> {
   const out: DocEvent[] = []
@@ -66,7 +67,10 @@ export async function parserEvents (plugin: ParserPlugin, input: string | Uint8A
     fail: (code, message) => { throw new DocsplitError(code, message) },
   }) as ParserHandler<string | Uint8Array>
   const data = plugin.reads === 'text' ? decodeText(input) : input
-  if (typeof pieces === 'number') {
+  if (plugin.whole === true) {
+    // As the pipeline does: all the text in one write, none for an empty input.
+    if (data.length > 0) handler.write(data)
+  } else if (typeof pieces === 'number') {
     for (let i = 0; i < data.length; i += pieces) handler.write(data.slice(i, i + pieces))
   } else {
     let pos = 0

@@ -6,6 +6,8 @@
 import t from 'tap'
 import { definePlugin, register, split } from '../../index.js'
 import { isDocsplitError } from '../../core/errors.js'
+import { parserEvents } from '../../core/testing.js'
+import { parserForFormat } from '../../core/registry.js'
 
 const writes: string[] = []
 let ended = 0
@@ -68,4 +70,14 @@ t.test('an empty input: no write, no end, zero chunks', async (t) => {
   t.equal(r.chunk_count, 0)
   t.same(writes, [])
   t.equal(ended, 0)
+})
+
+t.test('the conformance kit feeds a whole parser as the pipeline does', async (t) => {
+  writes.length = 0
+  const events = await parserEvents(parserForFormat('test-whole'), doc, {}, 7)
+  t.equal(writes.length, 1, 'one write, whatever the piece size asked')
+  t.equal(events.length, 3000)
+  writes.length = 0
+  t.same(await parserEvents(parserForFormat('test-whole'), '', {}, 7), [])
+  t.same(writes, [], 'no write for an empty input')
 })
