@@ -835,9 +835,10 @@ function chunksOf (batches: AsyncGenerator<Chunk[], SplitSummary>, done: (s: Spl
 
 /** Splits a whole input and returns the `docsplit.chunk.v1` response. */
 export async function split (input: SplitInput, options: SplitOptions = {}): Promise<SplitResponse> {
-  const stream = splitStream(input, options)
+  // By batches: no promise per chunk.
+  const batches = splitBatches(input, options)
   const chunks: Chunk[] = []
-  for await (const chunk of stream) chunks.push(chunk)
-  const summary = await stream.summary
+  for await (const batch of batches) for (const chunk of batch) chunks.push(chunk)
+  const summary = await batches.summary
   return { ...summary, chunks }
 }
