@@ -11,6 +11,7 @@
  * can count batches on other cores (`countMany`), events wait in batches between parser and
  * packer while their texts are counted; the counts travel in the events. Same output.
  */
+import { constants } from 'node:buffer'
 import { Meter } from './budget.js'
 import { chunkId } from './chunk-id.js'
 import { StreamDecoder, UTF8, byteOrderMark, encodingInfo, type EncodingInfo } from './decode.js'
@@ -58,6 +59,8 @@ export interface ChunkStream extends AsyncIterable<Chunk> {
 
 /** Pieces handed to parsers: large enough to be fast, small enough to yield chunks often. */
 const PIECE = 1 << 20
+/** The longest string V8 makes: a whole-document parser's text must fit in one. */
+const MAX_STRING_LENGTH = constants.MAX_STRING_LENGTH
 /** Characters of input `auto` looks at to choose a format by content. */
 const SAMPLE = 1 << 16
 /** Bytes a parser sees to find an encoding the document declares (an XML declaration). */
@@ -534,10 +537,15 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
   const wellFormed = new WellFormedCheck()
   /** A whole-text parser's text so far, handed over once, joined (see ParserPlugin.whole). */
   const wholeText: string[] | undefined = parser.whole === true ? [] : undefined
+  let wholeLength = 0
   /** Gives decoded text to the parser, and to the check of its events. */
   const give = (text: string): void => {
     if (text.length === 0) return
     if (wholeText !== undefined) {
+      // Said as soon as it is known, not after reading the rest: the join would fail anyway.
+      if ((wholeLength += text.length) > MAX_STRING_LENGTH) {
+        throw new DocsplitError('DOCSPLIT_LIMIT_EXCEEDED', `${format} is parsed as one string, and this document is longer than the ${MAX_STRING_LENGTH.toLocaleString('en-US')} characters a string can hold`)
+      }
       wholeText.push(text)
       return
     }

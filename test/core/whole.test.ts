@@ -81,3 +81,28 @@ t.test('the conformance kit feeds a whole parser as the pipeline does', async (t
   t.same(await parserEvents(parserForFormat('test-whole'), '', {}, 7), [])
   t.same(writes, [], 'no write for an empty input')
 })
+
+t.test('a whole document longer than a string can be: a limit error as soon as it is known', async (t) => {
+  const { constants } = await import('node:buffer')
+  const mib = Buffer.alloc(1 << 20, 'line of text\n')
+  let read = 0
+  async function * huge (): AsyncGenerator<Buffer> {
+    // The same MiB again and again: the input costs nothing, the text held costs what it must.
+    for (let i = 0; i < 2 * constants.MAX_STRING_LENGTH / mib.length; i++) {
+      read += mib.length
+      yield mib
+    }
+  }
+  writes.length = 0
+  let error: unknown
+  try {
+    await split(huge(), { input_format: 'test-whole' })
+  } catch (e) {
+    error = e
+  }
+  t.ok(isDocsplitError(error), String(error))
+  t.equal((error as { code?: string }).code, 'DOCSPLIT_LIMIT_EXCEEDED')
+  t.match((error as Error).message, /^test-whole is parsed as one string, and this document is longer than the [\d,]+ characters a string can hold$/)
+  t.ok(read <= constants.MAX_STRING_LENGTH + 2 * mib.length, `stopped after ${read} bytes, not at the end of the input`)
+  t.same(writes, [], 'the parser got nothing')
+})
