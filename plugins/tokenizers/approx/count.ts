@@ -57,7 +57,7 @@ function scan (text: string, row: number, prev: number): number {
     } else {
       raw.write(at === 0 && n === text.length ? text : text.slice(at, at + n), 0, 'utf16le')
     }
-    sum += scanUnits(n, row, prev)
+    sum += scanUnits(text, at, n, row, prev)
     row = endRow
     prev = endPrev
   }
@@ -70,14 +70,14 @@ function scan (text: string, row: number, prev: number): number {
 const MIN_HALVES = 64
 
 /**
- * scan over the first `n` code units copied to `units`.
+ * scan over the first `n` code units copied to `units`, those of `text` from `at`.
  *
  * Each unit's state depends on the one before, so one reading waits on a table load per unit.
  * Two readings, one per half, interleave in one loop and run about twice as fast: the second
  * half is read from the start state (after the true last unit of the first half), then
- * corrected where the true state differs, which lasts a unit or two (see meetDifference).
+ * corrected where the true state differs, which lasts a unit or two (see startDifference).
  */
-function scanUnits (n: number, row: number, prev: number): number {
+function scanUnits (text: string, at: number, n: number, row: number, prev: number): number {
   if (n < MIN_HALVES) return scanRange(0, n, row, prev)
   const codes = units
   const unit = UNIT
@@ -111,7 +111,8 @@ function scanUnits (n: number, row: number, prev: number): number {
     rowB = endRow
     prevB = endPrev
   }
-  const diff = meetDifference(half, n, row)
+  // Both readings of the second half come after the first half's last unit, now `prev`.
+  const diff = startDifference(text, at + half, at + n, row, prev, prev)
   if (Number.isNaN(diff)) return sumA + scanRange(half, n, row, prev)
   endRow = rowB
   endPrev = prevB
@@ -140,52 +141,25 @@ function scanRange (from: number, to: number, row: number, prev: number): number
   return sum
 }
 
-/**
- * The sum of units [from, to) read from state row `row` minus the sum read from the start
- * state, both after the same unit `units[from - 1]`, over the units until both reach the same
- * state row; NaN when they never do before `to`.
- */
-function meetDifference (from: number, to: number, row: number): number {
-  const codes = units
-  const unit = UNIT
-  const pack = PACK
-  const delta = REPEAT_DELTA
-  let start = 0
-  let prev = codes[from - 1]!
-  let diff = 0
-  for (let i = from; i < to; i++) {
-    if (row === start) return diff
-    const c = codes[i]!
-    const x = unit[c]!
-    const k = row + (x & 127)
-    const ks = start + (x & 127)
-    diff += (pack[k]! >> 10) - (pack[ks]! >> 10)
-    if (x > 127 && c === prev) diff += delta[k]! - delta[ks]!
-    row = pack[k]! & 1023
-    start = pack[ks]! & 1023
-    prev = c
-  }
-  return row === start ? diff : Number.NaN
-}
-
 /** Tokens of `text` by the approx model: ceil(sum of transition costs / SCALE). */
 export function countApprox (text: string): number {
   return Math.ceil(scan(text, 0, -1) / SCALE)
 }
 
 /**
- * The sums of `text` read from state row `row` after `prev` and from the start state, minus
- * each other, over the units until both reach the same state row; after that they read alike.
- * NaN when they never meet inside `text`.
+ * The sums of `text` from `from` to `to` read from state row `row` after unit `prev` and from
+ * the start state after `startPrev`, minus each other, over the units until both readings are
+ * in the same state after the same unit; after that they read alike. NaN when they never meet
+ * before `to`.
  */
-function startDifference (text: string, row: number, prev: number): number {
+function startDifference (text: string, from: number, to: number, row: number, prev: number, startPrev: number): number {
   const unit = UNIT
   const pack = PACK
   const delta = REPEAT_DELTA
   let start = 0
-  let startPrev = -1
   let diff = 0
-  for (let i = 0; i < text.length; i++) {
+  for (let i = from; i < to; i++) {
+    if (row === start && prev === startPrev) return diff
     const c = text.charCodeAt(i)
     const x = unit[c]!
     const k = row + (x & 127)
@@ -195,10 +169,9 @@ function startDifference (text: string, row: number, prev: number): number {
     if (x > 127 && c === startPrev) diff -= delta[ks]!
     row = pack[k]! & 1023
     start = pack[ks]! & 1023
-    if (row === start) return diff
     prev = startPrev = c
   }
-  return Number.NaN
+  return row === start && prev === startPrev ? diff : Number.NaN
 }
 
 /**
@@ -243,7 +216,7 @@ export class ApproxTally {
    * those first units are read again, not the whole part (a record as long as the budget).
    */
   restart (): number {
-    const diff = startDifference(this.last, this.saved.row, this.saved.prev)
+    const diff = startDifference(this.last, 0, this.last.length, this.saved.row, this.saved.prev, -1)
     if (Number.isNaN(diff)) {
       this.row = 0
       this.prev = -1
