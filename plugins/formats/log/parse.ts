@@ -60,20 +60,20 @@ class LineEnds {
   }
 }
 
-/** The text a start test sees: the line without its line ending, cut to HEAD characters. */
-function lineHead (line: string): string {
-  let end = line.length
-  if (end > 0 && line.charCodeAt(end - 1) === 10) end--
-  if (end > 0 && line.charCodeAt(end - 1) === 13) end--
-  return end > HEAD ? line.slice(0, HEAD) : line.slice(0, end)
-}
-
-/** lineHead of the line [from, to) of `text`, sliced once. */
+/**
+ * The text a start test sees of the line [from, to) of `text`: the line without its line
+ * ending, cut to HEAD characters, sliced once.
+ */
 function headAt (text: string, from: number, to: number): string {
   let end = to
   if (end > from && text.charCodeAt(end - 1) === 10) end--
   if (end > from && text.charCodeAt(end - 1) === 13) end--
   return text.slice(from, Math.min(end, from + HEAD))
+}
+
+/** headAt of a whole string: a line, or the start of one. */
+function lineHead (line: string): string {
+  return headAt(line, 0, line.length)
 }
 
 /** Splits a sample into lines without their endings (the last, possibly partial, line included). */
@@ -84,7 +84,7 @@ export function sampleLines (sample: string): string[] {
   while (pos < sample.length) {
     const next = ends.after(pos)
     const end = next === -1 ? sample.length : next
-    out.push(lineHead(sample.slice(pos, end)))
+    out.push(headAt(sample, pos, end))
     pos = end
   }
   return out
