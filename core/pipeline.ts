@@ -59,6 +59,8 @@ export interface ChunkStream extends AsyncIterable<Chunk> {
 
 /** Pieces handed to parsers: large enough to be fast, small enough to yield chunks often. */
 const PIECE = 1 << 20
+/** A whole-document parser's input bytes are decoded this many at a time (see `wholeBytes`). */
+const GATHER_BYTES = 64 << 20
 /** The longest string V8 makes: a whole-document parser's text must fit in one. */
 const MAX_STRING_LENGTH = constants.MAX_STRING_LENGTH
 /** Characters of input `auto` looks at to choose a format by content. */
@@ -538,6 +540,15 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
   /** A whole-text parser's text so far, handed over once, joined (see ParserPlugin.whole). */
   const wholeText: string[] | undefined = parser.whole === true ? [] : undefined
   let wholeLength = 0
+  /**
+   * A whole-text parser's bytes, decoded GATHER_BYTES at a time: a document of up to that size
+   * is decoded once, at the end. Decoded piece by piece, every piece lived on in V8's heap
+   * beside the joined text until a full collection, and their survival grew the young
+   * generation: 23 MB more peak RSS on 8 MB of markdown.
+   */
+  const wholeBytes: Uint8Array[] = []
+  let gatheredBytes = 0
+  const gathering = parser.whole === true && parser.reads === 'text'
   /** Gives decoded text to the parser, and to the check of its events. */
   const give = (text: string): void => {
     if (text.length === 0) return
@@ -557,6 +568,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
       if (parser.reads === 'bytes') {
         throw needsFile(format)
       }
+      decodeGathered()
       wellFormed.check(piece)
       decodedLength += piece.length
       give(piece)
@@ -565,6 +577,21 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
     bytesInput = true
     receivedBytes += piece.length
     if (parser.reads === 'bytes') { handler.write(piece); return }
+    if (!gathering) { decode(piece); return }
+    // A copy: the caller may reuse its buffer for the next read.
+    wholeBytes.push(Uint8Array.prototype.slice.call(piece))
+    gatheredBytes += piece.length
+    if (gatheredBytes >= GATHER_BYTES) decodeGathered()
+  }
+  /** Decodes the bytes gathered for a whole-text parser, before any later piece. */
+  const decodeGathered = (): void => {
+    if (wholeBytes.length === 0) return
+    const all = wholeBytes.length === 1 ? wholeBytes[0]! : Buffer.concat(wholeBytes, gatheredBytes)
+    wholeBytes.length = 0
+    gatheredBytes = 0
+    decode(all)
+  }
+  const decode = (piece: Uint8Array): void => {
     decoder ??= new StreamDecoder(options.encoding)
     const text = decoder.decode(piece)
     encoding = decoder.encoding
@@ -595,12 +622,13 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
       const next = await nextPiece(source)
       if (next.done === true) break
       yield * fed(next.value)
-      if (countMany !== undefined && !countingAhead && decodedLength >= AHEAD_WARM) {
+      const read = decodedLength + gatheredBytes
+      if (countMany !== undefined && !countingAhead && read >= AHEAD_WARM) {
         if (!warming) {
           warming = true
           void countMany([]).catch(() => {})
         }
-        countingAhead = decodedLength >= AHEAD_AFTER
+        countingAhead = read >= AHEAD_AFTER
       }
       if (countingAhead) await drain(false)
       if (ready.length > 0) yield ready.splice(0)
@@ -636,6 +664,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
   async function * finish (): AsyncGenerator<Chunk[]> {
     wellFormed.end()
     const steps = guarded(() => {
+      decodeGathered()
       if (decoder !== undefined) {
         const rest = decoder.end()
         encoding = decoder.encoding

@@ -63,6 +63,22 @@ t.test('one write with the whole text, from any cut of the input', async (t) => 
   }
 })
 
+t.test('bytes are held as they were given, even when the caller reuses its buffer', async (t) => {
+  const bytes = Buffer.from(doc)
+  async function * reused (): AsyncGenerator<Buffer> {
+    // One buffer, refilled for every read, as a reader with a fixed buffer does.
+    const buffer = Buffer.alloc(4096)
+    for (let at = 0; at < bytes.length; at += buffer.length) {
+      const n = bytes.copy(buffer, 0, at, at + buffer.length)
+      yield buffer.subarray(0, n)
+    }
+  }
+  writes.length = 0
+  const r = await split(reused(), { input_format: 'test-whole', max_tokens: 64 })
+  t.equal(writes[0], doc, 'the parser got the text that was read')
+  t.equal(r.chunks.map((c) => c.text).join(''), doc, 'lossless')
+})
+
 t.test('an empty input: no write, no end, zero chunks', async (t) => {
   writes.length = 0
   ended = 0
@@ -103,6 +119,7 @@ t.test('a whole document longer than a string can be: a limit error as soon as i
   t.ok(isDocsplitError(error), String(error))
   t.equal((error as { code?: string }).code, 'DOCSPLIT_LIMIT_EXCEEDED')
   t.match((error as Error).message, /^test-whole is parsed as one string, and this document is longer than the [\d,]+ characters a string can hold$/)
-  t.ok(read <= constants.MAX_STRING_LENGTH + 2 * mib.length, `stopped after ${read} bytes, not at the end of the input`)
+  // Bytes are decoded 64 MiB at a time: the limit is seen at most that much after it is passed.
+  t.ok(read <= constants.MAX_STRING_LENGTH + (64 << 20) + 2 * mib.length, `stopped after ${read} bytes, not at the end of the input`)
   t.same(writes, [], 'the parser got nothing')
 })
