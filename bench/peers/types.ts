@@ -19,6 +19,8 @@ export interface Peer {
   create?: (kind: InputKind) => Promise<(text: string) => Promise<string[]>>
   /** A floor: reads the file itself and returns a count (of lines or tokens). */
   scan?: (path: string, onProgress: (bytes: number) => void) => Promise<number>
+  /** A floor's set-up (loading its tables), run before the clock. */
+  prepare?: () => Promise<void>
 }
 
 /** o200k_base through the tiktoken package (WASM; a root devDependency), as a peer's length function. */
