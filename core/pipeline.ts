@@ -549,6 +549,8 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
   const wholeBytes: Uint8Array[] = []
   let gatheredBytes = 0
   const gathering = parser.whole === true && parser.reads === 'text'
+  /** Bytes given whole, not as a stream: its pieces are its own subarrays, held without a copy. */
+  const givenBytes = input instanceof Uint8Array ? input : input instanceof ArrayBuffer ? new Uint8Array(input) : undefined
   /** Gives decoded text to the parser, and to the check of its events. */
   const give = (text: string): void => {
     if (text.length === 0) return
@@ -578,15 +580,15 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
     receivedBytes += piece.length
     if (parser.reads === 'bytes') { handler.write(piece); return }
     if (!gathering) { decode(piece); return }
-    // A copy: the caller may reuse its buffer for the next read.
-    wholeBytes.push(Uint8Array.prototype.slice.call(piece))
+    // From a stream, a copy: the caller may reuse its buffer for the next read.
+    wholeBytes.push(givenBytes !== undefined ? piece : Uint8Array.prototype.slice.call(piece))
     gatheredBytes += piece.length
     if (gatheredBytes >= GATHER_BYTES) decodeGathered()
   }
   /** Decodes the bytes gathered for a whole-text parser, before any later piece. */
   const decodeGathered = (): void => {
     if (wholeBytes.length === 0) return
-    const all = wholeBytes.length === 1 ? wholeBytes[0]! : Buffer.concat(wholeBytes, gatheredBytes)
+    const all = wholeBytes.length === 1 ? wholeBytes[0]! : givenBytes?.length === gatheredBytes ? givenBytes : Buffer.concat(wholeBytes, gatheredBytes)
     wholeBytes.length = 0
     gatheredBytes = 0
     decode(all)

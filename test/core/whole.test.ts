@@ -54,13 +54,22 @@ t.test('one write with the whole text, from any cut of the input', async (t) => 
   async function * cut (size: number): AsyncGenerator<Buffer> {
     for (let at = 0; at < bytes.length; at += size) yield bytes.subarray(at, at + size)
   }
-  for (const [name, input] of [['a string', doc], ['bytes in 7-byte pieces', cut(7)], ['bytes in 64 KiB pieces', cut(1 << 16)]] as const) {
+  for (const [name, input] of [['a string', doc], ['bytes given whole', bytes], ['bytes in 7-byte pieces', cut(7)], ['bytes in 64 KiB pieces', cut(1 << 16)]] as const) {
     writes.length = 0
     const r = await split(input, { input_format: 'test-whole', max_tokens: 64 })
     t.equal(writes.length, 1, `${name}: one write`)
     t.equal(writes[0], doc, `${name}: the whole text, without the BOM`)
     t.equal(r.chunks.map((c) => c.text).join(''), doc, `${name}: lossless`)
   }
+})
+
+t.test('bytes given whole, longer than one piece: one write with all their text', async (t) => {
+  const long = doc.repeat(16) // about 2.7 MB: three pieces of the input
+  writes.length = 0
+  const r = await split(Buffer.from(long), { input_format: 'test-whole', max_tokens: 512 })
+  t.equal(writes.length, 1)
+  t.equal(writes[0], long)
+  t.equal(r.chunks.map((c) => c.text).join(''), long, 'lossless')
 })
 
 t.test('bytes are held as they were given, even when the caller reuses its buffer', async (t) => {
