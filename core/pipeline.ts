@@ -61,6 +61,8 @@ export interface ChunkStream extends AsyncIterable<Chunk> {
 const PIECE = 1 << 20
 /** A whole-document parser's input bytes are decoded this many at a time (see `wholeBytes`). */
 const GATHER_BYTES = 64 << 20
+/** Bytes decoded into one string at most. */
+const DECODE_PART = 256 << 20
 /** The longest string V8 makes: a whole-document parser's text must fit in one. */
 const MAX_STRING_LENGTH = constants.MAX_STRING_LENGTH
 /** Characters of input `auto` looks at to choose a format by content. */
@@ -290,6 +292,10 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
   await prepareOptionChecks(raw)
   const options = resolveOptions(raw)
   const source = inputPieces(input)[Symbol.asyncIterator]()
+  /** Bytes given whole, not as a stream: its pieces are its own consecutive subarrays. */
+  const givenBytes = input instanceof Uint8Array ? input : input instanceof ArrayBuffer ? new Uint8Array(input) : undefined
+  /** A stream's bytes held past the next read are copied: the caller may reuse its buffer. */
+  const keep = (piece: Uint8Array): Uint8Array => givenBytes !== undefined ? piece : Uint8Array.prototype.slice.call(piece)
   const buffered: InputPiece[] = []
   let exhausted = false
   const sample = (): string => sampleText(buffered, options.encoding)
@@ -300,7 +306,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
     while (!exhausted && size < limit) {
       const next = await nextPiece(source)
       if (next.done === true) { exhausted = true; break }
-      buffered.push(next.value)
+      buffered.push(typeof next.value === 'string' ? next.value : keep(next.value))
       size += next.value.length
     }
   }
@@ -490,6 +496,19 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
   const countMany = packerPlugin.countsUnits === true ? tokenizer.countMany?.bind(tokenizer) : undefined
   let countingAhead = false
   let warming = false
+  /**
+   * The counting threads start once AHEAD_WARM characters are read, and count ahead from
+   * AHEAD_AFTER on. Bytes gathered for a whole-text parser (decoded at the end) count as read
+   * for the start; counting ahead waits for their characters.
+   */
+  const countAheadWhenLarge = (): void => {
+    if (countMany === undefined || countingAhead) return
+    if (!warming && decodedLength + gatheredBytes >= AHEAD_WARM) {
+      warming = true
+      void countMany([]).catch(() => {})
+    }
+    countingAhead = decodedLength >= AHEAD_AFTER
+  }
   let batch: DocEvent[] = []
   let units: Array<BlockEvent | RecordEvent> = []
   let batchChars = 0
@@ -548,9 +567,9 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
    */
   const wholeBytes: Uint8Array[] = []
   let gatheredBytes = 0
+  /** Where the gathered bytes start in `givenBytes`, whose pieces are not copied. */
+  let givenAt = 0
   const gathering = parser.whole === true && parser.reads === 'text'
-  /** Bytes given whole, not as a stream: its pieces are its own subarrays, held without a copy. */
-  const givenBytes = input instanceof Uint8Array ? input : input instanceof ArrayBuffer ? new Uint8Array(input) : undefined
   /** Gives decoded text to the parser, and to the check of its events. */
   const give = (text: string): void => {
     if (text.length === 0) return
@@ -580,20 +599,27 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
     receivedBytes += piece.length
     if (parser.reads === 'bytes') { handler.write(piece); return }
     if (!gathering) { decode(piece); return }
-    // From a stream, a copy: the caller may reuse its buffer for the next read.
-    wholeBytes.push(givenBytes !== undefined ? piece : Uint8Array.prototype.slice.call(piece))
+    if (gatheredBytes + piece.length > GATHER_BYTES) decodeGathered()
+    // A piece that fills a batch alone is decoded now, before its buffer can change: no copy.
+    if (givenBytes === undefined && piece.length >= GATHER_BYTES) { decode(piece); return }
+    if (givenBytes === undefined) wholeBytes.push(keep(piece))
     gatheredBytes += piece.length
-    if (gatheredBytes >= GATHER_BYTES) decodeGathered()
   }
   /** Decodes the bytes gathered for a whole-text parser, before any later piece. */
   const decodeGathered = (): void => {
-    if (wholeBytes.length === 0) return
-    const all = wholeBytes.length === 1 ? wholeBytes[0]! : givenBytes?.length === gatheredBytes ? givenBytes : Buffer.concat(wholeBytes, gatheredBytes)
+    if (gatheredBytes === 0) return
+    const all = givenBytes !== undefined ? givenBytes.subarray(givenAt, givenAt + gatheredBytes) : wholeBytes.length === 1 ? wholeBytes[0]! : Buffer.concat(wholeBytes, gatheredBytes)
+    givenAt += gatheredBytes
     wholeBytes.length = 0
     gatheredBytes = 0
     decode(all)
   }
   const decode = (piece: Uint8Array): void => {
+    if (piece.length > DECODE_PART) {
+      // A stream may yield a piece longer than a string can be.
+      for (let at = 0; at < piece.length; at += DECODE_PART) decode(piece.subarray(at, at + DECODE_PART))
+      return
+    }
     decoder ??= new StreamDecoder(options.encoding)
     const text = decoder.decode(piece)
     encoding = decoder.encoding
@@ -624,14 +650,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
       const next = await nextPiece(source)
       if (next.done === true) break
       yield * fed(next.value)
-      const read = decodedLength + gatheredBytes
-      if (countMany !== undefined && !countingAhead && read >= AHEAD_WARM) {
-        if (!warming) {
-          warming = true
-          void countMany([]).catch(() => {})
-        }
-        countingAhead = read >= AHEAD_AFTER
-      }
+      countAheadWhenLarge()
       if (countingAhead) await drain(false)
       if (ready.length > 0) yield ready.splice(0)
     }
@@ -681,6 +700,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
         sourceText?.add(text)
         handler.write(text)
       }
+      countAheadWhenLarge()
       // Empty input is zero chunks in every format, even where an empty document is invalid.
       if (decodedLength > 0 || receivedBytes > (decoder?.bomBytes ?? 0)) return handler.end()
     })

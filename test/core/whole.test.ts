@@ -72,6 +72,24 @@ t.test('bytes given whole, longer than one piece: one write with all their text'
   t.equal(r.chunks.map((c) => c.text).join(''), long, 'lossless')
 })
 
+t.test('past 64 MiB, bytes are decoded a batch at a time and the text stays in order', async (t) => {
+  const line = 'word '.repeat(200) + '\n'
+  const big = Buffer.alloc((64 << 20) + 1000, line) // alone over a batch
+  const text = 'first line\n' + big.toString('latin1') + 'last line\n'
+  async function * pieces (): AsyncGenerator<Buffer> {
+    yield Buffer.from('first line\n')
+    yield big
+    yield Buffer.from('last line\n')
+  }
+  for (const [name, input] of [['a stream with a piece over a batch', pieces()], ['bytes given whole', Buffer.from(text)]] as const) {
+    writes.length = 0
+    const r = await split(input, { input_format: 'test-whole', max_tokens: 100_000 })
+    t.equal(writes.length, 1, `${name}: one write`)
+    t.ok(writes[0] === text, `${name}: the whole text, in order`)
+    t.equal(r.document.char_count, text.length)
+  }
+})
+
 t.test('bytes are held as they were given, even when the caller reuses its buffer', async (t) => {
   const bytes = Buffer.from(doc)
   async function * reused (): AsyncGenerator<Buffer> {
@@ -131,4 +149,11 @@ t.test('a whole document longer than a string can be: a limit error as soon as i
   // Bytes are decoded 64 MiB at a time: the limit is seen at most that much after it is passed.
   t.ok(read <= constants.MAX_STRING_LENGTH + (64 << 20) + 2 * mib.length, `stopped after ${read} bytes, not at the end of the input`)
   t.same(writes, [], 'the parser got nothing')
+
+  // One piece longer than a string can be: decoded in parts, then the same error.
+  async function * onePiece (): AsyncGenerator<Buffer> {
+    yield Buffer.alloc(constants.MAX_STRING_LENGTH + (16 << 20), 'line of text\n')
+  }
+  const code = await split(onePiece(), { input_format: 'test-whole' }).then(() => 'split', (e: unknown) => (e as { code?: string }).code)
+  t.equal(code, 'DOCSPLIT_LIMIT_EXCEEDED', 'one piece over the limit')
 })

@@ -1,0 +1,37 @@
+/**
+ * A stream may refill one buffer for every read (a reader with a fixed buffer does): the engine
+ * copies what it holds past a read, so the chunks are those of the same bytes in fresh buffers,
+ * whether the format is named or detected from the first bytes (which are read ahead and held).
+ */
+import t from 'tap'
+import { split } from '../../index.js'
+
+async function * reused (bytes: Buffer, size: number): AsyncGenerator<Buffer> {
+  const buffer = Buffer.alloc(size)
+  for (let at = 0; at < bytes.length; at += size) {
+    const n = bytes.copy(buffer, 0, at, at + size)
+    yield buffer.subarray(0, n)
+  }
+}
+
+async function * fresh (bytes: Buffer, size: number): AsyncGenerator<Buffer> {
+  for (let at = 0; at < bytes.length; at += size) yield Buffer.from(bytes.subarray(at, at + size))
+}
+
+const markdown = Array.from({ length: 400 }, (_, i) => `## Part ${i}\n\nSome [linked](https://example.com/${i}) text, \`code\` and **bold** words.\n\n| a | b |\n|---|---|\n| ${i} | x |\n`).join('\n')
+const log = Array.from({ length: 3000 }, (_, i) => `2024-01-01 10:00:${String(i % 60).padStart(2, '0')} INFO request ${i} served\n`).join('')
+
+for (const [name, text, options] of [
+  ['markdown, detected', markdown, {}],
+  ['markdown, named', markdown, { input_format: 'markdown' }],
+  ['log, detected', log, {}],
+] as const) {
+  t.test(`${name}: the same chunks as from fresh buffers`, async (t) => {
+    const bytes = Buffer.from(text)
+    const want = await split(fresh(bytes, 4096), { max_tokens: 64, ...options })
+    const got = await split(reused(bytes, 4096), { max_tokens: 64, ...options })
+    t.equal(got.document.input_format, want.document.input_format, `read as ${want.document.input_format}`)
+    t.equal(got.chunks.map((c) => c.text).join(''), text, 'lossless')
+    t.same(got.chunks.map((c) => c.id), want.chunks.map((c) => c.id))
+  })
+}
