@@ -597,7 +597,8 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
     }
     bytesInput = true
     receivedBytes += piece.length
-    if (parser.reads === 'bytes') { handler.write(piece); return }
+    // A parser of bytes may hold its pieces (xlsx holds the whole file): they are its to keep.
+    if (parser.reads === 'bytes') { handler.write(keep(piece)); return }
     if (!gathering) { decode(piece); return }
     if (gatheredBytes + piece.length > GATHER_BYTES) decodeGathered()
     // A piece that fills a batch alone is decoded now, before its buffer can change: no copy.

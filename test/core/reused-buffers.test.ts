@@ -1,10 +1,12 @@
 /**
  * A stream may refill one buffer for every read (a reader with a fixed buffer does): the engine
  * copies what it holds past a read, so the chunks are those of the same bytes in fresh buffers,
- * whether the format is named or detected from the first bytes (which are read ahead and held).
+ * whether the format is named or detected from the first bytes (which are read ahead and held),
+ * and for a parser of bytes that holds the whole file (xlsx).
  */
 import t from 'tap'
 import { split } from '../../index.js'
+import { buildXlsx } from '../helpers/xlsx-build.js'
 
 async function * reused (bytes: Buffer, size: number): AsyncGenerator<Buffer> {
   const buffer = Buffer.alloc(size)
@@ -35,3 +37,12 @@ for (const [name, text, options] of [
     t.same(got.chunks.map((c) => c.id), want.chunks.map((c) => c.id))
   })
 }
+
+t.test('xlsx (a parser of bytes that holds the file): the same chunks as from fresh buffers', async (t) => {
+  const rows = Array.from({ length: 500 }, (_, i) => [`row ${i}`, i, `some text for row ${i}`])
+  const bytes = buildXlsx([{ name: 'Sheet1', rows: [['name', 'n', 'text'], ...rows] }])
+  const want = await split(fresh(bytes, 1024), { filename: 'book.xlsx', max_tokens: 64 })
+  const got = await split(reused(bytes, 1024), { filename: 'book.xlsx', max_tokens: 64 })
+  t.ok(want.chunks.length > 1, `${want.chunks.length} chunks`)
+  t.same(got.chunks.map((c) => c.text), want.chunks.map((c) => c.text))
+})
