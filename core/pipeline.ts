@@ -569,7 +569,6 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
   let gatheredBytes = 0
   /** Where the gathered bytes start in `givenBytes`, whose pieces are not copied. */
   let givenAt = 0
-  const gathering = parser.whole === true && parser.reads === 'text'
   /** Gives decoded text to the parser, and to the check of its events. */
   const give = (text: string): void => {
     if (text.length === 0) return
@@ -589,7 +588,6 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
       if (parser.reads === 'bytes') {
         throw needsFile(format)
       }
-      decodeGathered()
       wellFormed.check(piece)
       decodedLength += piece.length
       give(piece)
@@ -599,14 +597,17 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
     receivedBytes += piece.length
     // A parser of bytes may hold its pieces (xlsx holds the whole file): they are its to keep.
     if (parser.reads === 'bytes') { handler.write(keep(piece)); return }
-    if (!gathering) { decode(piece); return }
+    // Bytes are gathered for a whole-text parser only (the registry allows `whole` on no other).
+    if (wholeText === undefined) { decode(piece); return }
     if (gatheredBytes + piece.length > GATHER_BYTES) decodeGathered()
-    // A piece that fills a batch alone is decoded now, before its buffer can change: no copy.
-    if (givenBytes === undefined && piece.length >= GATHER_BYTES) { decode(piece); return }
-    if (givenBytes === undefined) wholeBytes.push(keep(piece))
+    if (givenBytes === undefined) {
+      // A piece that fills a batch alone is decoded now, before its buffer can change: no copy.
+      if (piece.length >= GATHER_BYTES) { decode(piece); return }
+      wholeBytes.push(keep(piece))
+    }
     gatheredBytes += piece.length
   }
-  /** Decodes the bytes gathered for a whole-text parser, before any later piece. */
+  /** Decodes the bytes gathered for a whole-text parser. */
   const decodeGathered = (): void => {
     if (gatheredBytes === 0) return
     const all = givenBytes !== undefined ? givenBytes.subarray(givenAt, givenAt + gatheredBytes) : wholeBytes.length === 1 ? wholeBytes[0]! : Buffer.concat(wholeBytes, gatheredBytes)
