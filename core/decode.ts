@@ -170,7 +170,9 @@ export class StreamDecoder {
       const at = firstInvalidUtf8(bytes, final)
       return this.fail(this.decodedBytes + Math.max(0, at))
     }
-    this.tail = bytes.slice(cut)
+    // A copy, never a view: `bytes` may be the caller's buffer, which it may refill (and a
+    // Buffer's slice is a view).
+    this.tail = Uint8Array.prototype.slice.call(bytes, cut)
     this.decodedBytes += cut
     return Buffer.from(whole.buffer, whole.byteOffset, whole.length).toString(ascii ? 'latin1' : 'utf8')
   }

@@ -46,3 +46,13 @@ t.test('xlsx (a parser of bytes that holds the file): the same chunks as from fr
   t.ok(want.chunks.length > 1, `${want.chunks.length} chunks`)
   t.same(got.chunks.map((c) => c.text), want.chunks.map((c) => c.text))
 })
+
+t.test('a character of several bytes across reads of a refilled buffer', async (t) => {
+  // An incomplete sequence at the end of a read is held until the next: it must be copied.
+  const text = 'x'.repeat(32) + 'abc€ 中 😀 ß\n'.repeat(20)
+  const bytes = Buffer.from(text)
+  for (const size of [1, 3, 4, 5, 7, 64]) {
+    const got = await split(reused(bytes, size), { input_format: 'text', max_tokens: 16 })
+    t.equal(got.chunks.map((c) => c.text).join(''), text, `lossless in reads of ${size} bytes`)
+  }
+})
