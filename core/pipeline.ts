@@ -287,8 +287,18 @@ async function nextPiece (source: AsyncIterator<InputPiece>): Promise<IteratorRe
   }
 }
 
+/** The options argument as an object: null means the defaults, as undefined does (JavaScript callers pass either). */
+function optionsObject (raw: unknown): SplitOptions {
+  if (raw === undefined || raw === null) return {}
+  if (typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new DocsplitError('DOCSPLIT_INVALID_OPTION', `the options must be an object of option names and values, such as { max_tokens: 256 }, not ${Array.isArray(raw) ? 'an array' : `a ${typeof raw}`}`)
+  }
+  return raw as SplitOptions
+}
+
 async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: SplitStart) => void, idsLater = false): AsyncGenerator<Chunk[], SplitSummary> {
   freeze()
+  raw = optionsObject(raw)
   await prepareOptionChecks(raw)
   const options = resolveOptions(raw)
   const source = inputPieces(input)[Symbol.asyncIterator]()
@@ -313,6 +323,8 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
   if (options.input_format === 'auto' && !byName) await readAhead(SAMPLE)
   encodingInfo(options.encoding)
   const { parser, format } = chooseParser(options, sample)
+  /** The name a response gives the format: `markdown` for `md`. */
+  const formatName = parser.formatAliases?.[format] ?? format
   if (parser.declaredEncoding !== undefined && raw.encoding === undefined && typeof input !== 'string') {
     // Enough bytes for the declaration, however small the pieces come.
     await readAhead(DECLARED_HEAD)
@@ -343,7 +355,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
     max_tokens: maxTokens,
     overlap_tokens: overlapTokens,
     engine_version: VERSION,
-    options: { ...options },
+    options: { ...options, input_format: formatName },
   }
 
   // Document information gathered from events.
@@ -553,7 +565,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
   if (handler === null || typeof handler !== 'object' || typeof handler.write !== 'function' || typeof handler.end !== 'function') {
     contract(`parser "${parser.name}": create() must return a handler with write(piece) and end()`)
   }
-  onStart({ schema_version: SCHEMA_VERSION, input_format: format, metadata })
+  onStart({ schema_version: SCHEMA_VERSION, input_format: formatName, metadata })
 
   const wellFormed = new WellFormedCheck()
   /** A whole-text parser's text so far, handed over once, joined (see ParserPlugin.whole). */
@@ -735,7 +747,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
     return {
       schema_version: SCHEMA_VERSION,
       document: {
-        input_format: format,
+        input_format: formatName,
         char_count: totals.chars,
         byte_count: bytesInput ? receivedBytes : totals.bytes,
         line_count: totals.lines,

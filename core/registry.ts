@@ -48,6 +48,10 @@ export function validatePlugin (plugin: Plugin): void {
     if (plugin.reads !== 'text' && plugin.reads !== 'bytes') fail(`parser "${plugin.name}": \`reads\` must be "text" or "bytes"`)
     if (plugin.whole !== undefined && (typeof plugin.whole !== 'boolean' || (plugin.whole && plugin.reads !== 'text'))) fail(`parser "${plugin.name}": \`whole\` is true or false, and true only for a parser that reads text`)
     if (typeof plugin.create !== 'function') fail(`parser "${plugin.name}" needs a create(ctx) function`)
+    const aliases = Object.entries(plugin.formatAliases ?? {})
+    if (aliases.some(([alias, name]) => !plugin.formats.includes(alias) || !plugin.formats.includes(name) || alias === name)) {
+      fail(`parser "${plugin.name}": every entry of \`formatAliases\` maps one of its \`formats\` to another of them`)
+    }
   } else if (plugin.kind === 'packer') {
     if (typeof plugin.create !== 'function') fail(`packer "${plugin.name}" needs a create(ctx) function`)
   } else if (typeof plugin.load !== 'function') {

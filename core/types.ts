@@ -116,6 +116,11 @@ export interface ParserPlugin extends PluginBase {
    * (`.ts` → `typescript`, `.tsv` → `tsv`). By default, the first (canonical) format.
    */
   extensionFormats?: Record<string, string>
+  /**
+   * Names in `formats` that are other names of another entry (`md` → `markdown`): a response
+   * reports the entry's name, whichever one was asked for. The parser still sees the name given.
+   */
+  formatAliases?: Record<string, string>
   /** `text` parsers get decoded strings; `bytes` parsers get raw Uint8Array pieces. */
   reads: 'text' | 'bytes'
   /**

@@ -43,3 +43,19 @@ t.test('should choose the format by extension, then by content', async (t) => {
   t.equal((await split('plain words here\n', { filename: 'notes.txt' })).document.input_format, 'text')
   t.equal((await split('just some words\n')).document.input_format, 'text', 'text when nothing else matches')
 })
+
+t.test('should take null options as the defaults and refuse options that are not an object', async (t) => {
+  const r = await split('hello', null as unknown as undefined)
+  t.equal(r.metadata.max_tokens, 512)
+  for (const bad of ['abc', 5, true, [], () => {}]) {
+    await t.rejects(split('hello', bad as never), { code: 'DOCSPLIT_INVALID_OPTION', message: /options must be an object/ }, String(bad))
+  }
+})
+
+t.test('should report a format named by another of its names by its own name', async (t) => {
+  for (const [given, name] of [['md', 'markdown'], ['MD', 'markdown'], ['yml', 'yaml'], ['ndjson', 'jsonl'], ['txt', 'text'], ['plain', 'text'], ['py', 'python'], ['tsv', 'tsv']]) {
+    const r = await split('1\n', { input_format: given })
+    t.equal(r.document.input_format, name, `${given}: document`)
+    t.equal(r.metadata.options.input_format, name, `${given}: metadata`)
+  }
+})

@@ -91,6 +91,7 @@ export default definePlugin({
   formats: [...LANGUAGES.map((l) => l.name), ...LANGUAGES.flatMap((l) => l.aliases)],
   extensions: LANGUAGES.flatMap((l) => l.extensions),
   extensionFormats: Object.fromEntries(LANGUAGES.flatMap((l) => l.extensions.map((e) => [e, l.name]))),
+  formatAliases: Object.fromEntries(LANGUAGES.flatMap((l) => l.aliases.map((a) => [a, l.name]))),
   reads: 'text',
   whole: true,
   defaultSplitter: 'sibling',

@@ -334,6 +334,7 @@ const jsonl: ParserPlugin = definePlugin({
   docsplit: '^1',
   description: 'JSON Lines / NDJSON: one record per line, each line validated as JSON.',
   formats: ['jsonl', 'ndjson'],
+  formatAliases: { ndjson: 'jsonl' },
   extensions: ['.jsonl', '.ndjson'],
   reads: 'text',
   defaultSplitter: 'record',

@@ -48,6 +48,7 @@ export default definePlugin({
   docsplit: '^1',
   description: 'CommonMark and GFM: sections under headings, paragraphs, lists, code, tables, quotes, front matter, reference definitions.',
   formats: ['markdown', 'md'],
+  formatAliases: { md: 'markdown' },
   extensions: ['.md', '.markdown', '.mdown', '.mkd'],
   reads: 'text',
   whole: true,

@@ -7,6 +7,7 @@ export default definePlugin({
   docsplit: '^1',
   description: 'Plain text: paragraphs (separated by blank lines), cut at sentences, words and graphemes when over budget.',
   formats: ['text', 'txt', 'plain'],
+  formatAliases: { txt: 'text', plain: 'text' },
   extensions: ['.txt', '.text'],
   reads: 'text',
   defaultSplitter: 'sibling',

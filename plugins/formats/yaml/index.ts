@@ -256,6 +256,7 @@ const yaml: ParserPlugin = definePlugin({
   docsplit: '^1',
   description: 'YAML: the documents of a stream, or the top-level items of a document, as records with their comments.',
   formats: ['yaml', 'yml'],
+  formatAliases: { yml: 'yaml' },
   extensions: ['.yaml', '.yml'],
   reads: 'text',
   whole: true,
