@@ -9,7 +9,7 @@ export const MAX_TOKENS = 1_000_000
 
 /** The engine's own options. Enums of names are filled from the registry by `optionsSchema()`. */
 export const baseOptions = {
-  input_format: Type.String({ default: 'auto', description: 'Format of the input, or `auto` to choose by file name, then by content.' }),
+  input_format: Type.String({ default: 'auto', description: 'Format of the input, or `auto` to choose by file name, then by content. Names are case-insensitive; another name of a format (`md`, `yml`, `ndjson`, `txt`, `py`) is reported as the format\'s own (`markdown`, ...).' }),
   max_tokens: Type.Integer({ minimum: MIN_TOKENS, maximum: MAX_TOKENS, default: 512, description: 'Budget: no chunk (except a `protected` record) has more tokens.' }),
   splitter: Type.String({ description: 'How chunks are packed. Default: the format\'s own (`sibling` for documents, `record` for records).' }),
   tokenizer: Type.String({ default: 'approx', description: 'Counts tokens: `approx` (no dependency; at least the real o200k/cl100k count on 99.5% of corpus pieces), an encoding such as `o200k_base`, or a model name such as `gpt-4o`. Name the model\'s encoding when the budget is a hard limit.' }),
