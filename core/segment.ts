@@ -3,8 +3,12 @@
  * are created once, on first use. Every function returns offsets relative to `text`, strictly
  * inside (0 < p < text.length), ascending, and never inside a surrogate pair.
  */
+import type { Boundary } from './types.js'
 
 export type CutLevel = 'line' | 'sentence' | 'word' | 'grapheme' | 'codepoint'
+
+/** A chunk's `boundary` when it ends at a cut of this level (the schema has no `codepoint`). */
+export const cutBoundary: Record<CutLevel, Boundary> = { line: 'line', sentence: 'sentence', word: 'word', grapheme: 'grapheme', codepoint: 'grapheme' }
 
 export interface Segmenters {
   /** Cut points of `text` at `level`. */

@@ -8,7 +8,7 @@
  */
 import { ContainerPath, joinedText } from '../../../core/structure.js'
 import type { DocEvent } from '../../../core/events.js'
-import { cutLevels, thinCuts } from '../../../core/segment.js'
+import { cutBoundary, cutLevels, thinCuts } from '../../../core/segment.js'
 import type { Boundary, ChunkDraft, PackerContext, PackerHandler, Tally } from '../../../core/types.js'
 
 interface Unit {
@@ -25,6 +25,8 @@ interface Unit {
   label: string | undefined
   context: string | undefined
   fields: Record<string, string | number> | undefined
+  /** The chunk's boundary when it ends after this unit: `record`, `block`, or a cut's level. */
+  ends: Boundary
 }
 
 function samePath (a: string[], b: string[]): boolean {
@@ -107,7 +109,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
       tokenCount,
       path: single !== undefined ? [...first.path, single] : first.path,
       kinds,
-      boundary: 'record' as Boundary,
+      boundary: units[units.length - 1]!.ends,
     }
     if (overlapping) {
       draft.overlapStarts = []
@@ -235,9 +237,9 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
     }
   }
 
-  const unit = (start: number, text: string, kind: string, record: number, label?: string, context?: string, fields?: Record<string, string | number>, tokens?: number): void => {
+  const unit = (start: number, text: string, kind: string, record: number, ends: Boundary, label?: string, context?: string, fields?: Record<string, string | number>, tokens?: number): void => {
     if (text.length === 0) return
-    add({ start, text, est: -1, tokens, kind, path: containers.path, record, label, context, fields })
+    add({ start, text, est: -1, tokens, kind, path: containers.path, record, label, context, fields, ends })
   }
 
   /**
@@ -245,15 +247,17 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
    * may not). Grapheme cuts are kept budget/16 characters apart, so a megabyte without a space
    * is not a million pieces.
    */
-  const blockUnits = (start: number, text: string, kind: string, tokens: number | undefined, level = 0): void => {
+  const blockUnits = (start: number, text: string, kind: string, tokens: number | undefined, level = 0, ends: Boundary = 'block'): void => {
     const levels = cutLevels.lines
-    if (level >= levels.length || meter.count(text, tokens) <= budget) return unit(start, text, kind, -1, undefined, undefined, undefined, tokens)
-    let cuts = ctx.segmenters.cuts(text, levels[level]!)
-    if (levels[level] === 'grapheme') cuts = thinCuts(cuts, Math.max(1, budget >> 4))
-    if (cuts.length === 0) return blockUnits(start, text, kind, tokens, level + 1)
+    if (level >= levels.length || meter.count(text, tokens) <= budget) return unit(start, text, kind, -1, ends, undefined, undefined, undefined, tokens)
+    const name = levels[level]!
+    let cuts = ctx.segmenters.cuts(text, name)
+    if (name === 'grapheme') cuts = thinCuts(cuts, Math.max(1, budget >> 4))
+    if (cuts.length === 0) return blockUnits(start, text, kind, tokens, level + 1, ends)
     let from = 0
     for (const to of [...cuts, text.length]) {
-      blockUnits(start + from, text.slice(from, to), kind, undefined, level + 1)
+      // A piece ends at a cut of this level, but the last ends where the whole text did.
+      blockUnits(start + from, text.slice(from, to), kind, undefined, level + 1, to === text.length ? ends : cutBoundary[name])
       from = to
     }
   }
@@ -271,7 +275,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
           blockUnits(event.start, event.text, event.kind, event.tokens)
           break
         case 'record':
-          unit(event.start, event.text, event.kind ?? 'record', records++, event.label, event.context, event.fields, event.tokens)
+          unit(event.start, event.text, event.kind ?? 'record', records++, 'record', event.label, event.context, event.fields, event.tokens)
           break
       }
     },

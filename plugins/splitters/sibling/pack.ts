@@ -17,14 +17,13 @@
  */
 import { ContainerPath, joinedText } from '../../../core/structure.js'
 import type { CutStyle, DocEvent, RefUse } from '../../../core/events.js'
-import { cutLevels, thinCuts, type CutLevel } from '../../../core/segment.js'
+import { cutBoundary, cutLevels, thinCuts, type CutLevel } from '../../../core/segment.js'
 import type { Boundary, ChunkDraft, PackerContext, PackerHandler, Tally } from '../../../core/types.js'
 
 const END = Number.POSITIVE_INFINITY
 /** Gap between siblings whose parent is at depth d: STRUCTURE - d. */
 const STRUCTURE = 1000
 const LEVEL_STRENGTH: Record<CutLevel, number> = { line: 40, sentence: 30, word: 20, grapheme: 10, codepoint: 5 }
-const LEVEL_BOUNDARY: Record<CutLevel, Boundary> = { line: 'line', sentence: 'sentence', word: 'word', grapheme: 'grapheme', codepoint: 'grapheme' }
 /** After a heading or decorator: used only when nothing else fits. */
 const ATTACHED = 1
 /** Summed estimates of small pieces may overstate their joined count this many times. */
@@ -183,7 +182,7 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
         pending: last && region !== u.text,
         path: u.path,
         after: last ? u.after : LEVEL_STRENGTH[name],
-        reason: last ? u.reason : LEVEL_BOUNDARY[name],
+        reason: last ? u.reason : cutBoundary[name],
         attachNext: last ? u.attachNext : false,
         refs: u.refs?.filter((r) => r.offset >= u.start + from && r.offset < u.start + to),
         est: -1,

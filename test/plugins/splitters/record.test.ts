@@ -133,3 +133,13 @@ t.test('a block between records that alone is over budget is cut like text, neve
     t.same(invariantProblems(r, yaml, { tokenizer: await tokenizerByName(tokenizer).load() }), [], `${tokenizer}: lossless, within budget`)
   }
 })
+
+t.test('a chunk says where it ended: after a record, a block, or a cut inside a block over budget', async (t) => {
+  const md = await split('# Title\n\n' + 'word '.repeat(60).trim() + '\n\nShort end.\n', { input_format: 'markdown', splitter: 'record', max_tokens: 16 })
+  const boundaries = md.chunks.map((c) => c.boundary)
+  t.ok(boundaries.slice(0, -2).every((b) => b === 'word'), `cut at words: ${boundaries.join(' ')}`)
+  t.equal(boundaries.at(-2), 'block', 'the paragraph\'s last piece ends with the block')
+  t.equal(boundaries.at(-1), 'end')
+  const csv = await split('a,b\n' + Array.from({ length: 40 }, (_, i) => `${i},x\n`).join(''), { input_format: 'csv', max_tokens: 32 })
+  t.ok(csv.chunks.slice(0, -1).every((c) => c.boundary === 'record'), 'records end at records')
+})
