@@ -22,7 +22,7 @@ export function withOverlap (
 ): Overlapped | undefined {
   let starts: number[]
   if (previous.overlapStarts !== undefined) {
-    starts = previous.overlapStarts.filter((s) => s > 0)
+    starts = previous.overlapStarts.filter((s) => s >= 0 && s < previous.text.length)
   } else {
     const from = Math.max(0, previous.text.length - overlapTokens * CHARS_PER_TOKEN_BOUND)
     starts = segmenters.cuts(previous.text.slice(from), 'word').map((p) => p + from)

@@ -386,6 +386,12 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
     throw new DocsplitError('DOCSPLIT_PLUGIN_CONTRACT', message)
   }
 
+  /**
+   * A splitter packs to max_tokens - overlap_tokens and may protect a record over that; a chunk
+   * says `protected` only over max_tokens itself, and any other gets its overlap.
+   */
+  const overMax = (draft: ChunkDraft): boolean => draft.protected === true && draft.tokenCount > maxTokens
+
   const packer: PackerHandler = packerPlugin.create({
     options,
     tokenizer,
@@ -401,7 +407,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
       let start = draft.start
       let text = draft.text
       let tokenCount = draft.tokenCount
-      if (overlapTokens > 0 && previous !== undefined && draft.protected !== true && previous.protected !== true && draft.noOverlap !== true) {
+      if (overlapTokens > 0 && previous !== undefined && !overMax(draft) && !overMax(previous) && draft.noOverlap !== true) {
         const o = withOverlap(previous, draft, overlapTokens, maxTokens, meter, segmenters)
         if (o !== undefined) ({ start, text, tokenCount } = o)
       }
@@ -427,7 +433,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
         path: draft.path,
         kinds: draft.kinds,
         boundary: draft.boundary,
-        protected: draft.protected === true,
+        protected: overMax(draft),
       }
       if (draft.recordStart !== undefined) chunk.record_start = draft.recordStart
       if (draft.recordCount !== undefined) chunk.record_count = draft.recordCount

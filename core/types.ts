@@ -163,7 +163,7 @@ export interface ChunkDraft {
   recordStart?: number
   recordCount?: number
   context?: string
-  /** Offsets inside the draft where an overlap tail may start (record starts); default: word starts. */
+  /** Offsets inside the draft where an overlap tail may start (record starts; 0 repeats all of it); default: word starts. */
   overlapStarts?: number[]
   /** This chunk starts a new group (sheet, CSV context): it repeats nothing of the previous one. */
   noOverlap?: boolean

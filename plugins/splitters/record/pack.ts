@@ -1,10 +1,12 @@
 /**
  * The record packer: consecutive whole records up to the budget, never a cut inside one.
- * A record over budget on its own becomes a chunk alone, marked `protected`. Records with a
- * different context (CSV header, sheet) or container path never share a chunk. Text between
- * records that a parser emits as blocks (a JSON `[`, an XML prolog) travels with the records
- * around it; such a block over budget on its own (a huge XML comment) is not a record, so it is
- * cut at lines, then words, then graphemes, like any other text.
+ * A record over budget on its own becomes a chunk alone, marked `protected` when it is over
+ * max_tokens. (With overlap the budget is max_tokens - overlap_tokens, room for the overlap; a
+ * record between the two goes alone, not protected, and gets what overlap still fits.) Records
+ * with a different context (CSV header, sheet) or container path never share a chunk. Text
+ * between records that a parser emits as blocks (a JSON `[`, an XML prolog) travels with the
+ * records around it; such a block over max_tokens on its own (a huge XML comment) is not a
+ * record, so it is cut at lines, then words, then graphemes, like any other text.
  */
 import { ContainerPath, joinedText } from '../../../core/structure.js'
 import type { DocEvent } from '../../../core/events.js'
@@ -55,7 +57,9 @@ function chunkFields (units: Unit[]): Record<string, string | number> | undefine
 
 export function createRecordPacker (ctx: PackerContext): PackerHandler {
   const { meter } = ctx
+  /** Records pack to `budget`, which leaves room for overlap; one alone may reach `limit`. */
   const budget = ctx.budget
+  const limit = ctx.options.max_tokens
   const containers = new ContainerPath()
   let records = 0
   let current: Unit[] = []
@@ -113,7 +117,8 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
     }
     if (overlapping) {
       draft.overlapStarts = []
-      for (const u of units) if (u.record >= 0 && u !== first) draft.overlapStarts.push(u.start - first.start)
+      // Every record start, the first's too: a chunk of one record may be the next one's overlap.
+      for (const u of units) if (u.record >= 0) draft.overlapStarts.push(u.start - first.start)
     }
     if (isProtected) draft.protected = true
     // Overlap never repeats records of another container or context (another sheet, header).
@@ -134,7 +139,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
   const flush = (): Unit[] => {
     if (current.length === 0) return []
     if (chunkTallied) {
-      release(draftOf(current, joinedText(ctx.source, current), tallied, tallied > budget))
+      release(draftOf(current, joinedText(ctx.source, current), tallied, tallied > limit))
       current = []
       lastRecord = undefined
       chunkTallied = false
@@ -163,7 +168,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
     }
     const units = current.slice(0, keep)
     const carry = current.slice(keep)
-    release(draftOf(units, text, n, n > budget))
+    release(draftOf(units, text, n, n > limit))
     current = []
     currentEstimate = 0
     lastRecord = undefined
@@ -206,7 +211,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
     }
     chunkTallied = true
     take(u)
-    // Over budget on its own: it goes alone, protected.
+    // Over budget on its own: it goes alone (protected if over max_tokens).
     if (tallied > budget) flush()
   }
 
@@ -231,7 +236,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
     }
     take(u)
     currentEstimate += u.est
-    // Over budget on its own: it goes alone (protected if the exact count agrees).
+    // Over budget on its own: it goes alone (protected if the exact count is over max_tokens).
     if (current.length === 1 && u.est > budget) {
       for (const carried of flush()) add(carried)
     }
@@ -249,7 +254,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
    */
   const blockUnits = (start: number, text: string, kind: string, tokens: number | undefined, level = 0, ends: Boundary = 'block'): void => {
     const levels = cutLevels.lines
-    if (level >= levels.length || meter.count(text, tokens) <= budget) return unit(start, text, kind, -1, ends, undefined, undefined, undefined, tokens)
+    if (level >= levels.length || meter.count(text, tokens) <= limit) return unit(start, text, kind, -1, ends, undefined, undefined, undefined, tokens)
     const name = levels[level]!
     let cuts = ctx.segmenters.cuts(text, name)
     if (name === 'grapheme') cuts = thinCuts(cuts, Math.max(1, budget >> 4))

@@ -70,7 +70,9 @@ function commonPath (units: Unit[], j: number): string[] {
 
 export function createSiblingPacker (ctx: PackerContext): PackerHandler {
   const { meter, segmenters } = ctx
+  /** Chunks pack to `budget`, which leaves room for overlap; a unit is cut only over `limit`. */
   const budget = ctx.budget
+  const limit = ctx.options.max_tokens
   /** Characters segmented at a time when cutting a unit: comfortably more than one chunk. */
   const window = Math.max(2048, budget * 12)
   const fineSpacing = Math.floor(budget / 16)
@@ -216,6 +218,28 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     // Not meter.count: a count made ahead teaches the meter nothing here, so neither may this one.
     u.tokens = meter.tokenizer.count(u.text)
     return u.tokens > budget
+  }
+
+  /** Whether the unit alone is over max_tokens (with no overlap, the budget), by an exact count. */
+  const overLimit = (u: Unit): boolean => {
+    if (limit === budget) return overBudget(u)
+    if (u.tokens !== undefined) return u.tokens > limit
+    if (exceeds !== undefined) return exceeds(u.text, limit)
+    return meter.count(u.text) > limit
+  }
+
+  /**
+   * Emits the first j units whole when their exact count fits max_tokens though not the budget:
+   * the budget leaves room for overlap, and what fits max_tokens is not cut for it (the overlap
+   * shrinks instead). False with no overlap, or when they do not fit.
+   */
+  const emitWithinLimit = (j: number, final: boolean): boolean => {
+    if (limit === budget || queue[j - 1]!.pending) return false
+    const text = joined(j)
+    const n = meter.count(text, j === 1 ? queue[0]!.tokens : undefined)
+    if (n > limit) return false
+    emit(j, n, text, final && j === queue.length ? 'end' : queue[j - 1]!.reason)
+    return true
   }
 
   /** The strongest gap among those after units 0..k-1. */
@@ -373,9 +397,17 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
         if (next.pending && cut(k)) continue
         // Only gaps after headings fit, and what follows is over budget anyway: cut it so the
         // heading travels with its first part. (What fits alone is never cut.)
-        if (k > 0 && strongestGap(k) <= ATTACHED && overBudget(next) && cut(k)) continue
+        if (k > 0 && strongestGap(k) <= ATTACHED) {
+          // The heading with the block after it, if together they fit max_tokens.
+          if (limit > budget && !final && k + 1 === queue.length) return
+          if (emitWithinLimit(k + 1, final)) continue
+          if (overLimit(next) && cut(k)) continue
+        }
       }
       if (k > 0 && emitBest(k, final)) continue
+      // Over the budget but within max_tokens: whole, alone.
+      if (limit > budget && !final && queue.length === 1) return
+      if (emitWithinLimit(1, final)) continue
       if (!cut(0)) {
         // A single code point over budget: nothing finer exists. Core reports the breach.
         const text = queue[0]!.text

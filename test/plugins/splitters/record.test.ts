@@ -143,3 +143,16 @@ t.test('a chunk says where it ended: after a record, a block, or a cut inside a 
   const csv = await split('a,b\n' + Array.from({ length: 40 }, (_, i) => `${i},x\n`).join(''), { input_format: 'csv', max_tokens: 32 })
   t.ok(csv.chunks.slice(0, -1).every((c) => c.boundary === 'record'), 'records end at records')
 })
+
+t.test('with overlap, protected still means over max_tokens, and a chunk of one record may be the next one\'s overlap', async (t) => {
+  const csv = 'h1,h2\na,b\nx,' + 'word '.repeat(13).trim() + '\nc,d\n'
+  const r = await split(csv, { input_format: 'csv', max_tokens: 20, overlap_tokens: 4, tokenizer: 'o200k_base' })
+  t.ok(r.chunks.every((c) => !c.protected), 'a record within max_tokens is not protected')
+  t.ok(r.chunks.every((c) => c.token_count <= 20))
+  const rows = 'name,value\n' + Array.from({ length: 6 }, (_, i) => `row${i},${i}`).join('\n') + '\n'
+  const sliding = await split(rows, { input_format: 'csv', max_tokens: 12, overlap_tokens: 6, tokenizer: 'o200k_base' })
+  const repeated = sliding.chunks.slice(1).filter((c, i) => c.char_start < sliding.chunks[i]!.char_end)
+  t.ok(repeated.length >= 4, `chunks repeat the previous record: ${sliding.chunks.map((c) => JSON.stringify(c.text)).join(' ')}`)
+  const o200k = await tokenizerByName('o200k_base').load()
+  t.same(invariantProblems(sliding, rows, { tokenizer: o200k }), [])
+})

@@ -186,3 +186,21 @@ t.test('should not cut a block that fits alone when only the gap after its headi
   t.ok(r.chunks.some((c) => c.text.includes(rule)), r.chunks.map((c) => `${c.token_count}:${c.boundary}`).join(' '))
   t.same(invariantProblems(r, text, { tokenizer: tokenizers[1]![1]! }), [])
 })
+
+t.test('with overlap, what fits max_tokens is not cut to leave room for it', async (t) => {
+  // The budget the packer fills is max_tokens - overlap_tokens; a unit (or a heading with the
+  // block after it) over that but within max_tokens stays whole, and the overlap shrinks.
+  const text = 'Hello world. This is fine.'
+  const alone = await split(text, { input_format: 'text', max_tokens: 10, tokenizer: 'o200k_base' })
+  t.equal(alone.chunks.length, 1)
+  const whole = await split(text, { input_format: 'text', max_tokens: 10, overlap_tokens: 5, tokenizer: 'o200k_base' })
+  t.same(whole.chunks.map((c) => [c.text, c.boundary]), [[text, 'end']], 'one chunk, not cut at the sentence')
+  const md = '# A\n\n' + 'alpha beta gamma delta. '.repeat(20) + '\n\n## B\n\n' + 'one two. '.repeat(30) + '\n'
+  const plain = await split(md, { input_format: 'markdown', max_tokens: 128, tokenizer: 'o200k_base' })
+  const overlapped = await split(md, { input_format: 'markdown', max_tokens: 128, overlap_tokens: 20, tokenizer: 'o200k_base' })
+  t.equal(overlapped.chunks[0]!.text, plain.chunks[0]!.text, 'the heading stays with its paragraph')
+  t.ok(overlapped.chunks.every((c) => c.token_count <= 128))
+  t.ok(overlapped.chunks[1]!.char_start < overlapped.chunks[0]!.char_end, 'the next chunk overlaps')
+  const o200k = await tokenizerByName('o200k_base').load()
+  for (const r of [whole, overlapped]) t.same(invariantProblems(r, r === whole ? text : md, { tokenizer: o200k }), [])
+})
