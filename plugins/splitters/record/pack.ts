@@ -233,6 +233,9 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
     // Each flush emits at least one unit, so this ends; carried units go back in first.
     while (current.length > 0 && (!sameGroup(u) || currentEstimate + u.est > budget)) {
       for (const carried of flush()) add(carried)
+      // The carried units started a tallied chunk: `u` joins it through the tally too, or the
+      // chunk's count would miss it.
+      if (chunkTallied) return add(u)
     }
     take(u)
     currentEstimate += u.est

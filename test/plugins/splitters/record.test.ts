@@ -156,3 +156,20 @@ t.test('with overlap, protected still means over max_tokens, and a chunk of one 
   const o200k = await tokenizerByName('o200k_base').load()
   t.same(invariantProblems(sliding, rows, { tokenizer: o200k }), [])
 })
+
+t.test('token_count is exact when a chunk of many pieces is repaired by an exact count', async (t) => {
+  // With an exact tokenizer a chunk is tallied for its first 32 units, then goes on by
+  // estimates; when the exact count then drops trailing units, they open the next chunk through
+  // the tally, and the unit that caused the flush must join that tally, not only the chunk.
+  const o200k = await tokenizerByName('o200k_base').load()
+  const word = fc.constantFrom('alpha', 'be', 'gamma,', '`code`', '{x}', '/path/to', '"q"', '42', 'é', '中文', 'url`')
+  const para = fc.array(word, { minLength: 1, maxLength: 200, size: 'max' }).map((ws) => ws.join(' ') + '\n\n')
+  const fence = fc.array(fc.constantFrom('  "a": {\n', '    "get": 1,\n', '}\n', '  /{id}/me\n', '      "description": "Returns all pets from the system",\n'), { minLength: 1, maxLength: 30, size: 'max' }).map((ls) => '```json\n' + ls.join('') + '```\n\n')
+  const doc = fc.array(fc.oneof(para, fence, fc.constant('##### Heading\n\n')), { minLength: 1, maxLength: 40, size: 'max' }).map((bs) => bs.join(''))
+  await fc.assert(fc.asyncProperty(doc, fc.constantFrom([48, 24], [64, 0], [100, 50], [32, 8]), async (text, [max, overlap]) => {
+    const r = await split(text, { input_format: 'markdown', splitter: 'record', max_tokens: max, overlap_tokens: overlap, tokenizer: 'o200k_base' })
+    const problems = invariantProblems(r, text, { tokenizer: o200k })
+    if (problems.length > 0) throw new Error(problems.join('; '))
+  }), { numRuns: 100, seed: 7 })
+  t.pass('exact counts')
+})
