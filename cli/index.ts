@@ -77,11 +77,15 @@ function booleanValues (argv: string[], names: Set<string>): string[] {
   return out
 }
 
-/** `--plugin` values, wherever they appear, so plugin options are known before full parsing. */
+/**
+ * `--plugin` values, wherever they appear before `--` (after it every argument is a file name),
+ * so plugin options are known before full parsing.
+ */
 function pluginModules (argv: string[]): string[] {
   const out: string[] = []
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!
+    if (arg === '--') break
     if (arg === '--plugin' && i + 1 < argv.length) out.push(argv[++i]!)
     else if (arg.startsWith('--plugin=')) out.push(arg.slice('--plugin='.length))
   }

@@ -1,5 +1,6 @@
 /** Writing to standard output: buffered, with backpressure, and what a failed write means. */
 import { DocsplitError } from '../core/errors.js'
+import type { Chunk, SplitSummary } from '../core/schema.js'
 
 const FLUSH_AT = 1 << 16
 
@@ -40,4 +41,27 @@ export class Output {
 export function outputError (code: string | undefined): DocsplitError {
   if (code === 'EPIPE') process.exit(0)
   return new DocsplitError('DOCSPLIT_INTERNAL', `cannot write the output (${code ?? 'error'})`)
+}
+
+/**
+ * The response JSON, a chunk at a time: one JSON.stringify of the whole response fails past
+ * V8's longest string (about 512 MB of JSON: a log of a few hundred MB at the default budget)
+ * and would hold the output twice. Byte for byte what JSON.stringify(response) gives, or
+ * JSON.stringify(response, null, 2) when `pretty`.
+ */
+export async function writeResponse (summary: SplitSummary, chunks: Chunk[], pretty: boolean, output = new Output()): Promise<void> {
+  const empty = { ...summary, chunks: [] }
+  const head = pretty ? JSON.stringify(empty, null, 2) : JSON.stringify(empty)
+  if (chunks.length === 0) {
+    await output.write(head + '\n')
+    return await output.flush()
+  }
+  // The head ends with the empty array of chunks, then the closing brace.
+  await output.write(head.slice(0, head.length - (pretty ? '[]\n}' : '[]}').length) + '[')
+  for (let i = 0; i < chunks.length; i++) {
+    const json = pretty ? '\n    ' + JSON.stringify(chunks[i], null, 2).replaceAll('\n', '\n    ') : JSON.stringify(chunks[i])
+    await output.write(i > 0 ? ',' + json : json)
+  }
+  await output.write(pretty ? '\n  ]\n}\n' : ']}\n')
+  await output.flush()
 }

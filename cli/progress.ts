@@ -3,6 +3,8 @@
  * terminal and the input is large, redrawn at most a few times a second.
  */
 const REDRAW_MS = 200
+/** Bytes from which an input is large: a smaller one is done before a progress line helps. */
+const LARGE = 8 * 1024 * 1024
 
 export class Progress {
   private done = 0
@@ -12,11 +14,13 @@ export class Progress {
   constructor (private readonly total: number | undefined, private readonly out: NodeJS.WriteStream = process.stderr) {}
 
   static wanted (size: number | undefined, stream: NodeJS.WriteStream = process.stderr): boolean {
-    return stream.isTTY === true && (size === undefined || size >= 8 * 1024 * 1024)
+    return stream.isTTY === true && (size === undefined || size >= LARGE)
   }
 
   advance (bytes: number): void {
     this.done += bytes
+    // Of an input of unknown size (standard input, a pipe), only once it has proved large.
+    if (this.total === undefined && this.done < LARGE) return
     const now = Date.now()
     if (now - this.drawn < REDRAW_MS) return
     this.drawn = now
@@ -42,7 +46,15 @@ export class Progress {
   }
 
   finish (): void {
+    if (this.drawn === 0) return
     this.draw(Date.now())
+    this.out.write('\n')
+  }
+
+  /** Ends the line as it stands (an error follows it, or the process is stopped). */
+  abort (): void {
+    if (this.drawn === 0) return
+    this.drawn = 0
     this.out.write('\n')
   }
 }

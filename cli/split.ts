@@ -1,5 +1,5 @@
 /** `docsplit split FILE|-`: the response JSON, or one chunk per line with `--jsonl`. */
-import { createReadStream, fstatSync, statSync } from 'node:fs'
+import { createReadStream, fstatSync, openSync, statSync } from 'node:fs'
 import { basename } from 'node:path'
 import { DocsplitError } from '../core/errors.js'
 import { splitBatches, type SplitOptions } from '../core/pipeline.js'
@@ -7,7 +7,7 @@ import { tokenizerByName } from '../core/registry.js'
 import type { Chunk } from '../core/schema.js'
 import { Verifier } from '../core/verify.js'
 import { JsonlOutput } from './jsonl-output.js'
-import { Output } from './output.js'
+import { writeResponse } from './output.js'
 import { Progress } from './progress.js'
 
 export interface SplitCommand {
@@ -32,17 +32,21 @@ function openInput (file: string): { stream: AsyncIterable<Buffer>, size: number
     return { stream: process.stdin, size: undefined }
   }
   let size: number | undefined
+  let fd: number
   try {
     const stat = statSync(file)
     // FIFOs and devices are fine (`docsplit split <(zcat big.log.gz)`); a directory is not.
     if (stat.isDirectory()) throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `"${file}" is a directory`)
     size = stat.isFile() ? stat.size : undefined
+    // Opened here, so that a file that cannot be read (EACCES) is this error, not a stream's
+    // 'error' event that nobody listens to yet.
+    fd = openSync(file, 'r')
   } catch (error) {
     if (error instanceof DocsplitError) throw error
     const code = (error as { code?: string }).code
     throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', code === 'ENOENT' ? `no such file: "${file}"` : `cannot read "${file}" (${code ?? 'error'})`)
   }
-  return { stream: createReadStream(file, { highWaterMark: READ_SIZE }), size }
+  return { stream: createReadStream(file, { fd, highWaterMark: READ_SIZE }), size }
 }
 
 /** Passes bytes through while feeding the progress line and the verifier's view of the source. */
@@ -57,9 +61,29 @@ async function * tee (source: AsyncIterable<Buffer>, progress: Progress | undefi
 
 export async function runSplit (command: SplitCommand): Promise<number> {
   const { stream, size } = openInput(command.file)
+  const progress = Progress.wanted(size) ? new Progress(size) : undefined
+  if (progress === undefined) return await splitInput(command, stream, size, undefined)
+  // An error or a stop ends the progress line first, so that what follows starts a line.
+  const stop = (signal: NodeJS.Signals): void => {
+    progress.abort()
+    process.kill(process.pid, signal)
+  }
+  process.once('SIGINT', stop)
+  process.once('SIGTERM', stop)
+  try {
+    return await splitInput(command, stream, size, progress)
+  } catch (error) {
+    progress.abort()
+    throw error
+  } finally {
+    process.removeListener('SIGINT', stop)
+    process.removeListener('SIGTERM', stop)
+  }
+}
+
+async function splitInput (command: SplitCommand, stream: AsyncIterable<Buffer>, size: number | undefined, progress: Progress | undefined): Promise<number> {
   const options: SplitOptions = { ...command.options }
   if (command.file !== '-' && options.filename === undefined) options.filename = basename(command.file)
-  const progress = Progress.wanted(size) ? new Progress(size) : undefined
   const verifier = command.verify ? new Verifier() : undefined
   const jsonl = command.jsonl ? new JsonlOutput(size) : undefined
   // The writer thread gives the chunks their ids (the verifier reads them as they come).
@@ -89,12 +113,7 @@ export async function runSplit (command: SplitCommand): Promise<number> {
   await jsonl?.end()
   const summary = await chunks.summary
   progress?.finish()
-  if (jsonl === undefined) {
-    const response = { ...summary, chunks: collected }
-    const output = new Output()
-    await output.write((command.pretty ? JSON.stringify(response, null, 2) : JSON.stringify(response)) + '\n')
-    await output.flush()
-  }
+  if (jsonl === undefined) await writeResponse(summary, collected, command.pretty)
   if (verifier !== undefined) {
     const violations = verifier.finish(summary.document.encoding !== 'binary')
     if (violations.length > 0) {

@@ -263,3 +263,21 @@ await new Promise(() => {})
   t.equal(stalls.code, 1, 'past loading: an internal error')
   t.equal(stalls.stderr, 'docsplit: DOCSPLIT_INTERNAL: docsplit split stopped before it finished: it was waiting for a step that can never complete\n')
 })
+
+t.test('after --, an argument that looks like --plugin is a file name', async (t) => {
+  const name = '--plugin=notes.md'
+  writeFileSync(join(dir, name), '# Notes\n\nA line.\n')
+  const r = spawnSync(process.execPath, [bin, 'split', '--', name], { cwd: dir, encoding: 'utf8' })
+  t.equal(r.status, 0, r.stderr)
+  t.equal(JSON.parse(r.stdout).document.input_format, 'markdown')
+})
+
+t.test('a file that cannot be read is a one-line error, not a crash', { skip: process.getuid?.() !== 0 || spawnSync('setpriv', ['--version']).status !== 0 ? 'needs root and setpriv, to read as another user' : false }, async (t) => {
+  const path = file('secret.md', '# Secret\n')
+  spawnSync('chmod', ['000', path])
+  spawnSync('chmod', ['755', dir])
+  // env -i: the test runner's own hooks would write where that user may not.
+  const r = spawnSync('env', ['-i', `PATH=${process.env.PATH ?? ''}`, 'setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, bin, 'split', path], { encoding: 'utf8' })
+  t.equal(r.status, 2, r.stderr)
+  t.match(r.stderr, /^docsplit: DOCSPLIT_INVALID_REQUEST: cannot read ".*secret\.md" \(EACCES\)\n$/)
+})
