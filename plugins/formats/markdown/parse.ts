@@ -15,11 +15,12 @@
  */
 import type { Env, MarkdownIt, StateBlock, Token } from 'markdown-it'
 import type { BlockEvent, CutStyle, DocEvent, InfoEvent, RefUse } from '../../../core/events.js'
+import { walkObjects } from '../../../core/walk.js'
 
 interface Reference { href: string, title: string }
 
 let md: MarkdownIt | undefined
-let parseYaml: typeof import('yaml').parse | undefined
+let yamlLib: typeof import('yaml') | undefined
 
 /**
  * markdown-it (and yaml, for front matter) load with the first markdown document, not with
@@ -28,7 +29,7 @@ let parseYaml: typeof import('yaml').parse | undefined
 export async function loadMarkdownParser (): Promise<void> {
   if (md !== undefined) return
   const [{ default: MarkdownItCtor }, yaml] = await Promise.all([import('markdown-it'), import('yaml')])
-  parseYaml = yaml.parse
+  yamlLib = yaml
   // The default preset has GFM tables and strikethrough; `html: true` turns on HTML blocks.
   md ??= new MarkdownItCtor('default', { html: true, linkify: false, typographer: false })
 }
@@ -155,6 +156,20 @@ const MAX_FRONT_MATTER = 1 << 20
 /** A closing line. Anchored: a trailing-whitespace pattern backtracks on a line of 400K spaces. */
 const CLOSING_FENCE = /^(?:---|\.\.\.)[ \t\r\n]*$/
 
+/** Nesting levels of front matter that is parsed (real front matter has a handful). */
+const MAX_FRONT_MATTER_DEPTH = 100
+
+/**
+ * Whether YAML nests deeper than MAX_FRONT_MATTER_DEPTH, judged on its syntax tree, which
+ * yaml's parser builds without recursion: its composer recurses per level, and a stack
+ * overflow there can leave V8 unable to compile a regexp later (a service's next request died).
+ */
+function yamlTooDeep (body: string): boolean {
+  // Two objects of the tree per level: a collection and its item.
+  for (const token of new yamlLib!.Parser().parse(body)) if (!walkObjects(token, (_, depth) => depth <= 2 * MAX_FRONT_MATTER_DEPTH)) return true
+  return false
+}
+
 function frontMatter (text: string, lineStarts: ArrayLike<number>, lineCount: number): { end: number, value: unknown } {
   const none = { end: 0, value: null }
   if (!/^\uFEFF?---[ \t]*(?:\r\n?|\n|$)/.test(text)) return none
@@ -168,7 +183,8 @@ function frontMatter (text: string, lineStarts: ArrayLike<number>, lineCount: nu
     if (body.trim() === '') return { end: line + 1, value: null }
     try {
       // logLevel error: yaml's warnings quote the document (a collection key), and print to stderr.
-      const value: unknown = parseYaml!(body, { maxAliasCount: 100, logLevel: 'error' })
+      if (yamlTooDeep(body)) return { end: line + 1, value: null }
+      const value: unknown = yamlLib!.parse(body, { maxAliasCount: 100, logLevel: 'error' })
       return value !== null && typeof value === 'object' && !Array.isArray(value) ? { end: line + 1, value } : none
     } catch {
       return /^\s*(?:#.*\n\s*)*[^\s:#][^:\n]*:(?:\s|$)/.test(body) ? { end: line + 1, value: null } : none

@@ -18,26 +18,33 @@ import type { CST, LineCounter } from 'yaml'
 import { definePlugin } from '../../../core/registry.js'
 import type { ParserContext, ParserHandler, ParserPlugin } from '../../../core/types.js'
 import type { DocEvent } from '../../../core/events.js'
+import { walkObjects } from '../../../core/walk.js'
 
 const CHARS_PER_TOKEN = 4
 
 /** The yaml library loads with the first YAML document, not with docsplit (70 modules). */
 let lib: typeof import('yaml') | undefined
 /**
- * yaml's composer recurses per nesting level (it reports a stack overflow as
- * RESOURCE_EXHAUSTION) and its CST parser slows down quadratically on deep flow nesting, so
- * flow brackets nested deeper than this are refused before parsing. The count is naive (it also
- * counts brackets inside strings), which only matters for 1000 unclosed brackets in text.
+ * Nesting levels a document may have. yaml's composer recurses per level and reports a stack
+ * overflow as RESOURCE_EXHAUSTION, but an overflow inside the regexp engine can leave V8 unable
+ * to compile a regexp later, which kills the process (a service's next request): measured on a
+ * 1 MB main-thread stack, it overflowed at 900-1000 levels. So the levels of each parsed token
+ * are counted without recursion first, and a token deeper than this is refused before it is
+ * composed. Flow brackets are also counted before parsing, as its CST parser slows down
+ * quadratically on deep flow nesting; that count is naive (it counts brackets inside strings
+ * too), which only matters for 500 unclosed brackets in text.
  */
-const MAX_FLOW_DEPTH = 1000
+const MAX_DEPTH = 500
+/** Objects of yaml's CST per nesting level: two (a collection and its item). */
+const CST_PER_LEVEL = 2
 
-/** Offset where naive `[`/`{` nesting first passes MAX_FLOW_DEPTH, or -1. */
+/** Offset where naive `[`/`{` nesting first passes MAX_DEPTH, or -1. */
 function tooDeep (src: string): number {
   let depth = 0
   for (let i = 0; i < src.length; i++) {
     const c = src.charCodeAt(i)
     if (c === 91 || c === 123) {
-      if (++depth > MAX_FLOW_DEPTH) return i
+      if (++depth > MAX_DEPTH) return i
     } else if ((c === 93 || c === 125) && depth > 0) {
       depth--
     }
@@ -52,23 +59,23 @@ interface Span {
   label: string
 }
 
-/** Adds the comment tokens in `token` that are the first thing on their line: line start → column. */
-function addLeadingComments (src: string, token: CST.Token, out: Map<number, number>): void {
-  const stack: unknown[] = [token]
-  while (stack.length > 0) {
-    const v = stack.pop()
-    if (Array.isArray(v)) {
-      for (const x of v) stack.push(x)
-    } else if (v !== null && typeof v === 'object') {
-      const t = v as { type?: unknown, offset?: unknown }
-      if (t.type === 'comment' && typeof t.offset === 'number') {
-        const ls = src.lastIndexOf('\n', t.offset - 1) + 1
-        if (/^[ \t]*$/.test(src.slice(ls, t.offset))) out.set(ls, t.offset - ls)
-      } else {
-        for (const x of Object.values(v)) if (x !== null && typeof x === 'object') stack.push(x)
-      }
+/**
+ * Adds the comment tokens in `token` that are the first thing on their line (line start →
+ * column) to `out`. Returns where its objects first nest deeper than `limit` (the offset of a
+ * token seen last before, near there), or -1.
+ */
+function scanToken (src: string, token: CST.Token, out: Map<number, number>, limit: number): number {
+  let at = token.offset
+  const deep = !walkObjects(token, (node, depth) => {
+    const t = node as { type?: unknown, offset?: unknown }
+    if (typeof t.offset === 'number') at = t.offset
+    if (depth > limit) return false
+    if (t.type === 'comment' && typeof t.offset === 'number') {
+      const ls = src.lastIndexOf('\n', t.offset - 1) + 1
+      if (/^[ \t]*$/.test(src.slice(ls, t.offset))) out.set(ls, t.offset - ls)
     }
-  }
+  })
+  return deep ? at : -1
 }
 
 /**
@@ -166,7 +173,7 @@ class YamlHandler implements ParserHandler<string> {
   private fail (offset: number, lineCounter: LineCounter, code: string, limit = false): never {
     const { line, col } = lineCounter.linePos(offset)
     const where = `line ${Math.max(1, line)}, column ${Math.max(1, col)}`
-    if (limit) return this.ctx.fail('DOCSPLIT_LIMIT_EXCEEDED', `YAML nesting too deep for the parser (the limit is about ${MAX_FLOW_DEPTH} levels) at ${where}`)
+    if (limit) return this.ctx.fail('DOCSPLIT_LIMIT_EXCEEDED', `YAML nesting too deep for the parser (the limit is ${MAX_DEPTH} levels) at ${where}`)
     return this.ctx.fail('DOCSPLIT_PARSE_ERROR', `invalid YAML at ${where}: ${code.toLowerCase().replace(/_/g, ' ')}`)
   }
 
@@ -222,8 +229,9 @@ class YamlHandler implements ParserHandler<string> {
     }
     try {
       for (const t of new Parser(lineCounter.addNewLine).parse(src)) {
+        const deep = scanToken(src, t, this.comments, MAX_DEPTH * CST_PER_LEVEL + 10)
+        if (deep !== -1) this.fail(deep, lineCounter, '', true)
         check(composer.next(t))
-        addLeadingComments(src, t, this.comments)
         if (t.type === 'document') {
           // Leading top-level comments and directives go with the document after them.
           const start = held === undefined ? 0 : this.boundary(pending ?? t.offset, 0, held.start)

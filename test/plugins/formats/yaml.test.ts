@@ -137,6 +137,23 @@ t.test('hostile YAML: aliases never expanded, deep nesting is a limit, never a h
   }
 })
 
+t.test('nesting past the limit, again and again, leaves the process whole', async (t) => {
+  // A stack overflow in yaml's composer once left V8 unable to compile a regexp: the next
+  // document killed the process. Deep documents are now refused before they are composed.
+  const deep = [
+    '- '.repeat(20_000) + 'x',
+    '['.repeat(1000) + ']'.repeat(1000),
+    Array.from({ length: 900 }, (_, i) => ' '.repeat(i) + `k${i}:`).join('\n') + ' v\n',
+  ]
+  for (let round = 0; round < 3; round++) {
+    for (const text of deep) t.equal((await rejects(text)).code, 'DOCSPLIT_LIMIT_EXCEEDED')
+    const front = await split('---\n' + '- '.repeat(20_000) + 'x\n---\n# Title\n', { input_format: 'markdown' })
+    t.equal(front.document.front_matter, null, 'front matter that deep is not parsed')
+  }
+  const ok = Array.from({ length: 400 }, (_, i) => ' '.repeat(i) + `k${i}:`).join('\n') + ' v\n'
+  t.ok((await split(ok, { input_format: 'yaml' })).chunks.length > 0, '400 levels split')
+})
+
 // ---- generated documents ----
 
 const word = fc.stringMatching(/^[a-z][a-z0-9_]{0,7}$/)
