@@ -5,7 +5,9 @@
  *
  * With DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL the count is shared between instances through Redis.
  * If Redis goes away the service keeps answering and counts locally (logged once); when Redis
- * is back it shares again (logged once).
+ * is back it shares again (logged once). A Redis that keeps the connection but stops answering
+ * (hung, stopped, cut off by the network) counts as gone after COMMAND_TIMEOUT_MS: the
+ * connection is dropped and made again, and requests count locally until it answers.
  */
 import { createRequire } from 'node:module'
 import fp from 'fastify-plugin'
@@ -29,6 +31,9 @@ interface Store {
   child (routeOptions: unknown): Store
 }
 
+/** How long a request waits for Redis's count before counting locally. */
+const COMMAND_TIMEOUT_MS = 500
+
 type StoreCtor = new (continueExceeding: boolean, exponentialBackoff: boolean, ...rest: unknown[]) => Store
 
 const require = createRequire(import.meta.url)
@@ -39,7 +44,7 @@ interface RedisLike {
   status: string
   on (event: string, listener: (...args: unknown[]) => void): unknown
   quit (): Promise<unknown>
-  disconnect (): void
+  disconnect (reconnect?: boolean): void
 }
 
 /** Redis when it answers, this instance's own count when it does not. */
@@ -72,6 +77,8 @@ function sharedStore (redis: RedisLike, log: FastifyInstance['log']): new () => 
           return
         }
         degrade()
+        // Connected but silent (the command timed out): reconnect, and count locally until it is ready.
+        if (redis.status === 'ready') redis.disconnect(true)
         local.incr(key, callback, timeWindow, max)
       }, timeWindow, max)
     },
@@ -89,6 +96,7 @@ async function rateLimitPlugin (app: FastifyInstance, opts: RateLimitOptions): P
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
       connectTimeout: 2000,
+      commandTimeout: COMMAND_TIMEOUT_MS,
       retryStrategy: (times: number) => Math.min(times * 200, 2000),
     }) as unknown as RedisLike
     store = sharedStore(redis, app.log)

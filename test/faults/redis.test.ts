@@ -111,3 +111,32 @@ t.test('Redis killed and restarted during a rate-limited run', { skip: redisBina
   t.equal(a.process.exitCode, null, 'instance a stayed up')
   t.equal(b.process.exitCode, null, 'instance b stayed up')
 })
+
+t.test('Redis that stops answering (SIGSTOP) but keeps its connections', { skip: redisBinary === undefined ? 'redis-server not installed (apt-get install redis-server): shared rate limit under Redis failure not tested' : false }, async (t) => {
+  const port = await freePort()
+  const redis = await startRedis(port)
+  t.teardown(async () => {
+    redis.kill('SIGCONT')
+    await stop(redis, 'SIGTERM')
+  })
+  const env = { DOCSPLIT_WEB_MAX_CONCURRENT_SPLITS: '1', DOCSPLIT_WEB_RATE_LIMIT_REQUESTS: '1000', DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS: '600', DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL: `redis://127.0.0.1:${port}` }
+  const s = await startService(env)
+  t.teardown(async () => { await s.stop() })
+  t.equal(await split(s, 0), 200, 'shared count while Redis answers')
+  redis.kill('SIGSTOP')
+  const times: number[] = []
+  const during: Array<number | string> = []
+  for (let i = 0; i < 10; i++) {
+    const began = Date.now()
+    during.push(await split(s, 1 + i))
+    times.push(Date.now() - began)
+  }
+  t.same(during, Array(10).fill(200), 'every request answered while Redis is silent')
+  t.ok(Math.max(...times) < 10_000, `none waits for Redis (slowest ${Math.max(...times)} ms)`)
+  t.equal(s.stdout().split('\n').filter((l) => /Redis unavailable/.test(l)).length, 1, 'the fallback is logged once')
+  redis.kill('SIGCONT')
+  const until = Date.now() + 30_000
+  while (!/Redis is back/.test(s.stdout()) && Date.now() < until) await sleep(200)
+  t.match(s.stdout(), /Redis is back/, 'shared again once Redis answers (logged)')
+  t.equal(await split(s, 100), 200)
+})
