@@ -57,6 +57,9 @@ export interface ChunkStream extends AsyncIterable<Chunk> {
   readonly summary: Promise<SplitSummary>
 }
 
+/** Errors of the input itself: what came before one still goes out (see `salvage`). */
+const INPUT_ERRORS = new Set<ErrorCode>(['DOCSPLIT_PARSE_ERROR', 'DOCSPLIT_INVALID_UTF8', 'DOCSPLIT_READ_FAILED', 'DOCSPLIT_LIMIT_EXCEEDED'])
+
 /** Pieces handed to parsers: large enough to be fast, small enough to yield chunks often. */
 const PIECE = 1 << 20
 /** A whole-document parser's input bytes are decoded this many at a time (see `wholeBytes`). */
@@ -454,6 +457,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
   if (packer === null || typeof packer !== 'object' || typeof packer.push !== 'function' || typeof packer.end !== 'function') {
     contract(`splitter "${packerPlugin.name}": create() must return a handler with push(event) and end()`)
   }
+  let packerEnded = false
   /** A failure inside the splitter (or the tokenizer it counts with) is named as such, not as the parser's. */
   const packerFailure = (error: unknown): DocsplitError => pluginFailure(error, `${packerPlugin.name} splitter (counting with the ${tokenizerPlugin.name} tokenizer)`)
   const pushEvent = (event: DocEvent): void => {
@@ -675,7 +679,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
       if (ready.length > 0) yield ready.splice(0)
     }
   } catch (error) {
-    yield * salvage()
+    yield * salvage(error)
     throw error
   } finally {
     // A consumer that stops early (break, an error) must not leave the input open.
@@ -684,17 +688,24 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
   try {
     yield * finish()
   } catch (error) {
-    yield * salvage()
+    yield * salvage(error)
     throw error
   }
   if (ready.length > 0) yield ready.splice(0)
   return summarize()
 
-  /** After an input error: the chunks of the records held while counted ahead go out before it. */
-  async function * salvage (): AsyncGenerator<Chunk[]> {
-    if (!countingAhead) return
+  /**
+   * After an input error (a bad record, invalid bytes, a failed read): what was read before it
+   * still goes out, the events held while counted ahead and what the splitter holds (it ends
+   * as if the document ended there), before the error is reported. Not after a plugin's own
+   * failure: its state is not to be trusted.
+   */
+  async function * salvage (error: unknown): AsyncGenerator<Chunk[]> {
+    if (!isDocsplitError(error) || !INPUT_ERRORS.has(error.code) || packerEnded) return
     try {
-      await drain(true)
+      if (countingAhead) await drain(true)
+      packerEnded = true
+      packer.end()
     } catch {
       return
     }
@@ -732,6 +743,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
     }
     if (countingAhead) await drain(true)
     try {
+      packerEnded = true
       packer.end()
     } catch (error) {
       throw packerFailure(error)
