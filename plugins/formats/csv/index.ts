@@ -38,7 +38,9 @@ export default definePlugin({
     const given = option === 'tab' || option === '\\t' ? '\t' : option
     const parser = new CsvParser(
       (event) => { ctx.emit(event) },
-      (line, reason) => ctx.fail('DOCSPLIT_PARSE_ERROR', `CSV parse error at line ${line}: ${reason}`),
+      (line, reason, limit) => limit === true
+        ? ctx.fail('DOCSPLIT_LIMIT_EXCEEDED', `CSV row at line ${line}: ${reason}`)
+        : ctx.fail('DOCSPLIT_PARSE_ERROR', `CSV parse error at line ${line}: ${reason}`),
       {
         delimiter: given ?? (tsv ? '\t' : 'auto'),
         fallback: tsv ? '\t' : ',',

@@ -18,6 +18,8 @@ import { sniffDelimiter, type Delimiter } from './sniff.js'
 
 export const SAMPLE_LINES = 50
 export const SAMPLE_CHARS = 64 * 1024
+/** Characters a row may have: a row is one record, kept whole, and held whole until it ends. */
+export const MAX_ROW_CHARS = 64 << 20
 
 export interface CsvParserOptions {
   /** A delimiter, or `auto` to detect it (falling back to `fallback`). */
@@ -47,7 +49,8 @@ export function parseRow (text: string, delimiter: string): string[] {
 
 export class CsvParser {
   private readonly emit: (event: DocEvent) => void
-  private readonly fail: (line: number, reason: string) => never
+  /** `limit`: the input is over a limit (DOCSPLIT_LIMIT_EXCEEDED), not invalid. */
+  private readonly fail: (line: number, reason: string, limit?: boolean) => never
   private readonly options: CsvParserOptions
   private delimiter: Delimiter | undefined
   private delimCode = 44
@@ -70,7 +73,7 @@ export class CsvParser {
   private rows = 0
   private headerText: string | undefined
 
-  constructor (emit: (event: DocEvent) => void, fail: (line: number, reason: string) => never, options: CsvParserOptions) {
+  constructor (emit: (event: DocEvent) => void, fail: (line: number, reason: string, limit?: boolean) => never, options: CsvParserOptions) {
     this.emit = emit
     this.fail = fail
     this.options = options
@@ -209,5 +212,8 @@ export class CsvParser {
     this.line = line
     this.pre += seg === 0 ? piece : piece.slice(seg)
     this.docPos = base + n
+    if (this.pre.length > MAX_ROW_CHARS) {
+      this.fail(this.inQuote ? this.quoteLine : line, `longer than ${MAX_ROW_CHARS >> 20} MiB characters and not ended (a quoted field is not closed?): a row is kept whole, so one this long is refused`, true)
+    }
   }
 }

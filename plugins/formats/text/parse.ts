@@ -7,6 +7,14 @@ import type { ParserContext, ParserHandler } from '../../../core/types.js'
 
 /** A line holding only spaces, tabs or a carriage return. */
 const BLANK = /^[ \t\r\f\v]*$/
+/**
+ * A paragraph longer than this goes out in parts, at line ends: one string cannot hold any
+ * length, and memory stays bounded. A part is over any budget of normal text (1,000,000
+ * tokens is about 4 MiB), so the splitter would cut there anyway.
+ */
+export const PART_CHARS = 64 << 20
+/** A line longer than this, with no line break to cut at, is refused. */
+export const MAX_LINE_CHARS = 64 << 20
 
 export function createTextParser (ctx: ParserContext): ParserHandler<string> {
   /** Complete lines of the current paragraph (and blank lines after it), not yet emitted. */
@@ -40,6 +48,7 @@ export function createTextParser (ctx: ParserContext): ParserHandler<string> {
     }
     pieces.push(text)
     heldLength += text.length
+    if (heldLength > PART_CHARS) emitHeld()
   }
 
   return {
@@ -54,6 +63,9 @@ export function createTextParser (ctx: ParserContext): ParserHandler<string> {
         nl = piece.indexOf('\n', from)
       }
       partial += piece.slice(from)
+      if (partial.length > MAX_LINE_CHARS) {
+        ctx.fail('DOCSPLIT_LIMIT_EXCEEDED', `a line of the text (at character ${heldStart + heldLength}) is longer than ${MAX_LINE_CHARS >> 20} MiB characters without a line break: it is refused rather than held`)
+      }
     },
     end () {
       if (partial.length > 0) line(partial)

@@ -192,7 +192,12 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
       })
       from = to
     }
-    queue.splice(i, 1, ...pieces)
+    // Not splice(i, 1, ...pieces): a window of a large budget may be a hundred thousand
+    // sentences, more arguments than the stack holds.
+    const after = queue.splice(i + 1)
+    queue.length = i
+    for (const piece of pieces) queue.push(piece)
+    for (const unit of after) queue.push(unit)
     if (i === prefix.length - 1) {
       tally!.undo()
       prefix.pop()

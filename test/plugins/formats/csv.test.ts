@@ -296,3 +296,9 @@ t.test('split(): corpus CSV at 64 tokens', { skip: corpusMissing }, async (t) =>
     await checkSplit(t, text, { input_format: file.endsWith('.tsv') ? 'tsv' : 'csv', max_tokens: 64 }, basename(file))
   }
 })
+
+t.test('a row past 64 MiB (a quote never closed) is a limit, not a crash', async (t) => {
+  const err = await split('a,b\n"' + 'x'.repeat((64 << 20) + 10), { input_format: 'csv' }).catch((e: unknown) => e) as { code?: string, message?: string }
+  t.equal(err.code, 'DOCSPLIT_LIMIT_EXCEEDED')
+  t.match(err.message, /CSV row at line 2: longer than 64 MiB characters/)
+})
