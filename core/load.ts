@@ -54,7 +54,11 @@ function notFoundMessage (name: string, url: string, error: unknown): string {
   const found = entry !== undefined
     ? existsSync(entry)
     : missing !== undefined && missing !== name && missing !== packageName(name)
-  if (!found) return `plugin module "${name}" was not found; install it or give a path`
+  if (!found) {
+    // `plugins/x.js` names a package; the file of that name is `./plugins/x.js`.
+    if (entry === undefined && existsSync(resolve(name))) return `plugin module "${name}" is not a package; to load the file, give it as a path: ./${name}`
+    return `plugin module "${name}" was not found; install it or give a path`
+  }
   if (missing === undefined) return `plugin module "${name}" could not load one of its dependencies; install them`
   const path = missing.startsWith('file:') ? fileURLToPath(missing) : missing
   // As the plugin wrote it (require() reports that): a file relative to the importing one, or a package.
@@ -83,8 +87,18 @@ export function pluginsLoading (): string[] {
   return [...importing]
 }
 
+/** Why a module threw while loading, without Node's paths of this machine (`imported from /...`). */
+function loadFailure (name: string, error: unknown): string {
+  if ((error as { code?: unknown } | null)?.code === 'ERR_UNSUPPORTED_DIR_IMPORT') {
+    return `plugin module "${name}" is a directory; give the file to load (such as ${name.replace(/\/+$/, '')}/index.js) or a package name`
+  }
+  const message = error instanceof Error ? error.message : String(error)
+  return `plugin module "${name}" threw while loading: ${message.replace(/ imported from \S+/g, '')}`
+}
+
 export async function loadPlugins (names: readonly string[]): Promise<void> {
   for (const name of names) {
+    if (name.trim() === '') throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', 'a plugin module needs a name: a package name or a path')
     let mod: { default?: unknown }
     importing.add(name)
     const url = specifier(name)
@@ -93,7 +107,7 @@ export async function loadPlugins (names: readonly string[]): Promise<void> {
     } catch (error) {
       throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', isModuleNotFound(error)
         ? notFoundMessage(name, url, error)
-        : `plugin module "${name}" threw while loading: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
+        : loadFailure(name, error), { cause: error })
     } finally {
       importing.delete(name)
     }

@@ -83,3 +83,10 @@ t.test('a missing module is told by its code, or by Node\'s message when a loade
   t.notOk(isModuleNotFound(new Error('boom')))
   t.notOk(isModuleNotFound('Cannot find module \'x\''))
 })
+
+t.test('a file named without ./, a directory, an empty name: said so, with no path of this machine', async (t) => {
+  write('plugins/ini.mjs', 'export default null\n')
+  t.equal(await failure('plugins/ini.mjs'), 'plugin module "plugins/ini.mjs" is not a package; to load the file, give it as a path: ./plugins/ini.mjs')
+  t.equal(await failure('./plugins'), 'plugin module "./plugins" is a directory; give the file to load (such as ./plugins/index.js) or a package name')
+  t.equal(await failure(''), 'a plugin module needs a name: a package name or a path')
+})
