@@ -118,7 +118,8 @@ async function splitInput (command: SplitCommand, stream: AsyncIterable<Buffer>,
     const violations = verifier.finish(summary.document.encoding !== 'binary')
     if (violations.length > 0) {
       for (const v of violations) process.stderr.write(`docsplit: verify: chunk ${v.chunk}: ${v.rule}: ${v.detail}\n`)
-      throw new DocsplitError('DOCSPLIT_VERIFY_FAILED', `${violations.length} invariant violation(s) found`)
+      const shown = violations.length < verifier.violationCount ? ` (the first ${violations.length} shown)` : ''
+      throw new DocsplitError('DOCSPLIT_VERIFY_FAILED', `${verifier.violationCount} invariant violation(s) found${shown}`)
     }
     process.stderr.write(`docsplit: verified ${summary.chunk_count} chunks: lossless, offsets (characters, bytes, lines) and overlaps exact, every chunk within ${summary.metadata.max_tokens} tokens by recount${verifier.protectedCount > 0 ? ` but ${verifier.protectedCount} protected (each a single record over it)` : ''}\n`)
   }

@@ -19,11 +19,16 @@ export interface Violation {
   detail: string
 }
 
+/** Violations kept with their details, per kind (chunks, byte offsets); the rest are counted. */
+const SHOWN = 100
+
 export class Verifier {
   readonly violations: Violation[] = []
   private readonly source: Hash = createHash('sha256')
   private readonly tiles: Hash = createHash('sha256')
   private end = 0
+  private found = 0
+  private byteFound = 0
   private previous = ''
   private tokenizer: Tokenizer | undefined
   private maxTokens = 0
@@ -79,7 +84,8 @@ export class Verifier {
 
   check (chunk: Chunk): void {
     const add = (rule: Violation['rule'], detail: string): void => {
-      if (this.violations.length < 100) this.violations.push({ chunk: chunk.index, rule, detail })
+      this.found++
+      if (this.violations.length < SHOWN) this.violations.push({ chunk: chunk.index, rule, detail })
     }
     if (chunk.char_start > this.end || chunk.char_end < this.end) add('order', `chunk covers ${chunk.char_start}..${chunk.char_end}; the previous one ended at ${this.end}`)
     const points = codePoints(chunk.text)
@@ -112,7 +118,8 @@ export class Verifier {
     const byteLength = this.decoder.encoding.byteLength
     if (this.byteEnd < 0) this.byteEnd = this.decoder.bomBytes
     const add = (detail: string): void => {
-      if (this.byteViolations.length < 100) this.byteViolations.push({ chunk: chunk.index, rule: 'offsets', detail })
+      this.byteFound++
+      if (this.byteViolations.length < SHOWN) this.byteViolations.push({ chunk: chunk.index, rule: 'offsets', detail })
     }
     const length = byteLength(chunk.text)
     if (chunk.byte_end - chunk.byte_start !== length) add(`byte_start..byte_end spans ${chunk.byte_end - chunk.byte_start} bytes, the text has ${length}`)
@@ -138,10 +145,19 @@ export class Verifier {
 
   /** Call once the last chunk and source text are in. `lossless` false for binary formats. */
   finish (lossless = true): Violation[] {
-    if (lossless) this.violations.push(...this.byteViolations)
+    if (lossless) {
+      this.violations.push(...this.byteViolations)
+      this.found += this.byteFound
+    }
     if (lossless && this.source.digest('hex') !== this.tiles.digest('hex')) {
+      this.found++
       this.violations.push({ chunk: -1, rule: 'lossless', detail: 'the chunks joined differ from the source text' })
     }
     return this.violations
+  }
+
+  /** Violations found in all, after finish(): only the first SHOWN of each kind are kept. */
+  get violationCount (): number {
+    return this.found
   }
 }

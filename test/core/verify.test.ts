@@ -54,3 +54,16 @@ t.test('byte offsets and line numbers: real splits verify clean, an off-by-one i
   t.match(await check(bytes, options, (c, i) => i === 3 ? { ...c, line_start: c.line_start + 1 } : c), [/^offsets: line_start is/])
   t.match(await check(bytes, options, (c, i) => i === 5 ? { ...c, line_end: c.line_end - 1 } : c), [/^offsets: line_end is/])
 })
+
+t.test('past the first 100 violations, the rest are counted', async (t) => {
+  const many = Array.from({ length: 300 }, (_, i) => `Line ${i}.`).join('\n') + '\n'
+  const r = await split(many, { input_format: 'text', max_tokens: 8 })
+  t.ok(r.chunks.length > 150)
+  const v = new Verifier()
+  v.start(await tokenizerByName('approx').load(), 8)
+  v.addSource(many)
+  for (const c of r.chunks) v.check({ ...c, token_count: c.token_count + 1 })
+  const found = v.finish()
+  t.equal(found.length, 100, 'the first 100 kept')
+  t.equal(v.violationCount, r.chunks.length, 'every one counted')
+})
