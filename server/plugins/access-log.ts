@@ -40,10 +40,13 @@ function routePath (request: FastifyRequest): string {
   return request.routeOptions.url === undefined ? '(no route)' : logPath(request.raw.url ?? '')
 }
 
+/** Writes the one line of a request on the root logger `log` (no request id rides along). */
+export function requestLine (log: FastifyInstance['log'], method: string, path: string, status: number, ms: number): void {
+  log.info({ method, path, status, duration_ms: Math.round(ms * 10) / 10 }, 'request')
+}
+
 async function accessLogPlugin (app: FastifyInstance): Promise<void> {
-  const line = (method: string, path: string, status: number, ms: number): void => {
-    app.log.info({ method, path, status, duration_ms: Math.round(ms * 10) / 10 }, 'request')
-  }
+  const line = (method: string, path: string, status: number, ms: number): void => { requestLine(app.log, method, path, status, ms) }
   app.addHook('onRequest', async (request, reply) => {
     // A client that goes away before the answer gets no onResponse: log it as 499 (nginx's
     // "client closed request"), unless an answer was written on its socket directly (408).

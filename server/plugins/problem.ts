@@ -12,7 +12,7 @@ import type { TSchema } from 'typebox'
 import { DocsplitError, listValues, type ErrorCode } from '../../core/errors.js'
 import { describeSchema } from '../../core/options.js'
 import { toProblem, type ProblemReply } from '../problem.js'
-import { noteSocketAnswer } from './access-log.js'
+import { noteSocketAnswer, requestLine } from './access-log.js'
 
 export interface ProblemPluginOptions {
   /** The split options by name (for messages on validation failures). */
@@ -98,9 +98,12 @@ export function sendProblem (reply: FastifyReply, problem: ProblemReply): Fastif
  * fastify's `frameworkErrors`: a path that cannot be decoded (bad percent-encoding) or a
  * parameter past its length, found before routing. The path is client text: not echoed.
  */
-export function frameworkErrors (_err: FastifyError, _request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  return sendProblem(reply, toProblem(new DocsplitError('DOCSPLIT_INVALID_REQUEST',
+export function frameworkErrors (_err: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const sent = sendProblem(reply, toProblem(new DocsplitError('DOCSPLIT_INVALID_REQUEST',
     'The request path is not valid (bad percent-encoding or a segment too long); see /docs for the routes.')))
+  // Refused before routing, so before the access log's hooks: its line is written here.
+  requestLine(request.server.log, request.method, '(invalid path)', sent.statusCode, Number.isFinite(reply.elapsedTime) ? reply.elapsedTime : 0)
+  return sent
 }
 
 /**

@@ -27,8 +27,10 @@ t.test('log lines hold only method, path, status and duration', async (t) => {
     await postFile(s.url + FILE, `${SECRET}\n`.repeat(300), `${SECRET}.txt`, {}, headers),
     await fetch(`${s.url}/health?${SECRET}=1`, { headers }),
     await fetch(`${s.url}/nothing-here?q=${SECRET}`, { headers }),
+    // Refused before routing: a path that does not decode.
+    await fetch(`${s.url}/%ff${SECRET}`, { headers }),
   ].map((r) => r.status)
-  t.same(statuses, [200, 413, 400, 500, 400, 200, 413, 200, 404], 'the requests did what they should')
+  t.same(statuses, [200, 413, 400, 500, 400, 200, 413, 200, 404, 400], 'the requests did what they should')
   await new Promise((resolve) => setTimeout(resolve, 100))
   const lines = s.logs.map((l) => JSON.parse(l) as Record<string, unknown>)
   const requests = lines.filter((l) => l.msg === 'request')
@@ -40,6 +42,7 @@ t.test('log lines hold only method, path, status and duration', async (t) => {
   }
   t.same(requests.map((l) => l.status), statuses, 'statuses logged')
   t.same(requests.map((l) => l.path).slice(0, 3), [TEXT, TEXT, TEXT])
+  t.same(requests.map((l) => l.path).slice(-2), ['(no route)', '(invalid path)'], 'client paths that match nothing are not logged')
   for (const raw of s.logs) {
     if (/Server listening at/.test(raw)) continue
     t.notMatch(raw, SECRET, 'no document text, option, file name, header or query value')
