@@ -56,8 +56,16 @@ export function describeSchema (schema: TSchema): string {
     case 'integer': return range('an integer')
     case 'number': return range('a number')
     case 'boolean': return 'true or false'
-    case 'array': return 'a list (a JSON array; on the command line and in forms, repeated or comma-separated)'
-    case 'string': return s.maxLength !== undefined ? `a string of at most ${String(s.maxLength)} characters` : 'a string'
+    case 'array': {
+      const count = s.maxItems !== undefined ? ` of at most ${String(s.maxItems)} items` : ''
+      const each = s.items !== undefined ? `, each ${describeSchema(s.items as TSchema)}` : ''
+      return `a list${count}${each} (a JSON array; on the command line and in forms, repeated or comma-separated)`
+    }
+    case 'string': {
+      const min = (s.minLength as number | undefined) ?? 0
+      if (s.maxLength === undefined) return min > 0 ? `a string of at least ${min} characters` : 'a string'
+      return min > 0 ? `a string of ${min} to ${String(s.maxLength)} characters` : `a string of at most ${String(s.maxLength)} characters`
+    }
     default:
       if (Array.isArray(s.anyOf)) return (s.anyOf as TSchema[]).map(describeSchema).join(' or ')
       return 'a valid value'

@@ -85,6 +85,9 @@ export async function build (opts: BuildOptions = {}): Promise<FastifyInstance> 
     // A client must finish sending its request within a minute (a body sent a byte a second
     // would otherwise hold a connection forever; fastify's default is no limit).
     requestTimeout: 60_000,
+    // Node checks that limit every 30 s by default, so a slow client got its 408 after up to
+    // 90 s; checked every 5 s, it comes within 65 s.
+    http: { connectionsCheckingInterval: 5_000 },
     // A connection on which nothing moves is closed: a client that stops reading its answer
     // would otherwise pin it in memory for as long as it likes. The longest legitimate silence
     // is a split's budget (queue wait included), during which nothing is sent.

@@ -55,6 +55,13 @@ const fastifyCodes: Record<string, ErrorCode> = {
   FST_ERR_MAX_PARAM_LENGTH: 'DOCSPLIT_INVALID_REQUEST',
 }
 
+/** Details for fastify's codes that the fixed detail of their docsplit code would misdescribe. */
+const codeDetail: Record<string, string> = {
+  FST_PROTO_VIOLATION: 'A form field or JSON member is named __proto__ or constructor, which is refused.',
+  FST_ERR_BAD_URL: 'The request path is not valid (bad percent-encoding); see /docs for the routes.',
+  FST_ERR_MAX_PARAM_LENGTH: 'The request path has a segment that is too long; see /docs for the routes.',
+}
+
 /** Fixed details for fastify's errors: their own messages are fine, but fixed text is safer. */
 const fixedDetail: Partial<Record<ErrorCode, string>> = {
   DOCSPLIT_INPUT_TOO_LARGE: 'The request body or uploaded file is larger than the service accepts (DOCSPLIT_WEB_MAX_BODY_BYTES), or the form has more than one file or too many fields.',
@@ -87,7 +94,7 @@ export function toProblem (err: unknown): ProblemReply {
   }
   const e = (err ?? {}) as { code?: unknown, statusCode?: unknown, validation?: unknown }
   const mapped = typeof e.code === 'string' ? fastifyCodes[e.code] : undefined
-  if (mapped !== undefined) return build(mapped, fixedDetail[mapped] ?? errorTable[mapped].description)
+  if (mapped !== undefined) return build(mapped, codeDetail[e.code as string] ?? fixedDetail[mapped] ?? errorTable[mapped].description)
   const status = typeof e.statusCode === 'number' ? e.statusCode : 500
   if (status === 404) return build('DOCSPLIT_NOT_FOUND', fixedDetail.DOCSPLIT_NOT_FOUND ?? '')
   if (status === 413) return build('DOCSPLIT_INPUT_TOO_LARGE', fixedDetail.DOCSPLIT_INPUT_TOO_LARGE ?? '')

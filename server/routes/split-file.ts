@@ -129,7 +129,10 @@ export default async function splitFile (app: FastifyInstance, opts: SplitFileOp
           // an array); a single part is a comma-separated list.
           if (!listOptions.has(name)) throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `form field "${name.slice(0, 64)}" is given twice`)
           const previous = options[name]
-          options[name] = Array.isArray(previous) ? [...previous, value] : [previous, value]
+          const list = Array.isArray(previous) ? previous as unknown[] : [previous]
+          if (list.length > LIST_PARTS) throw new DocsplitError('DOCSPLIT_INPUT_TOO_LARGE', `form field "${name}" may be repeated up to ${LIST_PARTS + 1} times; send more values in one comma-separated field`)
+          list.push(value)
+          options[name] = list
           continue
         }
         options[name] = value
