@@ -49,6 +49,7 @@ export class Progress {
     if (this.drawn === 0) return
     this.draw(Date.now())
     this.out.write('\n')
+    this.drawn = 0
   }
 
   /** Ends the line as it stands (an error follows it, or the process is stopped). */

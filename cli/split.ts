@@ -62,22 +62,13 @@ async function * tee (source: AsyncIterable<Buffer>, progress: Progress | undefi
 export async function runSplit (command: SplitCommand): Promise<number> {
   const { stream, size } = openInput(command.file)
   const progress = Progress.wanted(size) ? new Progress(size) : undefined
-  if (progress === undefined) return await splitInput(command, stream, size, undefined)
-  // An error or a stop ends the progress line first, so that what follows starts a line.
-  const stop = (signal: NodeJS.Signals): void => {
-    progress.abort()
-    process.kill(process.pid, signal)
-  }
-  process.once('SIGINT', stop)
-  process.once('SIGTERM', stop)
   try {
     return await splitInput(command, stream, size, progress)
   } catch (error) {
-    progress.abort()
+    // The error's line starts a line of its own. (No handler for Ctrl-C: one would wait for
+    // the event loop, which a whole document's parse does not turn.)
+    progress?.abort()
     throw error
-  } finally {
-    process.removeListener('SIGINT', stop)
-    process.removeListener('SIGTERM', stop)
   }
 }
 
@@ -118,7 +109,7 @@ async function splitInput (command: SplitCommand, stream: AsyncIterable<Buffer>,
     const violations = verifier.finish(summary.document.encoding !== 'binary')
     if (violations.length > 0) {
       for (const v of violations) process.stderr.write(`docsplit: verify: chunk ${v.chunk}: ${v.rule}: ${v.detail}\n`)
-      const shown = violations.length < verifier.violationCount ? ` (the first ${violations.length} shown)` : ''
+      const shown = violations.length < verifier.violationCount ? ` (${violations.length} shown)` : ''
       throw new DocsplitError('DOCSPLIT_VERIFY_FAILED', `${verifier.violationCount} invariant violation(s) found${shown}`)
     }
     process.stderr.write(`docsplit: verified ${summary.chunk_count} chunks: lossless, offsets (characters, bytes, lines) and overlaps exact, every chunk within ${summary.metadata.max_tokens} tokens by recount${verifier.protectedCount > 0 ? ` but ${verifier.protectedCount} protected (each a single record over it)` : ''}\n`)

@@ -93,7 +93,7 @@ function loadFailure (name: string, error: unknown): string {
     return `plugin module "${name}" is a directory; give the file to load (such as ${name.replace(/\/+$/, '')}/index.js) or a package name`
   }
   const message = error instanceof Error ? error.message : String(error)
-  return `plugin module "${name}" threw while loading: ${message.replace(/ imported from \S+/g, '')}`
+  return `plugin module "${name}" threw while loading: ${message.replace(/ imported from .*/gs, '')}`
 }
 
 export async function loadPlugins (names: readonly string[]): Promise<void> {

@@ -327,7 +327,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
   encodingInfo(options.encoding)
   const { parser, format } = chooseParser(options, sample)
   /** The name a response gives the format: `markdown` for `md`. */
-  const formatName = parser.formatAliases?.[format] ?? format
+  const formatName = parser.formatAliases !== undefined && Object.hasOwn(parser.formatAliases, format) ? parser.formatAliases[format]! : format
   if (parser.declaredEncoding !== undefined && raw.encoding === undefined && typeof input !== 'string') {
     // Enough bytes for the declaration, however small the pieces come.
     await readAhead(DECLARED_HEAD)
@@ -457,9 +457,13 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
   if (packer === null || typeof packer !== 'object' || typeof packer.push !== 'function' || typeof packer.end !== 'function') {
     contract(`splitter "${packerPlugin.name}": create() must return a handler with push(event) and end()`)
   }
-  let packerEnded = false
+  /** Ended, or failed: its end() is not to be called (again). */
+  let packerClosed = false
   /** A failure inside the splitter (or the tokenizer it counts with) is named as such, not as the parser's. */
-  const packerFailure = (error: unknown): DocsplitError => pluginFailure(error, `${packerPlugin.name} splitter (counting with the ${tokenizerPlugin.name} tokenizer)`)
+  const packerFailure = (error: unknown): DocsplitError => {
+    packerClosed = true
+    return pluginFailure(error, `${packerPlugin.name} splitter (counting with the ${tokenizerPlugin.name} tokenizer)`)
+  }
   const pushEvent = (event: DocEvent): void => {
     try {
       packer.push(event)
@@ -701,10 +705,10 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
    * failure: its state is not to be trusted.
    */
   async function * salvage (error: unknown): AsyncGenerator<Chunk[]> {
-    if (!isDocsplitError(error) || !INPUT_ERRORS.has(error.code) || packerEnded) return
+    if (!isDocsplitError(error) || !INPUT_ERRORS.has(error.code) || packerClosed) return
     try {
       if (countingAhead) await drain(true)
-      packerEnded = true
+      packerClosed = true
       packer.end()
     } catch {
       return
@@ -743,7 +747,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
     }
     if (countingAhead) await drain(true)
     try {
-      packerEnded = true
+      packerClosed = true
       packer.end()
     } catch (error) {
       throw packerFailure(error)

@@ -57,9 +57,7 @@ const fastifyCodes: Record<string, ErrorCode> = {
 
 /** Details for fastify's codes that the fixed detail of their docsplit code would misdescribe. */
 const codeDetail: Record<string, string> = {
-  FST_PROTO_VIOLATION: 'A form field or JSON member is named __proto__ or constructor, which is refused.',
-  FST_ERR_BAD_URL: 'The request path is not valid (bad percent-encoding); see /docs for the routes.',
-  FST_ERR_MAX_PARAM_LENGTH: 'The request path has a segment that is too long; see /docs for the routes.',
+  FST_PROTO_VIOLATION: 'A form field is named like a built-in property of objects (__proto__, constructor, toString, ...), which is refused.',
 }
 
 /** Fixed details for fastify's errors: their own messages are fine, but fixed text is safer. */

@@ -77,8 +77,9 @@ function sharedStore (redis: RedisLike, log: FastifyInstance['log']): new () => 
           return
         }
         degrade()
-        // Connected but silent (the command timed out): reconnect, and count locally until it is ready.
-        if (redis.status === 'ready') redis.disconnect(true)
+        // Connected but silent (the command timed out): reconnect, and count locally until it
+        // is ready. (A Redis that answers with an error stays connected: it is not silent.)
+        if (redis.status === 'ready' && error.message === 'Command timed out') redis.disconnect(true)
         local.incr(key, callback, timeWindow, max)
       }, timeWindow, max)
     },

@@ -6,8 +6,22 @@
  */
 import t from 'tap'
 import { Readable } from 'node:stream'
-import { split, splitStream } from '../../index.js'
+import { definePlugin, register, split, splitStream } from '../../index.js'
 import { isDocsplitError } from '../../core/errors.js'
+
+/** A splitter whose push overflows the stack; whether its end() was called. */
+let overflowingEnded = false
+register(definePlugin({
+  kind: 'packer',
+  name: 'test-overflowing',
+  docsplit: '^1',
+  create () {
+    return {
+      push () { throw new RangeError('Maximum call stack size exceeded') },
+      end () { overflowingEnded = true },
+    }
+  },
+}))
 
 const codeOf = async (p: Promise<unknown>): Promise<string> => {
   try {
@@ -149,4 +163,10 @@ t.test('by batches (splitBatches, for the CLI): the same chunks; the same ending
   for await (const _ of stopped) break
   t.ok(input.closed(), 'the input generator ran its finally block')
   t.equal(await codeOf(stopped.summary), 'DOCSPLIT_CANCELLED')
+})
+
+t.test('a splitter that fails is not ended to salvage its chunks, whatever its error says', async (t) => {
+  const err = await split('a line\n', { input_format: 'text', splitter: 'test-overflowing' }).catch((e: unknown) => e) as { code?: string }
+  t.equal(err.code, 'DOCSPLIT_LIMIT_EXCEEDED')
+  t.notOk(overflowingEnded, 'end() not called after the failure')
 })

@@ -213,7 +213,7 @@ export class CsvParser {
     this.pre += seg === 0 ? piece : piece.slice(seg)
     this.docPos = base + n
     if (this.pre.length > MAX_ROW_CHARS) {
-      this.fail(this.inQuote ? this.quoteLine : line, `longer than ${MAX_ROW_CHARS >> 20} MiB characters and not ended (a quoted field is not closed?): a row is kept whole, so one this long is refused`, true)
+      this.fail(this.inQuote ? this.quoteLine : line, `longer than ${MAX_ROW_CHARS >> 20} MiB characters with the blank lines after it (a quoted field not closed?): a row is kept whole, so one this long is refused`, true)
     }
   }
 }

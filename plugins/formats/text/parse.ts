@@ -9,8 +9,9 @@ import type { ParserContext, ParserHandler } from '../../../core/types.js'
 const BLANK = /^[ \t\r\f\v]*$/
 /**
  * A paragraph longer than this goes out in parts, at line ends: one string cannot hold any
- * length, and memory stays bounded. A part is over any budget of normal text (1,000,000
- * tokens is about 4 MiB), so the splitter would cut there anyway.
+ * length, and memory stays bounded. A part is far over the largest budget of ordinary text
+ * (1,000,000 tokens is about 4 MiB), so the splitter cuts inside it anyway; a part's end is a
+ * block's end to it, a line end where it may end a chunk.
  */
 export const PART_CHARS = 64 << 20
 /** A line longer than this, with no line break to cut at, is refused. */

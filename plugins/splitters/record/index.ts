@@ -5,7 +5,7 @@ export default definePlugin({
   kind: 'packer',
   name: 'record',
   docsplit: '^1',
-  description: 'Packs whole records up to the budget; a record over budget goes alone, marked protected, never cut.',
+  description: 'Packs whole records up to the budget; a record over it goes alone, never cut, and marked protected when over max_tokens.',
   countsUnits: true,
   create: createRecordPacker,
 })

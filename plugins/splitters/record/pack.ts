@@ -251,7 +251,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
   }
 
   /**
-   * A block between records, cut into pieces that each fit the budget (only a single code point
+   * A block between records, cut into pieces that each fit max_tokens (only a single code point
    * may not). Grapheme cuts are kept budget/16 characters apart, so a megabyte without a space
    * is not a million pieces.
    */

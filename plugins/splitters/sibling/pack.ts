@@ -6,7 +6,9 @@
  *     >  line  >  sentence  >  word  >  grapheme  >  code point  >  after an `attachNext` unit
  *
  * A chunk grows while its units fit the budget; it then ends at the strongest gap inside the
- * fitting extent (the furthest one among equals). A unit over budget on its own is cut at the
+ * fitting extent (the furthest one among equals). With overlap the budget is max_tokens -
+ * overlap_tokens, room for the overlap; a unit (or a heading with the unit after it) over it
+ * but within max_tokens goes whole, alone. A unit over max_tokens on its own is cut at the
  * next finer level, one window at a time, so a 5 MB line costs O(window) per chunk, not
  * O(line). With a tally, the queue's exact count grows unit by unit and every gap's prefix count
  * is known, so the best gap is chosen without counting again: with a cheap tokenizer (approx)
@@ -230,18 +232,24 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     if (limit === budget) return overBudget(u)
     if (u.tokens !== undefined) return u.tokens > limit
     if (exceeds !== undefined) return exceeds(u.text, limit)
-    return meter.count(u.text) > limit
+    // Not meter.count, as in overBudget.
+    u.tokens = meter.tokenizer.count(u.text)
+    return u.tokens > limit
   }
 
   /**
-   * Emits the first j units whole when their exact count fits max_tokens though not the budget:
-   * the budget leaves room for overlap, and what fits max_tokens is not cut for it (the overlap
-   * shrinks instead). False with no overlap, or when they do not fit.
+   * Emits the first j units whole when they fit max_tokens though not the budget: the budget
+   * leaves room for overlap, and what fits max_tokens is not cut for it (the overlap shrinks
+   * instead). With no overlap, never. 'wait' when the j-th unit is the last so far: whether the
+   * chunk ends the document decides its boundary, so the next unit (or the end) is awaited.
    */
-  const emitWithinLimit = (j: number, final: boolean): boolean => {
-    if (limit === budget || queue[j - 1]!.pending) return false
+  const withinLimit = (j: number, final: boolean): boolean | 'wait' => {
+    if (limit === budget || j > queue.length || queue[j - 1]!.pending) return false
+    if (!final && j === queue.length) return 'wait'
     const text = joined(j)
-    const n = meter.count(text, j === 1 ? queue[0]!.tokens : undefined)
+    if (exceeds !== undefined && exceeds(text, limit)) return false
+    // Not meter.count (see overBudget): what the meter learns must not depend on counts made ahead.
+    const n = j === 1 && queue[0]!.tokens !== undefined ? queue[0]!.tokens : meter.tokenizer.count(text)
     if (n > limit) return false
     emit(j, n, text, final && j === queue.length ? 'end' : queue[j - 1]!.reason)
     return true
@@ -263,28 +271,28 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
    */
   const extend = (k: number): number => {
     // Never past a pending remainder (it may be megabytes) or past what could plausibly fit.
-    let limit = k
+    let reach = k
     let sum = 0
-    while (limit < queue.length && !queue[limit]!.pending && (sum += estimate(queue[limit]!)) <= budget * EXTEND_FACTOR) limit++
+    while (reach < queue.length && !queue[reach]!.pending && (sum += estimate(queue[reach]!)) <= budget * EXTEND_FACTOR) reach++
     // Cheap path: the proven prefix plus an exact count of only the new tail bounds the whole
     // (subadditive counts), so a queue that still fits costs O(new text), not O(queue).
-    if (cheap && proven.units >= k && proven.units < limit) {
-      const bound = proven.count + meter.count(joined(limit, proven.units))
+    if (cheap && proven.units >= k && proven.units < reach) {
+      const bound = proven.count + meter.count(joined(reach, proven.units))
       if (bound <= budget) {
-        proven = { units: limit, count: bound }
-        return limit
+        proven = { units: reach, count: bound }
+        return reach
       }
     }
     let fits = k
     let fitsCount = -1
-    let fails = limit + 1
+    let fails = reach + 1
     const test = (j: number): boolean => {
       const n = meter.count(joined(j))
       if (n <= budget) { fits = j; fitsCount = n } else fails = j
       return n <= budget
     }
-    for (let step = 1; k + step <= limit; step *= 2) if (!test(k + step)) break
-    if (fails > limit && fits < limit && !test(limit)) fails = limit
+    for (let step = 1; k + step <= reach; step *= 2) if (!test(k + step)) break
+    if (fails > reach && fits < reach && !test(reach)) fails = reach
     while (fails - fits > 1) test((fits + fails) >> 1)
     if (fitsCount >= 0) proven = { units: fits, count: fitsCount }
     return fits
@@ -400,19 +408,22 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
         const next = queue[k]!
         // Inside a block being cut, see its real cut points before choosing.
         if (next.pending && cut(k)) continue
-        // Only gaps after headings fit, and what follows is over budget anyway: cut it so the
-        // heading travels with its first part. (What fits alone is never cut.)
+        // Only gaps after headings fit, and what follows does not fit with them: the heading and
+        // the unit after it whole, if together they fit max_tokens; else cut that unit, if it is
+        // over max_tokens, so the heading travels with its first part. (What fits alone is never cut.)
         if (k > 0 && strongestGap(k) <= ATTACHED) {
-          // The heading with the block after it, if together they fit max_tokens.
-          if (limit > budget && !final && k + 1 === queue.length) return
-          if (emitWithinLimit(k + 1, final)) continue
+          const whole = withinLimit(k + 1, final)
+          if (whole === 'wait') return
+          if (whole) continue
           if (overLimit(next) && cut(k)) continue
         }
       }
       if (k > 0 && emitBest(k, final)) continue
-      // Over the budget but within max_tokens: whole, alone.
-      if (limit > budget && !final && queue.length === 1) return
-      if (emitWithinLimit(1, final)) continue
+      // Over the budget but within max_tokens: whole and alone, or with the unit after it if
+      // it is a heading (cut it, as over the budget, if even that does not fit).
+      const whole = withinLimit(queue[0]!.after === ATTACHED ? 2 : 1, final)
+      if (whole === 'wait') return
+      if (whole) continue
       if (!cut(0)) {
         // A single code point over budget: nothing finer exists. Core reports the breach.
         const text = queue[0]!.text

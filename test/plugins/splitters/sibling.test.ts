@@ -204,3 +204,10 @@ t.test('with overlap, what fits max_tokens is not cut to leave room for it', asy
   const o200k = await tokenizerByName('o200k_base').load()
   for (const r of [whole, overlapped]) t.same(invariantProblems(r, r === whole ? text : md, { tokenizer: o200k }), [])
 })
+
+t.test('with overlap, a heading over the budget but within max_tokens stays with the block after it', async (t) => {
+  const md = '# ' + Array.from({ length: 20 }, (_, i) => `alpha${i}`).join(' ') + '\n\nA short paragraph of a few words here.\n'
+  const r = await split(md, { input_format: 'markdown', max_tokens: 100, overlap_tokens: 50 })
+  t.equal(r.chunks.length, 1, r.chunks.map((c) => `${c.token_count}:${JSON.stringify(c.kinds)}`).join(' '))
+  t.same(r.chunks[0]!.kinds, ['heading', 'paragraph'])
+})
