@@ -3,7 +3,7 @@
  * default-exports a plugin or a list of plugins made with definePlugin. Any failure names the
  * module and the reason, so a bad plugin stops the start with a message, not a stack trace.
  */
-import { existsSync } from 'node:fs'
+import { existsSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
@@ -89,19 +89,28 @@ export function pluginsLoading (): string[] {
 
 /** Why a module threw while loading, without Node's paths of this machine (`imported from /...`). */
 function loadFailure (name: string, error: unknown): string {
-  if ((error as { code?: unknown } | null)?.code === 'ERR_UNSUPPORTED_DIR_IMPORT') {
-    return `plugin module "${name}" is a directory; give the file to load (such as ${name.replace(/\/+$/, '')}/index.js) or a package name`
-  }
   const message = error instanceof Error ? error.message : String(error)
   return `plugin module "${name}" threw while loading: ${message.replace(/ imported from .*/gs, '')}`
+}
+
+/** A directory given as a plugin: said before Node says it (with docsplit's own path). */
+function isDirectory (url: string): boolean {
+  try {
+    return url.startsWith('file:') && statSync(fileURLToPath(url)).isDirectory()
+  } catch {
+    return false
+  }
 }
 
 export async function loadPlugins (names: readonly string[]): Promise<void> {
   for (const name of names) {
     if (name.trim() === '') throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', 'a plugin module needs a name: a package name or a path')
+    const url = specifier(name)
+    if (isDirectory(url)) {
+      throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', `plugin module "${name}" is a directory; give the file to load (such as ${name.replace(/\/+$/, '')}/index.js) or a package name`)
+    }
     let mod: { default?: unknown }
     importing.add(name)
-    const url = specifier(name)
     try {
       mod = await import(url) as { default?: unknown }
     } catch (error) {
