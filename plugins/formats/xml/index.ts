@@ -137,8 +137,9 @@ class XmlHandler implements ParserHandler<string> {
       // inside a record that may be opened: remember where each element starts in its parent
       const label = this.childLabel(parent, name)
       ;(parent.kids ??= []).push({ start, label })
-      // too long: open the record, then its current child, ... while still too long
-      while (this.recordDepth < depth && start - this.recStart > this.threshold) this.openRecord()
+      // too long: open the record, then its current child, ... while still too long (the
+      // element's own length: not the text before it, which is not part of what is opened)
+      while (this.recordDepth < depth && start - this.stack[this.recordDepth]!.start > this.threshold) this.openRecord()
       return
     }
     if (this.recordElement !== undefined ? name !== this.recordElement : parent.opened !== true) return
@@ -199,7 +200,8 @@ class XmlHandler implements ParserHandler<string> {
   private openRecord (): void {
     const el = this.stack[this.recordDepth]!
     const kids = el.kids ?? []
-    this.ctx.emit({ type: 'enter', kind: 'element', label: el.name, start: el.start })
+    // Labelled as the record was (`e[1]`), as its siblings are.
+    this.ctx.emit({ type: 'enter', kind: 'element', label: this.label, start: el.start })
     this.entered.push(el)
     el.opened = true
     for (let k = 1; k < kids.length; k++) {
@@ -216,7 +218,7 @@ class XmlHandler implements ParserHandler<string> {
     const depth = this.stack.length - 1
     const el = this.stack.pop()!
     if (depth !== this.recordDepth) return
-    if (this.recordElement === undefined && (el.kids?.length ?? 0) >= 2 && this.parser.position - this.recStart > this.threshold) {
+    if (this.recordElement === undefined && (el.kids?.length ?? 0) >= 2 && this.parser.position - el.start > this.threshold) {
       // too long, found at its end: its children become records, the last one stays current
       this.stack.push(el)
       this.openRecord()

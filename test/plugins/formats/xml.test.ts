@@ -61,7 +61,8 @@ t.test('a record over the budget is opened into its children, recursively', asyn
   t.same(summary(ev).filter((x) => Array.isArray(x)).map((x) => (x as string[])[0]), [
     'enter', 'enter', 'title[1]', 'enter', 't[1]', 'u[1]', 'item[2]', 'item[3]', 'foot[1]',
   ])
-  t.same(ev.filter((e) => e.type === 'enter').map((e) => e.type === 'enter' && e.label), ['rss', 'channel', 'item'])
+  // An opened record keeps its label as a record (`item[1]`, beside `item[2]`).
+  t.same(ev.filter((e) => e.type === 'enter').map((e) => e.type === 'enter' && e.label), ['rss', 'channel[1]', 'item[1]'])
   for (const size of [1, 7]) t.same(await collectEvents(xml, feed, { max_tokens: 8 }, size), ev, `piece size ${size}`)
 })
 
@@ -307,7 +308,7 @@ t.test('end to end: split() keeps records whole and holds the invariants', async
   t.same(await e2e(feed, { max_tokens: 16, record_element: 'item' }), [])
   const r = await split(feed, { input_format: 'xml', tokenizer: tokenizerName, max_tokens: 32 })
   t.ok(r.chunks.length > 1)
-  t.ok(r.chunks.some((c) => c.path.includes('channel')), 'path holds the element path')
+  t.ok(r.chunks.some((c) => c.path.includes('channel[1]')), 'path holds the element path')
 })
 
 t.test('corpus end to end', { skip: corpusMissing }, async (t) => {
@@ -357,4 +358,14 @@ t.test('conformance kit (docsplit/testing)', async (t) => {
     { name: 'no children', input: '<?xml version="1.0"?><a>text only</a>' },
   ], { numRuns: 30 })
   t.pass('xml passes the conformance kit')
+})
+
+t.test('the text before the first record does not count toward opening it', async (t) => {
+  // A long comment before the first child made that child look long: it was opened into its
+  // children, though it fits (the others were not).
+  const book = '<book><title>A title here</title><author>Someone</author><year>2001</year></book>\n'
+  const doc = '<?xml version="1.0"?>\n<!--\n' + 'A licence line of the header comment, repeated.\n'.repeat(12) + '-->\n<catalog>\n' + book.repeat(4) + '</catalog>\n'
+  const ev = await collectEvents(xml, doc, { max_tokens: 256 })
+  assertTiles(ev, doc)
+  t.same(ev.filter((e) => e.type === 'record').map((e) => e.type === 'record' && e.label), ['book[1]', 'book[2]', 'book[3]', 'book[4]'])
 })
