@@ -364,7 +364,7 @@ t.test('the text before the first record does not count toward opening it', asyn
   // A long comment before the first child made that child look long: it was opened into its
   // children, though it fits (the others were not).
   const book = '<book><title>A title here</title><author>Someone</author><year>2001</year></book>\n'
-  const doc = '<?xml version="1.0"?>\n<!--\n' + 'A licence line of the header comment, repeated.\n'.repeat(12) + '-->\n<catalog>\n' + book.repeat(4) + '</catalog>\n'
+  const doc = '<?xml version="1.0"?>\n<!--\n' + 'A licence line of the header comment, repeated.\n'.repeat(30) + '-->\n<catalog>\n' + book.repeat(4) + '</catalog>\n'
   const ev = await collectEvents(xml, doc, { max_tokens: 256 })
   assertTiles(ev, doc)
   t.same(ev.filter((e) => e.type === 'record').map((e) => e.type === 'record' && e.label), ['book[1]', 'book[2]', 'book[3]', 'book[4]'])
