@@ -136,7 +136,7 @@ export function createXlsxPlugin (pluginOptions: XlsxPluginOptions = {}): Parser
     options: Type.Object({
       sheets: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 255 }), {
         maxItems: 1000,
-        description: 'xlsx: the sheets to split, by name or by 1-based position as the tabs show them ("1" is the first sheet), in the order given. Default: every sheet.',
+        description: 'xlsx: the sheets to split, by name or by 1-based position as the tabs show them ("1" is the first sheet, unless a sheet is named "1": a name wins), in the order given. Default: every sheet.',
       })),
       header_row: Type.Optional(Type.Integer({
         minimum: 1,
