@@ -200,7 +200,7 @@ function chooseParser (options: ResolvedOptions, sample: () => string): { parser
     const score = detectScore(parser, text)
     if (score > bestScore) { best = parser; bestScore = score }
   }
-  if (best !== undefined) return { parser: best, format: best.formats[0]! }
+  if (best !== undefined) return { parser: best, format: formatByContent(best, text) }
   if (formatNames().includes('text')) return { parser: parserForFormat('text'), format: 'text' }
   throw new DocsplitError('DOCSPLIT_UNSUPPORTED_FORMAT', 'input_format "auto" could not tell the format; pass input_format')
 }
@@ -240,6 +240,18 @@ function detectScore (parser: ParserPlugin, text: string): number {
   } catch {
     return 0
   }
+}
+
+/** Which of its formats a parser that content detection chose says the sample is (see formatOf). */
+function formatByContent (parser: ParserPlugin, text: string): string {
+  try {
+    const named = parser.formatOf?.(text)
+    const format = typeof named === 'string' ? named.toLowerCase() : undefined
+    if (format !== undefined && parser.formats.some((f) => f.toLowerCase() === format)) return format
+  } catch {
+    // as for detect: a sniffer that fails says nothing
+  }
+  return parser.formats[0]!
 }
 
 /** The parser's own splitter; one it names that is not registered is the parser's fault. */

@@ -140,6 +140,11 @@ export interface ParserPlugin extends PluginBase {
    */
   detect? (sample: string): number
   /**
+   * Which of `formats` the sample is, when `detect` chose this parser (a shebang names the
+   * language); by default, or when the answer is not one of `formats`, the first.
+   */
+  formatOf? (sample: string): string | undefined
+  /**
    * The encoding the document declares in its first bytes (an XML declaration's `encoding`), or
    * undefined. Used when the caller gave no `encoding` and the input has no BOM; `head` holds
    * the first DECLARED_HEAD bytes (fewer for a shorter input).

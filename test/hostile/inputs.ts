@@ -69,6 +69,18 @@ function utf16leNoBom (text: string): Buffer {
   return Buffer.from(text, 'utf16le')
 }
 
+/** `n` characters of JavaScript declarations on one line, as a minifier writes them. */
+function minifiedJs (n: number): string {
+  const parts: string[] = []
+  let length = 0
+  for (let i = 0; length < n; i++) {
+    const part = `function f${i}(a,b){var c=a+b;if(c>${i}){return c*2}else{return [a,b,"x${i}"].join(",")}};`
+    parts.push(part)
+    length += part.length
+  }
+  return parts.join('')
+}
+
 export function hostileCases (): HostileCase[] {
   const prose = 'The quick brown fox jumps over the lazy dog. '.repeat(40) + '\n'
   return [
@@ -83,6 +95,8 @@ export function hostileCases (): HostileCase[] {
     { name: 'JSON objects nested 100,000 deep', input: '{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000), filename: 'deep-obj.json', codes: ['DOCSPLIT_PARSE_ERROR', 'DOCSPLIT_LIMIT_EXCEEDED'], splitOk: true, text: true },
     { name: '5 MB single line (words)', input: 'lorem ipsum dolor sit amet '.repeat(Math.floor(MB5 / 27)), filename: 'line.txt', codes: [], splitOk: true, text: true },
     { name: '5 MB run of one character', input: 'a'.repeat(MB5), filename: 'run.txt', codes: [], splitOk: true, text: true },
+    // Minified code: every declaration on one line (the syntax walk once read that line per node).
+    { name: 'JavaScript minified, 4 MB on one line', input: minifiedJs(4_000_000), filename: 'bundle.min.js', codes: [], splitOk: true },
     { name: '1 MB run of one character (markdown)', input: '#'.repeat(1_000_000), filename: 'run.md', codes: [], splitOk: true },
     { name: 'invalid UTF-8 at start', input: Buffer.concat([Buffer.from([0x80, 0x81, 0xfd]), Buffer.from(prose)]), filename: 'bad-start.txt', codes: ['DOCSPLIT_INVALID_UTF8'], splitOk: false },
     { name: 'invalid UTF-8 in the middle', input: Buffer.concat([Buffer.from(prose), Buffer.from([0xc3, 0x28]), Buffer.from(prose)]), filename: 'bad-mid.txt', codes: ['DOCSPLIT_INVALID_UTF8'], splitOk: false },

@@ -80,24 +80,15 @@ const defaultLoader: GrammarLoader = async (grammar) => {
 
 let loader: GrammarLoader = defaultLoader
 const cache = new Map<string, Promise<Grammar | null>>()
-const loaded = new Map<string, Grammar | null>()
 
 /** The grammar, loaded once per process (null when web-tree-sitter or the grammar is missing). */
 export function loadGrammar (grammar: string): Promise<Grammar | null> {
   let p = cache.get(grammar)
   if (p === undefined) {
-    p = loader(grammar).catch(() => null).then((g) => {
-      loaded.set(grammar, g)
-      return g
-    })
+    p = loader(grammar).catch(() => null)
     cache.set(grammar, p)
   }
   return p
-}
-
-/** The grammar if it has already finished loading (for a language known only at end of input). */
-export function loadedGrammar (grammar: string): Grammar | null {
-  return loaded.get(grammar) ?? null
 }
 
 /**
@@ -107,5 +98,4 @@ export function loadedGrammar (grammar: string): Grammar | null {
 export function setGrammarLoader (next?: GrammarLoader): void {
   loader = next ?? defaultLoader
   cache.clear()
-  loaded.clear()
 }

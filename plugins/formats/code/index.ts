@@ -11,7 +11,7 @@ import type { DocEvent } from '../../../core/events.js'
 import { definePlugin } from '../../../core/registry.js'
 import type { ParserContext, ParserHandler } from '../../../core/types.js'
 import { GENERIC_SYNTAX, fallbackEvents } from './fallback.js'
-import { loadGrammar, loadedGrammar, type Grammar } from './grammars.js'
+import { loadGrammar, type Grammar } from './grammars.js'
 import { LANGUAGES, languageByFilename, languageByFormat, sniffLanguage, type LanguageSpec } from './languages.js'
 import { emitSyntax, parseBudgetMs } from './syntax.js'
 
@@ -22,19 +22,12 @@ type Mode = typeof MODES[number]
 
 const EXTRA_MESSAGE = 'syntax-aware code splitting needs the code-parsing extra: npm install web-tree-sitter'
 
-/** Languages a shebang or `<?php` can name (see sniffLanguage). */
-const SNIFFABLE = ['python', 'bash', 'javascript', 'ruby', 'lua', 'php']
-
 /**
- * The language chosen by `input_format`, else by `filename`; undefined until the text is seen.
- * `sure` is false when the format is the plugin's first one without a file name: that is also
- * what `auto` gives after content detection (a shebang), so the text may still name another.
+ * The language `input_format` names (`auto` has chosen one by then: by the file's extension,
+ * or by a shebang through formatOf), else the file name's.
  */
-function chosenLanguage (options: ParserContext['options']): { spec: LanguageSpec | undefined, sure: boolean } {
-  const byFormat = languageByFormat(String(options.input_format))
-  const hasName = typeof options.filename === 'string'
-  if (byFormat !== undefined) return { spec: byFormat, sure: hasName || byFormat !== LANGUAGES[0] || options.input_format !== LANGUAGES[0]?.name }
-  return { spec: hasName ? languageByFilename(options.filename as string) : undefined, sure: true }
+function chosenLanguage (options: ParserContext['options']): LanguageSpec | undefined {
+  return languageByFormat(String(options.input_format)) ?? (typeof options.filename === 'string' ? languageByFilename(options.filename) : undefined)
 }
 
 /**
@@ -46,7 +39,7 @@ function fitsBytes (options: ParserContext['options']): number {
   return Number.isFinite(max) && max > 0 ? max : 0
 }
 
-function codeParser (ctx: ParserContext, chosen: LanguageSpec | undefined, sure: boolean, grammar: Grammar | null, mode: Mode): ParserHandler<string> {
+function codeParser (ctx: ParserContext, spec: LanguageSpec | undefined, grammar: Grammar | null, mode: Mode): ParserHandler<string> {
   let whole = ''
   return {
     write (all: string): void {
@@ -55,21 +48,17 @@ function codeParser (ctx: ParserContext, chosen: LanguageSpec | undefined, sure:
     end (): void {
       const text = whole
       whole = ''
-      const sniffed = sure ? undefined : sniffLanguage(text)
-      const spec = sniffed ?? chosen
-      let g = spec === chosen ? grammar : null
-      if (g === null && spec !== undefined && spec !== chosen && mode !== 'fallback') g = loadedGrammar(spec.grammar)
       if (mode === 'syntax' && spec === undefined) {
         ctx.fail('DOCSPLIT_UNSUPPORTED_FORMAT', 'code_parsing "syntax" needs to know the language: give input_format (such as "python") or a filename with its extension')
       }
-      if (g === null && mode === 'syntax') ctx.fail('DOCSPLIT_EXTRA_UNAVAILABLE', EXTRA_MESSAGE)
+      if (grammar === null && mode === 'syntax') ctx.fail('DOCSPLIT_EXTRA_UNAVAILABLE', EXTRA_MESSAGE)
       let events: DocEvent[] | null = null
-      if (g !== null && spec !== undefined) {
+      if (grammar !== null && spec !== undefined) {
         const out: DocEvent[] = []
         try {
           // `syntax` was asked for: no time limit but the caller's (the service's split budget).
           const budget = mode === 'syntax' ? Infinity : parseBudgetMs(text)
-          if (emitSyntax(text, spec, g, (e) => out.push(e), fitsBytes(ctx.options), budget)) events = out
+          if (emitSyntax(text, spec, grammar, (e) => out.push(e), fitsBytes(ctx.options), budget)) events = out
         } catch {
           events = null // a walker bug must not lose the document: fall back
         }
@@ -105,18 +94,19 @@ export default definePlugin({
   detect (sample: string): number {
     return sniffLanguage(sample) !== undefined ? 0.9 : 0
   },
+  formatOf (sample: string): string | undefined {
+    return sniffLanguage(sample)?.name
+  },
   async create (ctx: ParserContext): Promise<ParserHandler<string>> {
     const mode = (MODES as readonly string[]).includes(String(ctx.options.code_parsing)) ? ctx.options.code_parsing as Mode : 'auto'
-    const { spec, sure } = chosenLanguage(ctx.options)
+    const spec = chosenLanguage(ctx.options)
     let grammar: Grammar | null = null
     if (mode !== 'fallback') {
-      // Not sure of the language: have every grammar a shebang can name ready for end().
-      if (!sure) await Promise.all(SNIFFABLE.map((name) => loadGrammar(languageByFormat(name)?.grammar ?? name)))
       if (spec !== undefined) {
         grammar = await loadGrammar(spec.grammar)
         if (grammar === null && mode === 'syntax') ctx.fail('DOCSPLIT_EXTRA_UNAVAILABLE', EXTRA_MESSAGE)
       }
     }
-    return codeParser(ctx, spec, sure, grammar, mode)
+    return codeParser(ctx, spec, grammar, mode)
   },
 })

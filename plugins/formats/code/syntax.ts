@@ -73,9 +73,19 @@ function isComment (type: string): boolean {
   return type.includes('comment')
 }
 
+/**
+ * Whether text[from, to) holds a line break. Read only there: indexOf would read on to the next
+ * break, which in minified code is megabytes away, once per node (quadratic).
+ */
 function hasNewline (text: string, from: number, to: number): boolean {
-  const i = text.indexOf('\n', from)
-  return i !== -1 && i < to
+  for (let i = from; i < to; i++) if (text.charCodeAt(i) === 10) return true
+  return false
+}
+
+/** Where the line holding `pos` starts, not before `floor` (read back only to there). */
+function lineStartAfter (text: string, floor: number, pos: number): number {
+  for (let i = pos - 1; i >= floor; i--) if (text.charCodeAt(i) === 10) return i + 1
+  return floor
 }
 
 /** A blank line between two nodes (`from` is the end of the first, which may include its newline). */
@@ -307,10 +317,13 @@ export class SyntaxWalker {
         }
       }
     }
-    const from = Math.max(text.lastIndexOf('\n', pos - 1) + 1, d.outer.startIndex)
-    let to = text.indexOf('\n', pos)
-    if (to === -1) to = text.length
-    to = Math.min(to, d.outer.endIndex)
+    const from = lineStartAfter(text, d.outer.startIndex, pos)
+    // The line's end, looked for only as far as a label is read (see LABEL_SCAN below).
+    const reach = Math.min(d.outer.endIndex, Math.max(pos, from + LABEL_SCAN + 1))
+    let to = reach
+    for (let i = pos; i < reach; i++) {
+      if (text.charCodeAt(i) === 10) { to = i; break }
+    }
     const bodyStart = d.body !== null && !d.self ? d.body.startIndex : -1
     if (bodyStart > pos && bodyStart < to) to = bodyStart
     // A label is read from at most LABEL_SCAN characters: a line may be megabytes long (minified

@@ -217,9 +217,15 @@ t.test('rust: doc comments and attributes stay with their item', async (t) => {
 
 t.test('language: by format, alias, file name, shebang', async (t) => {
   const sh = fixture('bash')
-  // `python` without a file name is also what `auto` gives after content detection: the shebang wins.
-  t.equal(info(await collectEvents(code, sh, { input_format: 'python' }), 'language'), 'bash')
-  t.equal(info(await collectEvents(code, sh, { input_format: 'py' }), 'language'), 'python', 'an alias is an explicit choice')
+  // A format given is the language, whatever the text's shebang says.
+  t.equal(info(await collectEvents(code, sh, { input_format: 'python' }), 'language'), 'python')
+  t.equal(info(await collectEvents(code, sh, { input_format: 'py' }), 'language'), 'python', 'an alias too')
+  // `auto` reads the shebang (formatOf), with or without a file name that has no extension.
+  for (const filename of [undefined, 'deploy']) {
+    const r = await split(sh, filename === undefined ? {} : { filename })
+    t.equal(r.document.input_format, 'bash', `auto, file name ${String(filename)}: the format`)
+    t.equal(r.document.info.language, 'bash', 'and the language')
+  }
   t.equal(info(await collectEvents(code, sh, { input_format: 'python', filename: 'x.py' }), 'language'), 'python')
   t.equal(info(await collectEvents(code, 'x = 1\n', { input_format: 'auto', filename: 'a.kts' }), 'language'), 'kotlin')
   const unknown = await collectEvents(code, 'x = 1\n', { input_format: 'auto' })
