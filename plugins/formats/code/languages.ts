@@ -100,6 +100,8 @@ const tsDeclarations: Record<string, string> = {
 const tsWrappers: Record<string, (n: Node) => Node | null> = {
   ...jsWrappers,
   ambient_declaration: (n) => childOfType(n, new Set(Object.keys(tsDeclarations))),
+  // A bare `namespace X { ... }` parses as a statement holding the module.
+  expression_statement: (n) => childOfType(n, new Set(['internal_module'])),
 }
 
 const cDeclarations: Record<string, string> = {
@@ -230,9 +232,11 @@ export const LANGUAGES: LanguageSpec[] = [
     aliases: ['golang'],
     grammar: 'go',
     extensions: ['.go'],
-    declarations: { function_declaration: 'function', method_declaration: 'method', type_declaration: 'type' },
-    bodies: ['block'],
-    unwrap: ['statement_list'],
+    declarations: { function_declaration: 'function', method_declaration: 'method', type_spec: 'type' },
+    // `type X struct { ... }`: the declaration holds one spec, whose type is the body.
+    wrappers: { type_declaration: (n) => n.namedChildCount === 1 ? childOfType(n, new Set(['type_spec'])) : null },
+    bodies: ['block', 'struct_type', 'interface_type'],
+    unwrap: ['statement_list', 'field_declaration_list'],
     ...C_LIKE,
   },
   {

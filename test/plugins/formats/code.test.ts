@@ -39,7 +39,7 @@ const LABELS: Record<string, string[]> = {
   c: ['struct ring', 'static int ring_push(struct ring *r, int v)', 'int main(void)'],
   cpp: ['namespace geo', 'class Shape', 'class Square : public Shape', 'double area() const override', 'T sum(const std::vector<T>& xs)', 'int main()'],
   csharp: ['namespace Shop', 'public class Inventory', 'public void Add(string name, int n)'],
-  go: ['func (s *Stack) Push(v int)', 'func (s *Stack) Pop() (int, error)', 'func Describe(s *Stack) string'],
+  go: ['type Stack', 'func (s *Stack) Push(v int)', 'func (s *Stack) Pop() (int, error)', 'func Describe(s *Stack) string'],
   java: ['public class WordCounter', 'public String toString()', 'public void add(String text)', 'enum Mode'],
   kotlin: ['class Greeter(private val name: String)', 'fun greet(times: Int): String', 'companion object', 'fun main()'],
   lua: ['function Vec.new(x, y)', 'function Vec:len()', 'local function add(a, b)'],
@@ -556,4 +556,13 @@ t.test('split: formats by name, by extension, by shebang; options', async (t) =>
   t.equal(fb.metadata.syntax_aware, false)
   t.same(invariantProblems(fb, fixture('go'), { tokenizer: charCount }), [])
   await t.rejects(split('x = 1\n', { input_format: 'python', code_parsing: 'sometimes' }), { code: 'DOCSPLIT_INVALID_OPTION' })
+})
+
+t.test('a bare TypeScript namespace and a Go struct or interface are containers', async (t) => {
+  const ts = 'namespace Geometry {\n' + Array.from({ length: 30 }, (_, i) => `  export const v${i} = ${i} * 2\n`).join('') + '}\n'
+  const r = await split(ts, { input_format: 'typescript', max_tokens: 48 })
+  t.ok(r.chunks.length > 1 && r.chunks.every((c) => c.path[0] === 'namespace Geometry'), r.chunks.map((c) => JSON.stringify(c.path)).join(' '))
+  const go = 'package main\n\ntype Reader interface {\n' + Array.from({ length: 30 }, (_, i) => `\tRead${i}(p []byte) (n int, err error)\n`).join('') + '}\n'
+  const g = await split(go, { input_format: 'go', max_tokens: 48 })
+  t.ok(g.chunks.slice(1).every((c) => c.path[0] === 'type Reader'), g.chunks.map((c) => JSON.stringify(c.path)).join(' '))
 })
