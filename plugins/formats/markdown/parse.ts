@@ -209,11 +209,51 @@ const DEF_LABEL = new RegExp(String.raw`${CONTAINERS}\[((?:[^\[\]\\\n]|\\.){1,99
 /** Uses of references: `[text][label]`, `[label][]`, `[label]` (a simple scan, not full inline parsing). */
 const REF_USE = /\[((?:[^\[\]\\]|\\[^\n]){1,999})\](?:\[((?:[^\[\]\\]|\\[^\n]){0,999})\])?/g
 
+/**
+ * The code spans of `text` as [start, end) pairs, flattened: a run of n backticks up to the
+ * next run of exactly n (CommonMark; a backslash does not escape inside, and an unmatched run
+ * is text). A `[label]` inside one is code, not a use of the label.
+ */
+function codeSpans (text: string): number[] {
+  const spans: number[] = []
+  let at = text.indexOf('`')
+  while (at !== -1) {
+    let n = 1
+    while (text.charCodeAt(at + n) === 96) n++
+    if (at > 0 && text.charCodeAt(at - 1) === 92 /* \ */) {
+      // An escaped backtick is text; the rest of the run may still open a span.
+      at++
+      if (--n === 0) { at = text.indexOf('`', at); continue }
+    }
+    let close = text.indexOf('`', at + n)
+    let m = 0
+    while (close !== -1) {
+      m = 1
+      while (text.charCodeAt(close + m) === 96) m++
+      if (m === n) break
+      close = text.indexOf('`', close + m)
+    }
+    if (close === -1) {
+      at = text.indexOf('`', at + n)
+      continue
+    }
+    spans.push(at, close + n)
+    at = text.indexOf('`', close + n)
+  }
+  return spans
+}
+
 function findRefs (text: string, base: number, labels: Set<string>): RefUse[] | undefined {
   if (text.indexOf('[') === -1) return undefined
   let out: RefUse[] | undefined
+  const spans = text.indexOf('`') === -1 ? undefined : codeSpans(text)
+  let span = 0
   REF_USE.lastIndex = 0
   for (let m = REF_USE.exec(text); m !== null; m = REF_USE.exec(text)) {
+    if (spans !== undefined) {
+      while (span < spans.length && spans[span + 1]! <= m.index) span += 2
+      if (span < spans.length && spans[span]! <= m.index) continue
+    }
     const [whole, first, second] = m as unknown as [string, string, string | undefined]
     if (second === undefined) {
       const next = text.charCodeAt(m.index + whole.length)

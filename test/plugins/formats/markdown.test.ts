@@ -585,3 +585,16 @@ t.test('uses of labels defined later are found however the definition is written
     t.same(def?.chunks, [0], name)
   }
 })
+
+t.test('a [label] inside a code span is code, not a use of the reference', async (t) => {
+  const { split } = await import('../../../index.js')
+  const filler = 'filler words '.repeat(40) + '\n\n'
+  const md = 'See [foo] here.\n\n' + filler + 'Code: `[foo]` and ``x [foo] y`` only, with more words to fill it.\n\n' + filler + 'Real [foo] again, and \\`[foo]\\` outside a span.\n\n[foo]: https://example.com\n'
+  const r = await split(md, { input_format: 'markdown', max_tokens: 40 })
+  const code = r.chunks.findIndex((c) => c.text.startsWith('Code:'))
+  t.ok(code > 0)
+  const uses = r.reference_definitions[0]!.chunks
+  t.notOk(uses.includes(code), `the chunk with only code spans is not a use (uses: ${uses.join(', ')})`)
+  t.equal(uses[0], 0)
+  t.ok(uses.includes(r.chunks.findIndex((c) => c.text.includes('Real [foo]'))), 'a use after escaped backticks counts')
+})
