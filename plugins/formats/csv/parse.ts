@@ -127,7 +127,8 @@ export class CsvParser {
       const header = text.slice(this.rowStart - start, this.rowEnd - start)
       this.headerText = header
       this.emit({ type: 'info', key: 'columns', value: parseRow(header, this.delimiter!) })
-      this.emit({ type: 'record', kind: 'header', label: 'header', start, end, text })
+      // Its own context too: a chunk of the header alone says which header it is, as every other does.
+      this.emit({ type: 'record', kind: 'header', label: 'header', start, end, text, context: header })
       return
     }
     this.rows++

@@ -184,7 +184,8 @@ t.test('header option and context', async (t) => {
   const text = 'id,"na,me"\r\n1,"x\r\ny"\r\n2,z'
   const ev = await collectEvents(csv, text)
   t.same(info(ev, 'columns'), ['id', 'na,me'])
-  t.same(records(ev).map((r) => [r.kind, r.label, r.context]), [['header', 'header', undefined], ['row', 'row 1', 'id,"na,me"'], ['row', 'row 2', 'id,"na,me"']])
+  // The header's own context is itself: a chunk holding only the header says it too.
+  t.same(records(ev).map((r) => [r.kind, r.label, r.context]), [['header', 'header', 'id,"na,me"'], ['row', 'row 1', 'id,"na,me"'], ['row', 'row 2', 'id,"na,me"']])
   const noHeader = await collectEvents(csv, text, { header: false })
   t.equal(info(noHeader, 'columns'), undefined)
   t.same(records(noHeader).map((r) => [r.kind, r.label, r.context]), [['row', 'row 1', undefined], ['row', 'row 2', undefined], ['row', 'row 3', undefined]])
@@ -301,4 +302,10 @@ t.test('a row past 64 MiB (a quote never closed) is a limit, not a crash', async
   const err = await split('a,b\n"' + 'x'.repeat((64 << 20) + 10), { input_format: 'csv' }).catch((e: unknown) => e) as { code?: string, message?: string }
   t.equal(err.code, 'DOCSPLIT_LIMIT_EXCEEDED')
   t.match(err.message, /CSV row at line 2: longer than 64 MiB characters/)
+})
+
+t.test('a chunk of the header row alone carries it as context, as every chunk does', async (t) => {
+  const r = await split('name,value\n' + Array.from({ length: 6 }, (_, i) => `row${i},${i}`).join('\n') + '\n', { input_format: 'csv', max_tokens: 12, overlap_tokens: 6, tokenizer: 'o200k_base' })
+  t.equal(r.chunks[0]!.text, 'name,value\n', 'the header alone')
+  t.ok(r.chunks.every((c) => c.context === 'name,value'), r.chunks.map((c) => JSON.stringify(c.context)).join(' '))
 })
