@@ -74,12 +74,16 @@ function isComment (type: string): boolean {
 }
 
 /**
- * Whether text[from, to) holds a line break. Read only there: indexOf would read on to the next
- * break, which in minified code is megabytes away, once per node (quadratic).
+ * The first line break in text[from, to), or `to`. Read only there: indexOf would read on to the
+ * next break, which in minified code is megabytes away, once per node (quadratic).
  */
+function newlineIn (text: string, from: number, to: number): number {
+  for (let i = from; i < to; i++) if (text.charCodeAt(i) === 10) return i
+  return to
+}
+
 function hasNewline (text: string, from: number, to: number): boolean {
-  for (let i = from; i < to; i++) if (text.charCodeAt(i) === 10) return true
-  return false
+  return newlineIn(text, from, to) < to
 }
 
 /** Where the line holding `pos` starts, not before `floor` (read back only to there). */
@@ -320,10 +324,7 @@ export class SyntaxWalker {
     const from = lineStartAfter(text, d.outer.startIndex, pos)
     // The line's end, looked for only as far as a label is read (see LABEL_SCAN below).
     const reach = Math.min(d.outer.endIndex, Math.max(pos, from + LABEL_SCAN + 1))
-    let to = reach
-    for (let i = pos; i < reach; i++) {
-      if (text.charCodeAt(i) === 10) { to = i; break }
-    }
+    let to = newlineIn(text, pos, reach)
     const bodyStart = d.body !== null && !d.self ? d.body.startIndex : -1
     if (bodyStart > pos && bodyStart < to) to = bodyStart
     // A label is read from at most LABEL_SCAN characters: a line may be megabytes long (minified

@@ -90,7 +90,8 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
   /** Overlap starts are only read when the chunks overlap. */
   const overlapping = ctx.options.overlap_tokens > 0
 
-  const draftOf = (units: Unit[], text: string, tokenCount: number, isProtected: boolean): ChunkDraft => {
+  /** The draft of `units`, protected when its count is over max_tokens (only a record alone can be). */
+  const draftOf = (units: Unit[], text: string, tokenCount: number): ChunkDraft => {
     const first = units[0]!
     const kinds: string[] = []
     let firstRecord: Unit | undefined
@@ -120,7 +121,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
       // Every record start, the first's too: a chunk of one record may be the next one's overlap.
       for (const u of units) if (u.record >= 0) draft.overlapStarts.push(u.start - first.start)
     }
-    if (isProtected) draft.protected = true
+    if (tokenCount > limit) draft.protected = true
     // Overlap never repeats records of another container or context (another sheet, header).
     if (previousRecord !== undefined && firstRecord !== undefined &&
       (!samePath(previousRecord.path, firstRecord.path) || (previousRecord.context ?? '') !== (firstRecord.context ?? ''))) draft.noOverlap = true
@@ -139,7 +140,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
   const flush = (): Unit[] => {
     if (current.length === 0) return []
     if (chunkTallied) {
-      release(draftOf(current, joinedText(ctx.source, current), tallied, tallied > limit))
+      release(draftOf(current, joinedText(ctx.source, current), tallied))
       current = []
       lastRecord = undefined
       chunkTallied = false
@@ -168,7 +169,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
     }
     const units = current.slice(0, keep)
     const carry = current.slice(keep)
-    release(draftOf(units, text, n, n > limit))
+    release(draftOf(units, text, n))
     current = []
     currentEstimate = 0
     lastRecord = undefined
