@@ -77,7 +77,8 @@ t.test('XML 30,000 elements deep: chunks carry a bounded path', async (t) => {
   const doc = '<a>'.repeat(depth) + 'deep' + '</a>'.repeat(depth)
   const r = await split(doc, { input_format: 'xml', max_tokens: 64 })
   t.equal(r.chunks.map((c) => c.text).join(''), doc, 'lossless')
-  for (const c of r.chunks) {
+  t.same(r.chunks[0]?.kinds, ['header'], 'the root start tag, a header record')
+  for (const c of r.chunks.slice(1)) {
     t.ok(c.path.length <= MAX_PATH + 1, `${c.path.length} labels (the containers, and a record's own)`)
     // The root, then records opened into their children, labelled as records are.
     t.same(c.path.slice(0, 9), ['a', ...Array(7).fill('a[1]'), '…'])

@@ -2,8 +2,11 @@
  * XML parser (sax, strict mode). Records are the children of the root element, or, with the
  * `record_element` option, every element of that name that is not inside another record.
  * A record runs from its `<` to the start of the next record, so text, comments and closing
- * tags after it go with it; the prolog, the root start tag and anything else before the first
- * record go with the first record. Ancestors of records are reported with enter/exit (the chunk
+ * tags after it go with it. The document's header (the prolog, the root start tag and anything
+ * else before the first record, such as an RSS channel's title and image) is a record of its
+ * own, of kind `header`, as a CSV header row is: the packer puts it with the first records when
+ * they fit, and alone when they do not (glued to the first record, a long channel header made
+ * that record go over the budget). Ancestors of records are reported with enter/exit (the chunk
  * `path`), records are labelled XPath style (`item[3]`, 1-based among same-name siblings).
  * Names are compared as written (qualified, case-sensitive; namespace URIs are not resolved).
  * A `record_element` that names no element (but the root) is DOCSPLIT_INVALID_OPTION at the
@@ -143,9 +146,10 @@ class XmlHandler implements ParserHandler<string> {
       return
     }
     if (this.recordElement !== undefined ? name !== this.recordElement : parent.opened !== true) return
-    // the record before this one ends here
+    // the record before this one ends here; before the first, the header, inside its path
     if (this.records > 0) this.emitRecord(start)
     this.syncPath(depth)
+    if (this.records === 0 && start > 0) this.emitRecord(start, 'header')
     this.recordDepth = depth
     this.label = this.childLabel(parent, name)
     this.records++
@@ -242,7 +246,7 @@ class XmlHandler implements ParserHandler<string> {
     }
   }
 
-  private emitRecord (end: number): void {
+  private emitRecord (end: number, kind?: 'header'): void {
     const start = this.recStart
     if (this.pending.length > 0) {
       // join the pieces only when a record is cut, dropping the text before the record
@@ -251,7 +255,8 @@ class XmlHandler implements ParserHandler<string> {
       if (drop > 0) this.bufStart = start
       this.pending.length = 0
     }
-    this.ctx.emit({ type: 'record', start, end, text: this.buf.slice(start - this.bufStart, end - this.bufStart), label: this.label })
+    const text = this.buf.slice(start - this.bufStart, end - this.bufStart)
+    this.ctx.emit(kind === undefined ? { type: 'record', start, end, text, label: this.label } : { type: 'record', start, end, text, kind })
     this.recStart = end
   }
 

@@ -12,7 +12,9 @@ import { corpusFiles, corpusMissing } from '../../helpers/corpus.js'
 import { checkParser, invariantProblems, parserEvents } from '../../../testing.js'
 
 const records = (events: DocEvent[]): RecordEvent[] => events.filter((e): e is RecordEvent => e.type === 'record')
-const summary = (events: DocEvent[]): unknown[] => events.map((e) => e.type === 'record' ? [e.label, e.text] : e.type === 'enter' ? ['enter', e.label] : e.type)
+/** A record's label, or `header` for the text before the first record. */
+const labelOf = (r: RecordEvent): string | undefined => r.label ?? r.kind
+const summary = (events: DocEvent[]): unknown[] => events.map((e) => e.type === 'record' ? [e.label ?? e.kind, e.text] : e.type === 'enter' ? ['enter', e.label] : e.type)
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b)
 
 async function rejects (text: string, options = {}, pieceSize = Infinity): Promise<DocsplitError> {
@@ -42,12 +44,13 @@ const feed = '<?xml version="1.0"?>\n<!-- feed -->\n<rss version="2.0"><channel>
   '<item id="1"><t>aaaaaaaaaaaaaaaaaaaaaaa</t><u>bbbbbbbbbbbbbbbbbbbbbbbbbbb</u></item>\n' +
   '<item id="2"><![CDATA[<not a tag>]]></item>\n<!-- between -->\n<item id="3"/>\n</channel>\n<foot>z</foot></rss>\n<!-- tail -->\n'
 
-t.test('records: children of the root, prolog with the first, trailing text with the one before', async (t) => {
+t.test('records: children of the root after the header record, trailing text with the one before', async (t) => {
   const ev = await collectEvents(xml, feed, { max_tokens: 100000 })
   assertTiles(ev, feed)
   t.same(summary(ev), [
     ['enter', 'rss'],
-    ['channel[1]', feed.slice(0, feed.indexOf('<foot>'))],
+    ['header', feed.slice(0, feed.indexOf('<channel>'))],
+    ['channel[1]', feed.slice(feed.indexOf('<channel>'), feed.indexOf('<foot>'))],
     ['foot[1]', '<foot>z</foot></rss>\n<!-- tail -->\n'],
     'exit',
   ])
@@ -59,7 +62,7 @@ t.test('a record over the budget is opened into its children, recursively', asyn
   const ev = await collectEvents(xml, feed, { max_tokens: 8 })
   assertTiles(ev, feed)
   t.same(summary(ev).filter((x) => Array.isArray(x)).map((x) => (x as string[])[0]), [
-    'enter', 'enter', 'title[1]', 'enter', 't[1]', 'u[1]', 'item[2]', 'item[3]', 'foot[1]',
+    'enter', 'header', 'enter', 'title[1]', 'enter', 't[1]', 'u[1]', 'item[2]', 'item[3]', 'foot[1]',
   ])
   // An opened record keeps its label as a record (`item[1]`, beside `item[2]`).
   t.same(ev.filter((e) => e.type === 'enter').map((e) => e.type === 'enter' && e.label), ['rss', 'channel[1]', 'item[1]'])
@@ -71,7 +74,8 @@ t.test('record_element: elements of that name, at any depth, with their ancestor
   assertTiles(ev, feed)
   t.same(summary(ev), [
     ['enter', 'rss'], ['enter', 'channel'],
-    ['item[1]', feed.slice(0, feed.indexOf('<item id="2"'))],
+    ['header', feed.slice(0, feed.indexOf('<item id="1"'))],
+    ['item[1]', feed.slice(feed.indexOf('<item id="1"'), feed.indexOf('<item id="2"'))],
     ['item[2]', feed.slice(feed.indexOf('<item id="2"'), feed.indexOf('<item id="3"'))],
     ['item[3]', feed.slice(feed.indexOf('<item id="3"'))],
     'exit', 'exit',
@@ -82,7 +86,7 @@ t.test('record_element: elements of that name, at any depth, with their ancestor
   const doc = '<r><g><e>1<e>inner</e></e><e>2</e></g><h><e>3</e></h></r>'
   const ev2 = await collectEvents(xml, doc, { record_element: 'e' })
   assertTiles(ev2, doc)
-  t.same(summary(ev2), [['enter', 'r'], ['enter', 'g'], ['e[1]', '<r><g><e>1<e>inner</e></e>'], ['e[2]', '<e>2</e></g><h>'], 'exit', ['enter', 'h'], ['e[1]', '<e>3</e></h></r>'], 'exit', 'exit'])
+  t.same(summary(ev2), [['enter', 'r'], ['enter', 'g'], ['header', '<r><g>'], ['e[1]', '<e>1<e>inner</e></e>'], ['e[2]', '<e>2</e></g><h>'], 'exit', ['enter', 'h'], ['e[1]', '<e>3</e></h></r>'], 'exit', 'exit'])
 })
 
 t.test('record_element naming no element: DOCSPLIT_INVALID_OPTION with counts, no document text', async (t) => {
@@ -125,14 +129,15 @@ t.test('record_element in a namespaced document: compared as written, with its p
   assertTiles(ev, doc)
   t.same(summary(ev), [
     ['enter', 'a:feed'],
-    ['a:entry[1]', doc.slice(0, doc.indexOf('<a:entry>y'))],
+    ['header', '<a:feed xmlns:a="urn:x">'],
+    ['a:entry[1]', doc.slice(doc.indexOf('<a:entry>x'), doc.indexOf('<a:entry>y'))],
     ['a:entry[2]', doc.slice(doc.indexOf('<a:entry>y'), doc.indexOf('<a:entry>z'))],
     ['enter', 'a:meta'],
     ['a:entry[1]', doc.slice(doc.indexOf('<a:entry>z'))],
     'exit', 'exit',
   ], 'the prefixed name as written matches')
   // a prefixed document without record_element is unchanged: the children of the root
-  t.same(records(await collectEvents(xml, doc)).map((r) => r.label), ['a:entry[1]', 'a:entry[2]', 'a:meta[1]'])
+  t.same(records(await collectEvents(xml, doc)).map(labelOf), ['header', 'a:entry[1]', 'a:entry[2]', 'a:meta[1]'])
 })
 
 t.test('malformed XML: parse error with line and column, no document text', async (t) => {
@@ -157,7 +162,7 @@ t.test('hostile XML: entities are never expanded, nothing is fetched, never a ha
   const ev = await collectEvents(xml, bomb)
   assertTiles(ev, bomb)
   t.equal(records(ev).map((r) => r.text).join('').length, bomb.length, 'nothing inflated')
-  t.same(records(ev).map((r) => r.label), ['a[1]', 'b[1]'])
+  t.same(records(ev).map(labelOf), ['header', 'a[1]', 'b[1]'])
   const quadratic = '<!DOCTYPE q [<!ENTITY x "' + 'x'.repeat(10000) + '">]><q>' + '&x;'.repeat(10000) + '</q>'
   assertTiles(await collectEvents(xml, quadratic), quadratic)
   for (const xxe of [
@@ -231,8 +236,9 @@ t.test('generated XML: tiles, one record per child of the root, any cuts give th
     const recs = records(events)
     const counts = new Map<string, number>()
     const labels = g.names.map((n) => { counts.set(n, (counts.get(n) ?? 0) + 1); return `${n}[${counts.get(n)!}]` })
-    const expected = g.starts.length === 0 ? [[0, 'root']] : g.starts.map((s, i) => [i === 0 ? 0 : s, labels[i]])
-    if (!same(recs.map((r) => [r.start, r.label]), expected)) throw new Error(`records ${JSON.stringify(recs.map((r) => [r.start, r.label]))} != ${JSON.stringify(expected)}`)
+    const expected = g.starts.length === 0 ? [[0, 'root']] : [[0, 'header'], ...g.starts.map((s, i) => [s, labels[i]])]
+    const got = recs.map((r) => [r.start, labelOf(r)])
+    if (!same(got, expected)) throw new Error(`records ${JSON.stringify(got)} != ${JSON.stringify(expected)}`)
     if (!same(await eventsWithCuts(g.text, cuts, { max_tokens: 1_000_000 }), events)) throw new Error('cuts changed the events')
     // a small budget opens records: still tiles, independent of cuts, and records are element starts
     const opened = await collectEvents(xml, g.text, { max_tokens: small })
@@ -241,7 +247,7 @@ t.test('generated XML: tiles, one record per child of the root, any cuts give th
     let afterEnter = true
     for (const e of opened) {
       if (e.type === 'enter') afterEnter = true
-      if (e.type !== 'record') continue
+      if (e.type !== 'record' || e.kind === 'header') continue
       const tag = new RegExp(`${afterEnter ? '' : '^'}<${e.label!.replace(/\[\d+\]$/, '')}[\\s/>]`)
       if (!tag.test(e.text)) throw new Error(`record ${e.label} does not hold its element`)
       afterEnter = false
@@ -283,7 +289,9 @@ t.test('corpus XML: tiles, slow streams give the same events, malformed files re
   const guardian = files.find((f) => f.includes('guardian.rss'))
   if (guardian !== undefined) {
     const items = await collectEvents(xml, decode(guardian), { record_element: 'item' })
-    t.ok(records(items).length > 5 && records(items).every((r) => r.label!.startsWith('item[')), 'record_element item on an RSS feed')
+    const [header, ...rest] = records(items)
+    t.ok(rest.length > 5 && rest.every((r) => r.label!.startsWith('item[')), 'record_element item on an RSS feed')
+    t.ok(header?.kind === 'header' && header.text.includes('<image>') && !header.text.includes('<item>'), 'the channel header is a record of its own')
     t.same(items.filter((e) => e.type === 'enter').map((e) => e.type === 'enter' && e.label), ['rss', 'channel'])
   }
 })
@@ -309,6 +317,20 @@ t.test('end to end: split() keeps records whole and holds the invariants', async
   const r = await split(feed, { input_format: 'xml', tokenizer: tokenizerName, max_tokens: 32 })
   t.ok(r.chunks.length > 1)
   t.ok(r.chunks.some((c) => c.path.includes('channel[1]')), 'path holds the element path')
+})
+
+t.test('a long channel header is a chunk of its own, not glued over the budget to the first item', async (t) => {
+  const header = '<?xml version="1.0"?>\n<rss version="2.0"><channel><title>News</title>\n' +
+    `<description>${'A channel description that goes on. '.repeat(6)}</description>\n`
+  const items = Array.from({ length: 6 }, (_, i) => `<item><title>Item ${i}</title><p>${'word '.repeat(60)}</p></item>\n`).join('')
+  const doc = `${header}${items}</channel></rss>\n`
+  const r = await split(doc, { input_format: 'xml', record_element: 'item', max_tokens: 128 })
+  t.same(r.chunks.map((c) => c.protected), r.chunks.map(() => false), 'no chunk over the budget')
+  t.same(r.chunks[0]?.kinds, ['header'])
+  t.equal(r.chunks[0]?.text, doc.slice(0, doc.indexOf('<item>')))
+  t.same(r.chunks[0]?.path, ['rss', 'channel'])
+  t.equal(r.chunks[1]?.record_start, 1, 'the header is record 0, as a CSV header row is')
+  t.same(await e2e(doc, { record_element: 'item', max_tokens: 128 }), [])
 })
 
 t.test('corpus end to end', { skip: corpusMissing }, async (t) => {
@@ -367,5 +389,5 @@ t.test('the text before the first record does not count toward opening it', asyn
   const doc = '<?xml version="1.0"?>\n<!--\n' + 'A licence line of the header comment, repeated.\n'.repeat(30) + '-->\n<catalog>\n' + book.repeat(4) + '</catalog>\n'
   const ev = await collectEvents(xml, doc, { max_tokens: 256 })
   assertTiles(ev, doc)
-  t.same(ev.filter((e) => e.type === 'record').map((e) => e.type === 'record' && e.label), ['book[1]', 'book[2]', 'book[3]', 'book[4]'])
+  t.same(records(ev).map(labelOf), ['header', 'book[1]', 'book[2]', 'book[3]', 'book[4]'])
 })
