@@ -9,6 +9,7 @@
 import { workerData } from 'node:worker_threads'
 import type { MessagePort } from 'node:worker_threads'
 import { isDocsplitError, loadPlugins, split, splitStream } from '../index.js'
+import { retireIfGrown } from './retire.js'
 
 export interface SplitTask {
   /**
@@ -122,6 +123,7 @@ export default async function run (task: SplitTask): Promise<TaskResult> {
     task.port?.postMessage({ kind: 'error', failure: result } satisfies StreamMessage)
     return result
   } finally {
+    retireIfGrown((workerData as { retire?: Int32Array } | undefined)?.retire)
     task.port?.close()
   }
 }

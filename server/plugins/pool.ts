@@ -14,6 +14,7 @@ import { Piscina } from 'piscina'
 import { DocsplitError } from '../../core/errors.js'
 import { toProblem, type RetryHint } from '../problem.js'
 import type { StreamMessage, TaskFailure, TaskResult } from '../worker.js'
+import { retirements } from '../retire.js'
 
 export interface PoolOptions {
   maxConcurrentSplits: number
@@ -77,6 +78,7 @@ function failureError (failure: TaskFailure): DocsplitError {
 }
 
 async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<void> {
+  const retire = retirements(opts.maxConcurrentSplits)
   const pool = new Piscina({
     filename: workerFile(),
     minThreads: opts.maxConcurrentSplits,
@@ -84,9 +86,11 @@ async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<voi
     concurrentTasksPerWorker: 1,
     idleTimeout: 60_000,
     atomics: 'disabled',
-    workerData: { plugins: opts.plugins },
+    workerData: { plugins: opts.plugins, retire: retire.slots },
     resourceLimits: { maxOldGenerationSizeMb: opts.workerMaxMemoryMb },
+    loadBalancer: retire.balancer,
   })
+  pool.on('workerDestroy', (worker: { id: number }) => { retire.gone(worker.id) })
   // A worker that fails to start is replaced by piscina; keep the event from crashing the process.
   pool.on('error', () => { app.log.error({ code: 'DOCSPLIT_INTERNAL' }, 'worker error') })
   const budgetMs = Math.round(opts.splitTimeoutSeconds * 1000)
@@ -163,6 +167,7 @@ async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<voi
       try {
         return await pool.run(task, { signal, transferList: transferList as never })
       } finally {
+        retire.sweep(pool.threads)
         release()
       }
     } catch (err) {

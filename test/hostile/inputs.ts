@@ -96,7 +96,7 @@ export function hostileCases (): HostileCase[] {
     { name: '5 MB single line (words)', input: 'lorem ipsum dolor sit amet '.repeat(Math.floor(MB5 / 27)), filename: 'line.txt', codes: [], splitOk: true, text: true },
     { name: '5 MB run of one character', input: 'a'.repeat(MB5), filename: 'run.txt', codes: [], splitOk: true, text: true },
     // Minified code: every declaration on one line (the syntax walk once read that line per node).
-    { name: 'JavaScript minified, 1 MB on one line', input: minifiedJs(1_000_000), filename: 'bundle.min.js', codes: [], splitOk: true },
+    { name: 'JavaScript minified, 4 MB on one line', input: minifiedJs(4_000_000), filename: 'bundle.min.js', codes: [], splitOk: true },
     { name: '1 MB run of one character (markdown)', input: '#'.repeat(1_000_000), filename: 'run.md', codes: [], splitOk: true },
     { name: 'invalid UTF-8 at start', input: Buffer.concat([Buffer.from([0x80, 0x81, 0xfd]), Buffer.from(prose)]), filename: 'bad-start.txt', codes: ['DOCSPLIT_INVALID_UTF8'], splitOk: false },
     { name: 'invalid UTF-8 in the middle', input: Buffer.concat([Buffer.from(prose), Buffer.from([0xc3, 0x28]), Buffer.from(prose)]), filename: 'bad-mid.txt', codes: ['DOCSPLIT_INVALID_UTF8'], splitOk: false },

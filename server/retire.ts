@@ -1,0 +1,59 @@
+/**
+ * Replacing a worker that has grown. Memory outside the JavaScript heap never shrinks in a
+ * worker: tree-sitter's WebAssembly memory stays at the size of the largest code parse (4 MB
+ * of minified JavaScript left a worker 290-370 MB larger for good), and
+ * DOCSPLIT_WEB_WORKER_MAX_MEMORY_MB limits the JavaScript heap only. A worker that ends a split
+ * with more than RETIRE_EXTERNAL_MB of such memory writes its thread id into a shared slot
+ * before it answers; the load balancer gives it no further split, and the pool terminates it
+ * once the answer is in (piscina starts a fresh one). The slot is shared memory because piscina
+ * hands the next split out before the answer of the last one reaches us.
+ */
+import { threadId } from 'node:worker_threads'
+import type { Piscina } from 'piscina'
+
+type LoadBalancer = NonNullable<NonNullable<ConstructorParameters<typeof Piscina>[0]>['loadBalancer']>
+
+/** External memory (WebAssembly, buffers) past which a worker is replaced after its split. */
+export const RETIRE_EXTERNAL_MB = 192
+
+/** Worker side: ask to be replaced when this thread holds too much memory outside its heap. */
+export function retireIfGrown (slots: Int32Array | undefined, limitMb = RETIRE_EXTERNAL_MB): boolean {
+  if (slots === undefined || process.memoryUsage().external < limitMb * 1024 * 1024) return false
+  for (let i = 0; i < slots.length; i++) {
+    const held = Atomics.compareExchange(slots, i, 0, threadId)
+    if (held === 0 || held === threadId) return true
+  }
+  return false
+}
+
+export interface Retirements {
+  /** One slot per worker, shared with the workers (workerData). */
+  slots: Int32Array
+  /** Gives a split to an idle worker that has not asked to be replaced. */
+  balancer: LoadBalancer
+  /** Terminates the workers that asked (after their answer is in). */
+  sweep: (threads: ReadonlyArray<{ threadId: number, terminate: () => Promise<number> }>) => void
+  /** A worker is gone: its slot is free again. */
+  gone: (id: number) => void
+}
+
+export function retirements (workers: number): Retirements {
+  const slots = new Int32Array(new SharedArrayBuffer(4 * workers))
+  const asked = (id: number): boolean => {
+    for (let i = 0; i < slots.length; i++) if (Atomics.load(slots, i) === id) return true
+    return false
+  }
+  return {
+    slots,
+    balancer: (_task, workers) => {
+      for (const w of workers) if (w.currentUsage === 0 && !w.terminating && !asked(w.id)) return w
+      return null
+    },
+    sweep: (threads) => {
+      for (const thread of threads) if (asked(thread.threadId)) void thread.terminate()
+    },
+    gone: (id) => {
+      for (let i = 0; i < slots.length; i++) Atomics.compareExchange(slots, i, id, 0)
+    },
+  }
+}
