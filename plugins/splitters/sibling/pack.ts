@@ -215,27 +215,21 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
   }
 
   /**
-   * Whether the unit alone is over budget, by an exact count: an estimate is no proof (approx
-   * puts a run of `=` or of tabs at 10-30 times its real count), and what fits is never cut.
+   * Whether the unit alone is over `n` tokens (the budget, or max_tokens), by an exact count: an
+   * estimate is no proof (approx puts a run of `=` or of tabs at 10-30 times its real count),
+   * and what fits is never cut. A cheap tokenizer's estimate is its count, against the budget.
    */
-  const overBudget = (u: Unit): boolean => {
-    if (u.tokens !== undefined) return u.tokens > budget
-    if (cheap) return estimate(u) > budget
-    if (exceeds !== undefined) return exceeds(u.text, budget)
+  const over = (u: Unit, n: number): boolean => {
+    if (u.tokens !== undefined) return u.tokens > n
+    if (cheap && n === budget) return estimate(u) > budget
+    if (exceeds !== undefined) return exceeds(u.text, n)
     // Not meter.count: a count made ahead teaches the meter nothing here, so neither may this one.
     u.tokens = meter.tokenizer.count(u.text)
-    return u.tokens > budget
+    return u.tokens > n
   }
-
-  /** Whether the unit alone is over max_tokens (with no overlap, the budget), by an exact count. */
-  const overLimit = (u: Unit): boolean => {
-    if (limit === budget) return overBudget(u)
-    if (u.tokens !== undefined) return u.tokens > limit
-    if (exceeds !== undefined) return exceeds(u.text, limit)
-    // Not meter.count, as in overBudget.
-    u.tokens = meter.tokenizer.count(u.text)
-    return u.tokens > limit
-  }
+  const overBudget = (u: Unit): boolean => over(u, budget)
+  /** Over max_tokens (with no overlap, the budget). */
+  const overLimit = (u: Unit): boolean => over(u, limit)
 
   /**
    * Emits the first j units whole when they fit max_tokens though not the budget: the budget
@@ -248,7 +242,7 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     if (!final && j === queue.length) return 'wait'
     const text = joined(j)
     if (exceeds !== undefined && exceeds(text, limit)) return false
-    // Not meter.count (see overBudget): what the meter learns must not depend on counts made ahead.
+    // Not meter.count (see over): what the meter learns must not depend on counts made ahead.
     const n = j === 1 && queue[0]!.tokens !== undefined ? queue[0]!.tokens : meter.tokenizer.count(text)
     if (n > limit) return false
     emit(j, n, text, final && j === queue.length ? 'end' : queue[j - 1]!.reason)
