@@ -16,8 +16,16 @@ const ELISION = '…'
  */
 export class ContainerPath {
   path: string[] = []
+  /**
+   * The innermost open container, as a number no other container of the document gets (0 for
+   * the top level): two sibling elements with the same labels (`<group>`, `<group>`) are still
+   * two containers.
+   */
+  id = 0
   private readonly labels: string[] = []
   private readonly named: string[] = []
+  private readonly ids: number[] = []
+  private entered = 0
 
   get depth (): number {
     return this.labels.length
@@ -25,12 +33,15 @@ export class ContainerPath {
 
   enter (label: string): void {
     this.labels.push(label)
+    this.ids.push(this.id)
+    this.id = ++this.entered
     if (label === '') return
     this.named.push(label)
     this.path = this.shown()
   }
 
   exit (): void {
+    this.id = this.ids.pop() ?? 0
     if (this.labels.pop() === '') return
     this.named.pop()
     this.path = this.shown()

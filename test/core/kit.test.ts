@@ -19,6 +19,15 @@ const asyncEnd = lineParser('kit-async-end-test', (emit) => {
   return { write: (piece) => { text += piece }, end: async () => { emit(text, 0) } }
 })
 const throwing = lineParser('kit-throwing-test', () => ({ write: () => { throw new TypeError('cannot read x of undefined') }, end: () => {} }))
+/** Right on its sample, wrong on anything else: the kit's own inputs must catch it. */
+const sampleOnly = lineParser('kit-sample-only-test', (emit) => {
+  let text = ''
+  return { write: (piece) => { text += piece }, end: () => { if (text !== 'alpha\n') throw new TypeError('parser bug'); emit(text, 0) } }
+})
+const dropsTail = lineParser('kit-drops-tail-test', (emit) => {
+  let text = ''
+  return { write: (piece) => { text += piece }, end: () => { const keep = text.slice(0, text.lastIndexOf('\n') + 1); if (keep !== '') emit(keep, 0) } }
+})
 
 /** Each record alone in its chunk: `protected` when the record alone is over budget. */
 const eachRecord: PackerPlugin = definePlugin({
@@ -40,11 +49,16 @@ const eachRecord: PackerPlugin = definePlugin({
   },
 })
 
-register(asyncEnd, throwing, eachRecord)
+register(asyncEnd, throwing, sampleOnly, dropsTail, eachRecord)
 
 t.test('a broken parser fails the kit with the sample and what is wrong', async (t) => {
   await t.rejects(checkParser(asyncEnd, [{ name: 'one line', input: 'a line\n' }]), { message: /parser "kit-async-end-test".*one line.*end\(\) must finish before it returns/s })
-  await t.rejects(checkParser(throwing, [{ name: 'one line', input: 'a line\n' }]), { message: /parser "kit-throwing-test".*one line.*threw TypeError: cannot read x of undefined; only DocsplitError may leave a plugin/s })
+  await t.rejects(checkParser(throwing, [{ name: 'one line', input: 'a line\n' }]), { message: /parser "kit-throwing-test".*one line.*threw TypeError: cannot read x of undefined; only a DocsplitError about the input may leave a plugin/s })
+})
+
+t.test('a parser right on its samples only fails on the kit\'s own inputs: split() wraps its faults, the kit does not pass them', async (t) => {
+  await t.rejects(checkParser(sampleOnly, [{ name: 'sample', input: 'alpha\n' }]), { message: /parser "kit-sample-only-test": .*threw TypeError: parser bug; only a DocsplitError about the input may leave a plugin/s })
+  await t.rejects(checkParser(dropsTail, [{ name: 'sample', input: 'alpha\n' }]), { message: /parser "kit-drops-tail-test": .*threw DOCSPLIT_PLUGIN_CONTRACT: parser "kit-drops-tail-test" covered 0 of/s })
 })
 
 t.test('a splitter of its own may protect a single record over budget', async (t) => {

@@ -3,7 +3,7 @@
  * A record over budget on its own becomes a chunk alone, marked `protected` when it is over
  * max_tokens. (With overlap the budget is max_tokens - overlap_tokens, room for the overlap; a
  * record between the two goes alone, not protected, and gets what overlap still fits.) Records
- * with a different context (CSV header, sheet) or container path never share a chunk. Text
+ * with a different context (CSV header, sheet) or container never share a chunk. Text
  * between records that a parser emits as blocks (a JSON `[`, an XML prolog) travels with the
  * records around it; such a block over max_tokens on its own (a huge XML comment) is not a
  * record, so it is cut at lines, then words, then graphemes, like any other text.
@@ -25,14 +25,12 @@ interface Unit {
   /** Index of the record in the document, or -1 for a block between records. */
   record: number
   label: string | undefined
+  /** The innermost container it is in (`ContainerPath.id`): records of two containers never share a chunk. */
+  container: number
   context: string | undefined
   fields: Record<string, string | number> | undefined
   /** The chunk's boundary when it ends after this unit: `record`, `block`, or a cut's level. */
   ends: Boundary
-}
-
-function samePath (a: string[], b: string[]): boolean {
-  return a === b || (a.length === b.length && a.every((x, i) => x === b[i]))
 }
 
 function isPrefix (prefix: string[], path: string[]): boolean {
@@ -124,7 +122,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
     if (tokenCount > limit) draft.protected = true
     // Overlap never repeats records of another container or context (another sheet, header).
     if (previousRecord !== undefined && firstRecord !== undefined &&
-      (!samePath(previousRecord.path, firstRecord.path) || (previousRecord.context ?? '') !== (firstRecord.context ?? ''))) draft.noOverlap = true
+      (previousRecord.container !== firstRecord.container || (previousRecord.context ?? '') !== (firstRecord.context ?? ''))) draft.noOverlap = true
     if (endRecord !== undefined) {
       previousRecord = endRecord
       draft.recordStart = firstRecord!.record
@@ -186,7 +184,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
     if (last === undefined) return true
     if (u.record < 0) return isPrefix(u.path, last.path)
     const compatible = last.context === undefined || u.context === undefined || last.context === u.context
-    return compatible && samePath(last.path, u.path)
+    return compatible && last.container === u.container
   }
 
   /**
@@ -248,7 +246,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
 
   const unit = (start: number, text: string, kind: string, record: number, ends: Boundary, label?: string, context?: string, fields?: Record<string, string | number>, tokens?: number): void => {
     if (text.length === 0) return
-    add({ start, text, est: -1, tokens, kind, path: containers.path, record, label, context, fields, ends })
+    add({ start, text, est: -1, tokens, kind, path: containers.path, container: containers.id, record, label, context, fields, ends })
   }
 
   /**

@@ -333,6 +333,15 @@ t.test('a long channel header is a chunk of its own, not glued over the budget t
   t.same(await e2e(doc, { record_element: 'item', max_tokens: 128 }), [])
 })
 
+t.test('records of two parents with the same name never share a chunk', async (t) => {
+  let doc = '<root>\n'
+  for (const p of ['A', 'B']) doc += `  <group name="${p}">\n${[0, 1].map((i) => `    <item>${p}${i} some words here</item>\n`).join('')}  </group>\n`
+  doc += '</root>\n'
+  const r = await split(doc, { input_format: 'xml', record_element: 'item', max_tokens: 60 })
+  t.same(r.chunks.map((c) => c.text.match(/[AB]\d/g)), [['A0', 'A1'], ['B0', 'B1']], 'one chunk per group, though both fit one')
+  t.same(r.chunks.map((c) => c.path), [['root', 'group'], ['root', 'group']])
+})
+
 t.test('corpus end to end', { skip: corpusMissing }, async (t) => {
   for (const file of corpusFiles('xml', ['.xml', '.rss', '.atom', '.svg', '.osm']).filter((f) => !MALFORMED.test(f) && !f.includes('osm-testdata'))) {
     t.same(await e2e(decode(file), { max_tokens: 256 }), [], basename(file))
