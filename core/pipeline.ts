@@ -358,7 +358,8 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
   const tokenizer = await loadTokenizer(tokenizerPlugin)
   // The default tokenizer, when cheap, sharpens the packers' estimates for an exact one.
   const fallback = (baseOptions.tokenizer as { default?: string }).default
-  const estimator = tokenizer.cheap === true || fallback === undefined ? undefined : await loadTokenizer(tokenizerByName(fallback)).catch(() => undefined)
+  const defaultTokenizer = fallback === undefined ? undefined : fallback === tokenizerPlugin.name ? tokenizer : await loadTokenizer(tokenizerByName(fallback)).catch(() => undefined)
+  const estimator = tokenizer.cheap === true ? undefined : defaultTokenizer
   applyPluginDefaults(options, [parser.options, packerPlugin.options])
 
   const maxTokens = options.max_tokens
@@ -525,6 +526,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
       if (countingAhead) hold(event)
       else pushEvent(event)
     },
+    estimate: defaultTokenizer?.cheap === true ? (text: string) => defaultTokenizer.count(text) : (text: string) => Math.ceil(Buffer.byteLength(text) / 2),
     fail (code: ErrorCode, message: string): never {
       if (!isErrorCode(code)) contract(`parser "${parser.name}" failed with ${JSON.stringify(String(code).slice(0, 64))}, which is not a docsplit error code`)
       throw new DocsplitError(code, message)

@@ -92,6 +92,12 @@ export interface ParserContext {
   emit (event: DocEvent): void
   /** Throws a DocsplitError; the message must not contain document text. */
   fail (code: ErrorCode, message: string): never
+  /**
+   * An estimate of the tokens in `text`, for decisions about structure (is this member too long
+   * to stay one record?): the default tokenizer's count (approx, which errs high against the real
+   * encodings), whatever tokenizer the request names, so events never depend on it.
+   */
+  estimate (text: string): number
 }
 
 export interface ParserHandler<Input = string> {

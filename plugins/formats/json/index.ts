@@ -3,8 +3,8 @@
  *
  * JSON: the elements of a top-level array are records (`$[12]`), the members of a top-level
  * object are records (`$.name`), a scalar is one record (`$`). A member of an object whose value
- * is a container longer than the budget (about 4 characters per token of `max_tokens`) is
- * opened: its children become the records (`$.items[3]`), with enter/exit around them, and so on
+ * is a container longer than the budget is opened (past `max_tokens` by the context's estimate,
+ * or past 4 characters per token of it; dense JSON runs 2-3 characters a token): its children become the records (`$.items[3]`), with enter/exit around them, and so on
  * down while objects nest, so an envelope such as `{"data": {"items": [...]}}` streams element by
  * element. Array elements are never opened: objects are envelopes, arrays are collections.
  *
@@ -113,13 +113,37 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
    */
   private spine: Spine[] = []
   private pendingExits = 0
+  private readonly maxTokens: number
   private readonly threshold: number
+  /** The estimate of the current record's text up to `estimatedTo` (from `estimatedFrom`, its start). */
+  private estimated = 0
+  private estimatedFrom = -1
+  private estimatedTo = 0
 
   constructor (ctx: ParserContext) {
     super(ctx)
     this.scanner = new JsonScanner(this)
-    const maxTokens = typeof ctx.options.max_tokens === 'number' ? ctx.options.max_tokens : 512
-    this.threshold = maxTokens * CHARS_PER_TOKEN
+    this.maxTokens = typeof ctx.options.max_tokens === 'number' ? ctx.options.max_tokens : 512
+    this.threshold = this.maxTokens * CHARS_PER_TOKEN
+  }
+
+  /**
+   * Whether the current record, up to `end`, is over the budget. Estimated piece by piece as it
+   * grows (each character once; the pieces' sum errs high), only past max_tokens characters.
+   */
+  private overBudget (end: number): boolean {
+    const length = end - this.recStart
+    if (length > this.threshold) return true
+    if (length <= this.maxTokens) return false
+    if (this.estimatedFrom !== this.recStart) {
+      this.estimatedFrom = this.estimatedTo = this.recStart
+      this.estimated = 0
+    }
+    if (end > this.estimatedTo) {
+      this.estimated += this.ctx.estimate(this.slice(this.estimatedTo, end))
+      this.estimatedTo = end
+    }
+    return this.estimated > this.maxTokens
   }
 
   private get top (): Frame {
@@ -165,7 +189,7 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
   /** A child of the deepest spine container starts: remember it, open the record while too long. */
   private kidStart (last: Spine, offset: number, label: string): void {
     last.kids.push({ start: offset, label })
-    while (this.spine.length > 0 && offset - this.recStart > this.threshold) this.openRecord(false)
+    while (this.spine.length > 0 && this.overBudget(offset)) this.openRecord(false)
   }
 
   valueStart (depth: number, offset: number, code: number): void {
@@ -229,7 +253,7 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
     if (last !== undefined && depth === last.depth) {
       if (this.spine.length === 1) {
         // the record's own value ends: open it if it is too long (its last child stays current)
-        if (last.kids.length >= 2 && end - this.recStart > this.threshold) this.openRecord(true)
+        if (last.kids.length >= 2 && this.overBudget(end)) this.openRecord(true)
         this.spine = []
       } else {
         this.spine.pop()

@@ -339,6 +339,20 @@ t.test('end to end: split() keeps records whole and holds the invariants', async
   t.same(await check(big, 'json', 64), [])
 })
 
+t.test('a dense envelope over the budget is opened, though shorter than 4 characters a token', async (t) => {
+  // Numbers run 2-3 characters a token: 1,742 characters here are over 512 tokens.
+  const items = Array.from({ length: 28 }, (_, i) => ({ id: 1000 + i, lat: 51.5 + i / 997, lon: -0.12 - i / 991 }))
+  const doc = JSON.stringify({ data: { items } })
+  t.ok(doc.length < 512 * 4 && approx.count(doc) > 512, `${doc.length} characters, ${approx.count(doc)} tokens`)
+  const r = await split(doc, { input_format: 'json', max_tokens: 512 })
+  t.same(r.chunks.filter((c) => c.protected).length, 0, 'no chunk over the budget')
+  t.ok(r.chunks.length > 1 && r.chunks.every((c) => c.path.includes('$.data.items')), 'split by element of $.data.items')
+  t.equal(r.chunks.map((c) => c.text).join(''), doc)
+  // the same events however the text comes in
+  const whole = await collectEvents(json, doc, { max_tokens: 512 })
+  for (const size of [1, 7, 100]) t.same(await collectEvents(json, doc, { max_tokens: 512 }, size), whole, `pieces of ${size}`)
+})
+
 t.test('corpus end to end', { skip: corpusMissing }, async (t) => {
   for (const file of corpusFiles('json', ['.json', '.jsonl']).filter((f) => !f.includes('JSONTestSuite'))) {
     const text = readFileSync(file, 'utf8')
