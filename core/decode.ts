@@ -32,7 +32,10 @@ export function encodingInfo (label: string): EncodingInfo {
   try {
     name = new TextDecoder(label).encoding
   } catch {
-    throw new DocsplitError('DOCSPLIT_UNSUPPORTED_ENCODING', `encoding "${label.slice(0, 64)}" is not a known WHATWG encoding label; use utf-8, utf-16le, utf-16be, latin1, windows-1252, ...`)
+    const known = SINGLE_BYTE.has(label.trim().toLowerCase()) || label.trim().toLowerCase() === 'x-user-defined'
+    throw new DocsplitError('DOCSPLIT_UNSUPPORTED_ENCODING', known
+      ? `encoding "${label.trim().toLowerCase()}" is a WHATWG encoding this Node.js runtime cannot decode (its ICU has no converter for it); use utf-8, utf-16le, utf-16be, latin1, windows-1252, ...`
+      : `encoding "${label.slice(0, 64)}" is not a known WHATWG encoding label; use utf-8, utf-16le, utf-16be, latin1, windows-1252, ...`)
   }
   if (name === 'utf-8') return UTF8
   if (name === 'utf-16le' || name === 'utf-16be') return { name, byteLength: (t) => t.length * 2 }
@@ -132,7 +135,10 @@ export class StreamDecoder {
     if (this.encoding === UTF8) return this.runUtf8(bytes, final)
     let text: string
     try {
-      text = this.decoder!.decode(bytes, { stream: !final })
+      // Bytes always go in streaming, the end in a call of its own: Node 20 decodes a whole
+      // windows-1252 input given in one non-streaming call as Latin-1 (0x80 → U+0080, not €).
+      text = this.decoder!.decode(bytes, { stream: true })
+      if (final) text += this.decoder!.decode()
     } catch {
       throw this.invalid()
     }
