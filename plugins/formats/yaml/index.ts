@@ -258,6 +258,13 @@ class YamlHandler implements ParserHandler<string> {
   }
 }
 
+/** A line that reads as YAML: a document marker, a sequence item, or a key (not `[label]:`). */
+const YAML_LINE = /^(---|\.\.\.)(\s|$)|^\s*(- |-$)|^\s*("[^"]*"|'[^']*'|[^\s:#[{][^:#]*?):(\s|$)/
+/** Brackets, `=` or `;`: an indented line that is code, not a YAML scalar's continuation. */
+const CODE_LIKE = /[()={};]/
+/** A key or item whose value is a block scalar: the more indented lines after it are its text. */
+const BLOCK_SCALAR = /[|>][1-9]?[-+]?[1-9]?\s*(#.*)?$/
+
 const yaml: ParserPlugin = definePlugin({
   kind: 'parser',
   name: 'yaml',
@@ -275,8 +282,26 @@ const yaml: ParserPlugin = definePlugin({
     const lines = sample.split('\n').slice(0, 50).filter((l) => l.trim() !== '' && !l.trimStart().startsWith('#'))
     if (!sample.endsWith('\n') && lines.length > 1) lines.pop() // the sample may end mid-line
     if (lines.length < 2) return 0
-    const yamlish = lines.filter((l) => /^(---|\.\.\.)(\s|$)|^\s*(- |-$)|^\s*("[^"]*"|'[^']*'|[^\s:#][^:#]*?):(\s|$)|^\s+\S/.test(l)).length
-    const keyed = lines.some((l) => /^\s*(- |-$)|^\s*[^\s:#][^:#]*?:(\s|$)/.test(l))
+    // An indented line counts when it is an item or a key, inside a block scalar (`|`, `>`), or
+    // a scalar's continuation that does not read as code: Python's `class A:` then
+    // `    def f(self):` and `        self.x = 1`, or a markdown `[label]: url`, are not YAML.
+    let yamlish = 0
+    let scalarIndent = -1
+    for (const l of lines) {
+      const indent = l.length - l.trimStart().length
+      if (scalarIndent >= 0 && indent > scalarIndent) {
+        yamlish++
+        continue
+      }
+      scalarIndent = -1
+      if (!YAML_LINE.test(l)) {
+        if (indent > 0 && !CODE_LIKE.test(l)) yamlish++
+        continue
+      }
+      yamlish++
+      if (BLOCK_SCALAR.test(l)) scalarIndent = indent
+    }
+    const keyed = lines.some((l) => /^\s*(- |-$)|^\s*[^\s:#[{][^:#]*?:(\s|$)/.test(l))
     return keyed && yamlish / lines.length >= 0.9 ? (sample.startsWith('---') ? 0.8 : 0.6) : 0
   },
   create: async (ctx) => {

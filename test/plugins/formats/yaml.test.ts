@@ -37,6 +37,9 @@ t.test('plugin', async (t) => {
   t.ok(yaml.detect!('name: x\nversion: 2\nitems:\n  - a\n') > 0)
   t.equal(yaml.detect!('# Title\n\nSome prose.\n'), 0)
   t.equal(yaml.detect!('---\ntitle: x\n---\n# Heading\n\nSome prose here.\nMore prose.\n'), 0, 'markdown with front matter')
+  t.equal(yaml.detect!('- buy milk\n- call Bob: about the car\n  - tomorrow\n\n[docs]: https://example.com "Docs"\n'), 0, 'a markdown list and a link definition')
+  t.equal(yaml.detect!('class Foo:\n    def __init__(self):\n        self.x = 1\n\n    def run(self):\n        return self.x\n'), 0, 'a Python class')
+  t.ok(yaml.detect!('description:\n  A plain scalar\n  on two lines.\nscript: |\n  npm ci\n  npm test -- --reporter=dot\nitems:\n  - a\n') > 0, 'block and multi-line scalars')
 })
 
 const stream = '# lead\n%YAML 1.2\n---\n# c1\na: 1 # tail\n\n# c2 about b\nb:\n  x: |\n    lit\n    # in literal\n  # inner\n# c3\nc: &x [1, 2]\n' +
