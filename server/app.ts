@@ -44,6 +44,18 @@ async function loadOnce (modules: string[]): Promise<void> {
 }
 
 /** The errors table as an OpenAPI description (every code, status and problem type). */
+/** The whole request (headers and body) must arrive within this long: 408 after it. */
+const REQUEST_TIMEOUT_MS = 54_000
+
+/**
+ * DOCSPLIT_TRUST_PROXY as a hop count: the client is the address that many hops back, the
+ * socket's peer being the first (as Express and proxy-addr count), whoever the peer is. Only
+ * for a service that clients reach through those proxies alone.
+ */
+function trustHops (hops: number): (address: string, hop: number) => boolean {
+  return (_address, hop) => hop < hops
+}
+
 function errorsDescription (): string {
   const rows = httpCodes.map((code) => `| \`${code}\` | ${errorTable[code].status} | ${errorTable[code].title} | ${errorTable[code].description} |`)
   return [
@@ -83,11 +95,13 @@ export async function build (opts: BuildOptions = {}): Promise<FastifyInstance> 
     pluginTimeout: 120_000,
     bodyLimit: config.maxBodyBytes,
     // A client must finish sending its request within a minute (a body sent a byte a second
-    // would otherwise hold a connection forever; fastify's default is no limit).
-    requestTimeout: 60_000,
-    // Node checks that limit every 30 s by default, so a slow client got its 408 after up to
-    // 90 s; checked every 5 s, it comes within 65 s.
-    http: { connectionsCheckingInterval: 5_000 },
+    // would otherwise hold a connection forever; fastify's default is no limit). Node checks
+    // every 5 s (its default, 30 s, gave the 408 after up to 90 s), so 54 s gives it within
+    // 54-59 s: before the idle rule (60 s by default) closes a client that stopped sending,
+    // unanswered. Node's headersTimeout (60 s) must be set too: fastify sets requestTimeout
+    // after the server is made, and a body that stopped kept the 60 s limit.
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    http: { connectionsCheckingInterval: 5_000, headersTimeout: REQUEST_TIMEOUT_MS },
     // A connection on which nothing moves is closed: a client that stops reading its answer
     // would otherwise pin it in memory for as long as it likes. The longest legitimate silence
     // is a split's budget (queue wait included), during which nothing is sent.
@@ -96,8 +110,8 @@ export async function build (opts: BuildOptions = {}): Promise<FastifyInstance> 
     // problem+json like everything else, without the client's URL or fastify's own body.
     frameworkErrors,
     clientErrorHandler,
-    // fastify takes a hop count too (proxy-addr), though its types list only the other forms.
-    trustProxy: config.trustProxy as boolean | string,
+    // A hop count is a function: fastify 5.12 takes a number as "trust nothing".
+    trustProxy: typeof config.trustProxy === 'number' ? trustHops(config.trustProxy) : config.trustProxy,
     ajv: {
       // Types are checked, not coerced ({"text": 5} is a 400, not "5"); unknown members are
       // refused, not dropped; defaults are left to the engine, as in the library and the CLI.

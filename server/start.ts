@@ -30,6 +30,17 @@ async function importApp (): Promise<typeof import('./app.js')> {
   }
 }
 
+/** Why the service could not listen, naming the variable to change (HOST, PORT). */
+function listenError (error: unknown, host: string, port: number): unknown {
+  const code = (error as { code?: string }).code
+  const where = `${host}:${port}`
+  const message = code === 'EADDRINUSE' ? `cannot listen on ${where}: the port is in use; set PORT to a free one (PORT=0 picks one)`
+    : code === 'EACCES' ? `cannot listen on ${where}: not allowed (ports under 1024 need privileges); set PORT to 1024 or more`
+      : code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' ? `cannot listen on ${where}: HOST is not an address of this machine (${code}); set HOST to one, such as 127.0.0.1 or 0.0.0.0`
+        : undefined
+  return message === undefined ? error : new DocsplitError('DOCSPLIT_INVALID_OPTION', message, { cause: error })
+}
+
 export interface StartOptions {
   /** Handle SIGTERM and SIGINT (drain, then exit). Default true. */
   signals?: boolean
@@ -46,7 +57,10 @@ export async function startServer (env: NodeJS.ProcessEnv = process.env, options
   const preloaded = options.plugins ?? []
   markPluginsLoaded(preloaded)
   const app = await build({ ...config, plugins: [...new Set([...preloaded, ...config.plugins])] })
-  const url = await app.listen({ host: config.host, port: config.port })
+  const url = await app.listen({ host: config.host, port: config.port }).catch(async (error: unknown) => {
+    await app.close()
+    throw listenError(error, config.host, config.port)
+  })
   let closing: Promise<void> | undefined
   const close = (): Promise<void> => {
     closing ??= (async () => {

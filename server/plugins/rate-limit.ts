@@ -92,7 +92,11 @@ async function rateLimitPlugin (app: FastifyInstance, opts: RateLimitOptions): P
   let store: (new () => Store) | undefined
   let redis: RedisLike | undefined
   if (opts.redisUrl !== undefined) {
-    const { Redis } = await import('ioredis')
+    const { Redis } = await import('ioredis').catch((error: unknown) => {
+      const code = (error as { code?: string }).code
+      if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') throw error
+      throw new DocsplitError('DOCSPLIT_EXTRA_UNAVAILABLE', 'DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL is set but ioredis is not installed: npm install ioredis (or leave the variable out for a per-process limit)', { cause: error })
+    })
     redis = new Redis(opts.redisUrl, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,

@@ -38,6 +38,9 @@ t.test('hostile inputs through the HTTP service', async (t) => {
   const slow = Promise.all([
     ...Array.from({ length: 5 }, () => rawRequest(service.port, slowHead.split(''), 1000, slowBound)),
     ...Array.from({ length: 5 }, () => rawRequest(service.port, [slowBodyHead, ...'x'.repeat(200).split('')], 1000, slowBound)),
+    // stalled: part of a request, then nothing
+    rawRequest(service.port, [slowBodyHead], 1000, slowBound),
+    rawRequest(service.port, [slowHead], 1000, slowBound),
   ])
 
   const check = async (t: any, res: Response, c: { codes: string[], splitOk: boolean, forbid?: RegExp, knownBug?: string }, source: string | undefined): Promise<void> => {
@@ -126,9 +129,12 @@ t.test('hostile inputs through the HTTP service', async (t) => {
   await t.test('slow clients are closed by the server', async (t) => {
     const results = await slow
     const headers = results.slice(0, 5)
-    const body = results.slice(5)
+    const body = results.slice(5, 10)
+    const stalled = results.slice(10)
     t.comment(`slow headers: ${headers.map((r) => `${r.closedBy} after ${Math.round(r.ms / 1000)} s (${r.status ?? '-'})`).join(', ')}`)
     t.comment(`slow body: ${body.map((r) => `${r.closedBy} after ${Math.round(r.ms / 1000)} s (${r.status ?? '-'})`).join(', ')}`)
+    // The request timeout (54-59 s) comes before the idle rule (60 s by default) closes them.
+    t.same(stalled.map((r) => r.status), [408, 408], `a request that stops arriving gets its 408 (${stalled.map((r) => `${r.closedBy} after ${Math.round(r.ms / 1000)} s`).join(', ')})`)
     for (const r of headers) t.not(r.closedBy, 'client', `headers one byte a second: closed by the server (${r.status ?? 'no status'} after ${Math.round(r.ms / 1000)} s)`)
     for (const r of body) {
       t.not(r.closedBy, 'client', `a body one byte a second: closed by the server (${r.closedBy} after ${Math.round(r.ms / 1000)} s)`,

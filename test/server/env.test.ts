@@ -5,9 +5,12 @@
  * requests and exits 0.
  */
 import t from 'tap'
+import { createServer, type AddressInfo } from 'node:net'
 import { isDocsplitError } from '../../index.js'
 import { defaultConfig, loadEnv } from '../../server/env.js'
 import { TEXT, startChild, startScript, testPlugins, waitFor } from './helpers.js'
+
+const hidePackages = new URL('./fixtures/hide-packages.mjs', import.meta.url).href
 
 const invalid: Array<[string, string, RegExp]> = [
   ['PORT', '70000', /PORT must be an integer from 0 to 65535/],
@@ -100,10 +103,28 @@ t.test('the process exits non-zero when a plugin cannot load', async (t) => {
 })
 
 t.test('without the web extra, the start fails with a message naming it', async (t) => {
-  const noFastify = new URL('./fixtures/no-fastify.mjs', import.meta.url).href
-  const child = startChild(process.execPath, ['--import', 'tsx', '--import', noFastify, startScript], { PORT: '0' })
+  const child = startChild(process.execPath, ['--import', 'tsx', '--import', hidePackages, startScript], { PORT: '0', HIDE_PACKAGES: 'fastify,@fastify/' })
   t.not(await child.exited, 0)
   t.match(child.stderr(), /docsplit serve needs the web extra: npm install fastify/)
+})
+
+t.test('a Redis URL without ioredis: the start fails with a message naming it', async (t) => {
+  const child = startChild(process.execPath, ['--import', 'tsx', '--import', hidePackages, startScript], { PORT: '0', HIDE_PACKAGES: 'ioredis', DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL: 'redis://127.0.0.1:1' })
+  t.not(await child.exited, 0)
+  t.match(child.stderr(), /^DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL is set but ioredis is not installed: npm install ioredis/m)
+})
+
+t.test('a port in use or a host not of this machine: the start fails naming PORT or HOST', async (t) => {
+  const busy = createServer()
+  await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { busy.close() })
+  const port = String((busy.address() as AddressInfo).port)
+  const inUse = startChild(process.execPath, ['--import', 'tsx', startScript], { HOST: '127.0.0.1', PORT: port })
+  t.not(await inUse.exited, 0)
+  t.match(inUse.stderr(), new RegExp(`^cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use; set PORT to a free one`, 'm'))
+  const foreign = startChild(process.execPath, ['--import', 'tsx', startScript], { HOST: '192.0.2.1', PORT: '0' })
+  t.not(await foreign.exited, 0)
+  t.match(foreign.stderr(), /^cannot listen on 192\.0\.2\.1:0: HOST is not an address of this machine \(EADDRNOTAVAIL\)/m)
 })
 
 t.test('SIGTERM: the in-flight split finishes, new requests are refused, exit 0', async (t) => {

@@ -128,6 +128,21 @@ t.test('rate limit: 429 on split routes after N requests, never on health, versi
   }
 })
 
+t.test('rate limit behind proxies: each X-Forwarded-For client has its own count, by hop count or address', async (t) => {
+  for (const trustProxy of [1, '127.0.0.1'] as const) {
+    const s = await serve({ maxConcurrentSplits: 1, rateLimitRequests: 1, rateLimitWindowSeconds: 60, trustProxy })
+    const send = (client: string): Promise<Response> => fetch(s.url + TEXT, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': client }, body: JSON.stringify({ text: 'a' }) })
+    const statuses = []
+    for (const client of ['198.51.100.1', '198.51.100.2', '198.51.100.1']) {
+      const res = await send(client)
+      statuses.push(res.status)
+      await res.arrayBuffer()
+    }
+    t.same(statuses, [200, 200, 429], `DOCSPLIT_TRUST_PROXY=${trustProxy}: two clients, then the first again`)
+    await s.close()
+  }
+})
+
 t.test('rate limit: a client that resets right after its headers is no internal error', async (t) => {
   const s = await serve({ maxConcurrentSplits: 1 })
   t.teardown(s.close)
