@@ -122,10 +122,12 @@ async function main (argv: string[]): Promise<number> {
     // that reads as a broken quote); a docsplit error is one line.
     const code = (error as { code?: unknown }).code
     const unknown = /^Unknown option '([^']*)'/.exec(error instanceof Error ? error.message : '')
-    const message = code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && unknown !== null
-      ? `unknown option ${unknown[1]!}`
-      : (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, ' ')
-    throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `${message}; see docsplit --help`)
+    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && unknown !== null) {
+      // The code the library and the service give for an unknown option name, with the flags.
+      const accepted = Object.keys(flags).map((name) => `--${name}`).join(', ')
+      throw new DocsplitError('DOCSPLIT_UNKNOWN_OPTION', `unknown option ${unknown[1]!.slice(0, 64)}; accepted: ${accepted} (see docsplit --help)`)
+    }
+    throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `${(error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, ' ')}; see docsplit --help`)
   }
   const { values, positionals } = parsed
   if (values.version === true) {

@@ -36,7 +36,7 @@ function openInput (file: string): { stream: AsyncIterable<Buffer>, size: number
   try {
     const stat = statSync(file)
     // FIFOs and devices are fine (`docsplit split <(zcat big.log.gz)`); a directory is not.
-    if (stat.isDirectory()) throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `"${file}" is a directory`)
+    if (stat.isDirectory()) throw new DocsplitError('DOCSPLIT_READ_FAILED', `reading the input failed (EISDIR): "${file}" is a directory`)
     size = stat.isFile() ? stat.size : undefined
     // Opened here, so that a file that cannot be read (EACCES) is this error, not a stream's
     // 'error' event that nobody listens to yet.

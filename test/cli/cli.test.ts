@@ -81,6 +81,9 @@ t.test('should exit 2 on usage errors, 3 on input errors', async (t) => {
   const fromDir = spawnSync(process.execPath, [bin, 'split', '-'], { stdio: [openSync(dir, 'r'), 'pipe', 'pipe'], encoding: 'utf8' })
   t.equal(fromDir.status, 3)
   t.match(fromDir.stderr, /DOCSPLIT_READ_FAILED: reading the input failed \(EISDIR\): standard input is a directory/)
+  const named = docsplit(['split', dir])
+  t.equal(named.code, 3, 'a directory named: the same read failure')
+  t.match(named.stderr, /DOCSPLIT_READ_FAILED: reading the input failed \(EISDIR\): ".*" is a directory/)
 })
 
 t.test('should list formats, splitters and tokenizers with defaults', async (t) => {
@@ -223,7 +226,9 @@ t.test('a usage error is one line', async (t) => {
   t.equal(r.code, 2)
   t.equal(r.stderr.trimEnd().split('\n').length, 1, r.stderr)
   t.match(r.stderr, /^docsplit: DOCSPLIT_INVALID_REQUEST: Option '--max-tokens' argument is ambiguous\. /)
-  t.equal(docsplit(['split', file('one.txt', 'x'), '--bogus']).stderr, 'docsplit: DOCSPLIT_INVALID_REQUEST: unknown option --bogus; see docsplit --help\n')
+  const bogus = docsplit(['split', file('one.txt', 'x'), '--bogus'])
+  t.equal(bogus.code, 2)
+  t.match(bogus.stderr, /^docsplit: DOCSPLIT_UNKNOWN_OPTION: unknown option --bogus; accepted: --help, .*--max-tokens, .*--code-parsing \(see docsplit --help\)\n$/, 'the code the library and the service give, with the flags')
   t.match(docsplit(['split', file('one.txt', 'x'), '--max-tokens', 'abc']).stderr, /max_tokens must be an integer from 8 to 1000000 \(got "abc"\)/)
 })
 
