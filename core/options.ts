@@ -127,7 +127,11 @@ export function resolveOptions (raw: Record<string, unknown> = {}): ResolvedOpti
     const d = (schema as { default?: unknown }).default
     if (out[name] === undefined && d !== undefined) out[name] = d
   }
-  const resolved = out as ResolvedOptions
+  // In the options table's order, whatever order they were given in: the CLI, the service and
+  // the library then report them (metadata.options) byte for byte alike.
+  const ordered: Record<string, unknown> = {}
+  for (const name of [...Object.keys(baseOptions), ...plugin.keys()]) if (out[name] !== undefined) ordered[name] = out[name]
+  const resolved = ordered as ResolvedOptions
   if (resolved.overlap_tokens * 2 > resolved.max_tokens) {
     throw new DocsplitError('DOCSPLIT_INVALID_BUDGET',
       `overlap_tokens must be at most half of max_tokens (${Math.floor(resolved.max_tokens / 2)} for max_tokens ${resolved.max_tokens})${shown(resolved.overlap_tokens)}`)

@@ -59,3 +59,10 @@ t.test('should report a format named by another of its names by its own name', a
     t.equal(r.metadata.options.input_format, name, `${given}: metadata`)
   }
 })
+
+t.test('metadata.options are in the options table\'s order, whatever order they were given in', async (t) => {
+  const a = await split('# t\n\nsome text\n', { tokenizer: 'approx', max_tokens: 64, input_format: 'markdown', overlap_tokens: 8 })
+  const b = await split('# t\n\nsome text\n', { overlap_tokens: 8, input_format: 'markdown', max_tokens: 64, tokenizer: 'approx' })
+  t.equal(JSON.stringify(a), JSON.stringify(b), 'byte for byte')
+  t.same(Object.keys(a.metadata.options).slice(0, 4), ['input_format', 'max_tokens', 'tokenizer', 'overlap_tokens'])
+})
