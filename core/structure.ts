@@ -47,12 +47,20 @@ export class ContainerPath {
     this.path = this.shown()
   }
 
-  /** A new array of the labels shown: all, or past MAX_PATH the outer and inner ones. */
   private shown (): string[] {
-    const named = this.named
-    if (named.length <= MAX_PATH) return named.slice()
-    return [...named.slice(0, PATH_HEAD), ELISION, ...named.slice(named.length - (MAX_PATH - PATH_HEAD - 1))]
+    return elided(this.named)
   }
+}
+
+/** A new array of the labels shown: all, or past MAX_PATH the outermost and innermost ones. */
+function elided (labels: string[]): string[] {
+  if (labels.length <= MAX_PATH) return labels.slice()
+  return [...labels.slice(0, PATH_HEAD), ELISION, ...labels.slice(labels.length - (MAX_PATH - PATH_HEAD - 1))]
+}
+
+/** A container path with a record's own label after it, still at most MAX_PATH labels. */
+export function withLabel (path: string[], label: string): string[] {
+  return elided([...path, label])
 }
 
 /**

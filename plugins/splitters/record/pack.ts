@@ -8,7 +8,7 @@
  * records around it; such a block over max_tokens on its own (a huge XML comment) is not a
  * record, so it is cut at lines, then words, then graphemes, like any other text.
  */
-import { ContainerPath, joinedText } from '../../../core/structure.js'
+import { ContainerPath, joinedText, withLabel } from '../../../core/structure.js'
 import type { DocEvent } from '../../../core/events.js'
 import { cutBoundary, cutLevels, thinCuts } from '../../../core/segment.js'
 import type { Boundary, ChunkDraft, PackerContext, PackerHandler, Tally } from '../../../core/types.js'
@@ -110,7 +110,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
       end: first.start + text.length,
       text,
       tokenCount,
-      path: single !== undefined ? [...first.path, single] : first.path,
+      path: single !== undefined ? withLabel(first.path, single) : first.path,
       kinds,
       boundary: units[units.length - 1]!.ends,
     }
