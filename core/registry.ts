@@ -181,11 +181,17 @@ export function packerByName (name: string): PackerPlugin {
   return p
 }
 
+/** Model names an unknown-tokenizer message lists. */
+const MODELS_SHOWN = 6
+
 export function tokenizerByName (name: string): TokenizerPlugin {
   const p = tokenizers.get(name) ?? tokenizersByAlias.get(name)
   if (p === undefined) {
+    // Model names are many: a few, so that the message stays whole where it is capped (HTTP).
+    const models = [...tokenizersByAlias.keys()]
+    const some = models.length <= MODELS_SHOWN ? listValues(models) : `such as ${listValues(models.slice(0, MODELS_SHOWN))}; ${models.length} in all, listed by docsplit formats and in the service's /openapi.json`
     throw new DocsplitError('DOCSPLIT_UNKNOWN_TOKENIZER',
-      `tokenizer "${name}" is not known; accepted: ${listValues([...tokenizers.keys()])} or a model name (${listValues([...tokenizersByAlias.keys()])})`)
+      `tokenizer "${name.slice(0, 64)}" is not known; accepted: ${listValues([...tokenizers.keys()])} or a model name (${some})`)
   }
   return p
 }

@@ -25,6 +25,9 @@ t.test('should reject unknown names listing the accepted ones', async (t) => {
   await t.rejects(split('x', { input_format: 'nope' }), { code: 'DOCSPLIT_UNSUPPORTED_FORMAT', message: /"text"/ })
   await t.rejects(split('x', { input_format: 'text', splitter: 'nope' }), { code: 'DOCSPLIT_UNKNOWN_SPLITTER', message: /"sibling", "record"/ })
   await t.rejects(split('x', { input_format: 'text', tokenizer: 'nope' }), { code: 'DOCSPLIT_UNKNOWN_TOKENIZER', message: /"approx"/ })
+  // whole within the service's 600-character cap on a problem's detail
+  const unknown = await split('x', { input_format: 'text', tokenizer: 'nope' }).catch((e: Error) => e.message)
+  t.ok(unknown.length < 600 && unknown.includes('"o200k_base"') && /such as "gpt-4o", .* in all/.test(unknown), `${unknown.length} characters`)
 })
 
 t.test('should publish one options schema with enums, bounds and defaults', async (t) => {
