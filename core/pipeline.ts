@@ -428,7 +428,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
         if (o !== undefined) ({ start, text, tokenCount } = o)
       }
       if (!Number.isSafeInteger(tokenCount) || tokenCount < 0) {
-        contract(`tokenizer "${tokenizerPlugin.name}" (splitter "${packerPlugin.name}") gave a chunk ${typeof tokenCount === 'number' ? String(tokenCount) : `the ${typeof tokenCount} ${JSON.stringify(tokenCount)?.slice(0, 32) ?? String(tokenCount)} as its count of`} tokens; a count is a whole number of at least 0`)
+        contract(`tokenizer "${tokenizerPlugin.name}" (splitter "${packerPlugin.name}") gave a chunk ${typeof tokenCount === 'number' ? String(tokenCount) : `a ${typeof tokenCount} as its count of`} tokens; a count is a whole number of at least 0`)
       }
       if (sourceText !== undefined && !sourceText.matches(draft.start, draft.text)) {
         contract(`the chunk at ${draft.start}..${draft.end} is not the source text there: parser "${parser.name}" or splitter "${packerPlugin.name}" changed it`)
@@ -528,7 +528,8 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
     },
     estimate: defaultTokenizer?.cheap === true ? (text: string) => defaultTokenizer.count(text) : (text: string) => Math.ceil(Buffer.byteLength(text) / 2),
     fail (code: ErrorCode, message: string): never {
-      if (!isErrorCode(code)) contract(`parser "${parser.name}" failed with ${JSON.stringify(String(code).slice(0, 64))}, which is not a docsplit error code`)
+      // Not quoted: what a plugin passes may be document text.
+      if (!isErrorCode(code)) contract(`parser "${parser.name}" failed with a ${typeof code} that is not a docsplit error code (DOCSPLIT_PARSE_ERROR, DOCSPLIT_LIMIT_EXCEEDED, ...)`)
       throw new DocsplitError(code, message)
     },
   }

@@ -201,6 +201,15 @@ function registerForCheck (plugin: ParserPlugin | PackerPlugin): void {
   register(plugin)
 }
 
+/** Whether `message` holds 16 characters of `input` in a row, a letter or digit among them. */
+function quotesInput (message: string, input: string): boolean {
+  for (let i = 0; i + 16 <= input.length; i++) {
+    const window = input.slice(i, i + 16)
+    if (/[\p{L}\p{N}]/u.test(window) && message.includes(window)) return true
+  }
+  return false
+}
+
 /** Errors that say the plugin failed, whatever the input. */
 const PLUGIN_FAULTS = new Set(['DOCSPLIT_INTERNAL', 'DOCSPLIT_PLUGIN_CONTRACT'])
 
@@ -267,6 +276,9 @@ export async function checkParser (plugin: ParserPlugin, samples: Sample[], opti
     }
     await holds(fc.asyncProperty(options.arbitrary ?? fc.string({ unit: 'binary', maxLength: 300 }), fc.constantFrom(8, 64), async (input, max) => {
       const r = await expectOnlyDocsplitErrors(name, 'generated input', () => split(input, { input_format: format, max_tokens: max }))
+      if (isDocsplitError(r) && quotesInput(r.message, input)) {
+        fail(name, `generated input ${JSON.stringify(input.slice(0, 80))}`, `its ${r.code} message quotes the input; messages never contain document text (the service sends them to clients)`)
+      }
       if (!isDocsplitError(r)) {
         const p = responseProblem(r as SplitResponse, input, approx)
         if (p !== undefined) fail(name, `generated input ${JSON.stringify(input.slice(0, 80))}`, p)

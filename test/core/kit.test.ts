@@ -4,6 +4,7 @@
  * record over budget `protected`, as `record` does.
  */
 import t from 'tap'
+import fc from 'fast-check'
 import { checkPacker, checkParser } from '../../testing.js'
 import { definePlugin, register, type ChunkDraft, type PackerPlugin, type ParserPlugin } from '../../index.js'
 
@@ -19,6 +20,20 @@ const asyncEnd = lineParser('kit-async-end-test', (emit) => {
   return { write: (piece) => { text += piece }, end: async () => { emit(text, 0) } }
 })
 const throwing = lineParser('kit-throwing-test', () => ({ write: () => { throw new TypeError('cannot read x of undefined') }, end: () => {} }))
+/** Fails on anything but its sample, quoting the input in its message. */
+const leaky = definePlugin({
+  kind: 'parser', name: 'kit-leaky-test', docsplit: '^1', formats: ['kit-leaky-test'], extensions: [], reads: 'text', defaultSplitter: 'record',
+  create: (ctx) => {
+    let text = ''
+    return {
+      write: (piece: string) => { text += piece },
+      end: () => {
+        if (text !== 'alpha\n') ctx.fail('DOCSPLIT_PARSE_ERROR', `bad token near ${text.slice(0, 40)}`)
+        ctx.emit({ type: 'record', start: 0, end: text.length, text })
+      },
+    }
+  },
+} as ParserPlugin)
 /** Right on its sample, wrong on anything else: the kit's own inputs must catch it. */
 const sampleOnly = lineParser('kit-sample-only-test', (emit) => {
   let text = ''
@@ -49,7 +64,7 @@ const eachRecord: PackerPlugin = definePlugin({
   },
 })
 
-register(asyncEnd, throwing, sampleOnly, dropsTail, eachRecord)
+register(asyncEnd, throwing, sampleOnly, dropsTail, leaky, eachRecord)
 
 t.test('a broken parser fails the kit with the sample and what is wrong', async (t) => {
   await t.rejects(checkParser(asyncEnd, [{ name: 'one line', input: 'a line\n' }]), { message: /parser "kit-async-end-test".*one line.*end\(\) must finish before it returns/s })
@@ -58,6 +73,8 @@ t.test('a broken parser fails the kit with the sample and what is wrong', async 
 
 t.test('a parser right on its samples only fails on the kit\'s own inputs: split() wraps its faults, the kit does not pass them', async (t) => {
   await t.rejects(checkParser(sampleOnly, [{ name: 'sample', input: 'alpha\n' }]), { message: /parser "kit-sample-only-test": .*threw TypeError: parser bug; only a DocsplitError about the input may leave a plugin/s })
+  await t.rejects(checkParser(leaky, [{ name: 'sample', input: 'alpha\n' }], { arbitrary: fc.constant('The quarterly revenue figures are confidential.') }),
+    { message: /parser "kit-leaky-test": generated input .*its DOCSPLIT_PARSE_ERROR message quotes the input; messages never contain document text/s })
   await t.rejects(checkParser(dropsTail, [{ name: 'sample', input: 'alpha\n' }]), { message: /parser "kit-drops-tail-test": .*threw DOCSPLIT_PLUGIN_CONTRACT: parser "kit-drops-tail-test" covered 0 of/s })
 })
 
