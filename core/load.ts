@@ -102,7 +102,27 @@ function isDirectory (url: string): boolean {
   }
 }
 
-export async function loadPlugins (names: readonly string[]): Promise<void> {
+/** How long a plugin module may take to load (its top-level code and awaits). */
+export const LOAD_TIMEOUT_MS = 30_000
+
+/** `import(url)`, or a failure once `ms` have passed (a top-level await that never settles). */
+async function importWithin (url: string, name: string, ms: number): Promise<{ default?: unknown }> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      reject(new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', `plugin module "${name}" did not finish loading within ${ms / 1000} s (a top-level await that never settles?)`))
+    }, ms)
+    // Alone, it need not keep the process up: with nothing else left, Node ends the wait (cli/index.ts says so).
+    timer.unref()
+  })
+  try {
+    return await Promise.race([import(url) as Promise<{ default?: unknown }>, late])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+export async function loadPlugins (names: readonly string[], timeoutMs = LOAD_TIMEOUT_MS): Promise<void> {
   for (const name of names) {
     if (name.trim() === '') throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', 'a plugin module needs a name: a package name or a path')
     const url = specifier(name)
@@ -112,8 +132,9 @@ export async function loadPlugins (names: readonly string[]): Promise<void> {
     let mod: { default?: unknown }
     importing.add(name)
     try {
-      mod = await import(url) as { default?: unknown }
+      mod = await importWithin(url, name, timeoutMs)
     } catch (error) {
+      if (isDocsplitError(error)) throw error
       throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', isModuleNotFound(error)
         ? notFoundMessage(name, url, error)
         : loadFailure(name, error), { cause: error })

@@ -90,3 +90,13 @@ t.test('a file named without ./, a directory, an empty name: said so, with no pa
   t.equal(await failure('./plugins'), 'plugin module "./plugins" is a directory; give the file to load (such as ./plugins/index.js) or a package name')
   t.equal(await failure(''), 'a plugin module needs a name: a package name or a path')
 })
+
+t.test('a module that never finishes loading while it keeps the process busy: a failure after the timeout', async (t) => {
+  write('forever.js', 'const timer = setInterval(() => {}, 1000)\nglobalThis.docsplitTestTimer = timer\nawait new Promise(() => {})\nexport default {}\n')
+  t.teardown(() => { clearInterval((globalThis as { docsplitTestTimer?: NodeJS.Timeout }).docsplitTestTimer) })
+  const started = Date.now()
+  const error = await loadPlugins(['./forever.js'], 300).then(() => undefined, (e: unknown) => e)
+  t.ok(isDocsplitError(error) && error.code === 'DOCSPLIT_PLUGIN_LOAD_FAILED', 'DOCSPLIT_PLUGIN_LOAD_FAILED')
+  t.equal((error as Error).message, 'plugin module "./forever.js" did not finish loading within 0.3 s (a top-level await that never settles?)')
+  t.ok(Date.now() - started < 5000, 'after the timeout, not never')
+})
