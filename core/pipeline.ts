@@ -276,9 +276,24 @@ function needsFile (format: string): DocsplitError {
 export function endSteps (parser: string, steps: ReturnType<ParserHandler['end']>): Iterator<unknown> | undefined {
   if (steps == null) return undefined
   if (typeof (steps as { [Symbol.iterator]?: unknown })[Symbol.iterator] !== 'function') {
+    silence(steps)
     throw new DocsplitError('DOCSPLIT_PLUGIN_CONTRACT', `parser "${parser}": end() must finish before it returns (or return a generator of steps), not return a promise`)
   }
   return steps[Symbol.iterator]()
+}
+
+/** A promise a plugin returned where none belongs: its rejection is not left unhandled (it would end the process). */
+function silence (value: unknown): void {
+  const then = (value as { then?: unknown } | null)?.then
+  if (typeof then === 'function') (value as Promise<unknown>).then(undefined, () => {})
+}
+
+/** A plugin method that must finish before it returns (a parser's write, a packer's push). */
+function finished (result: unknown, plugin: string, method: string): void {
+  if (result === undefined) return
+  if (typeof (result as { then?: unknown } | null)?.then !== 'function') return
+  silence(result)
+  throw new DocsplitError('DOCSPLIT_PLUGIN_CONTRACT', `${plugin}: ${method}() must finish before it returns, not return a promise`)
 }
 
 /** Wraps a failure inside a plugin so that nothing but a DocsplitError leaves the engine. */
@@ -479,7 +494,8 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
   }
   const pushEvent = (event: DocEvent): void => {
     try {
-      packer.push(event)
+      const result = packer.push(event) as unknown
+      if (result !== undefined) finished(result, `splitter "${packerPlugin.name}"`, 'push')
     } catch (error) {
       throw packerFailure(error)
     }
@@ -622,7 +638,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
       return
     }
     sourceText?.add(text)
-    handler.write(text)
+    finished(handler.write(text) as unknown, `parser "${parser.name}"`, 'write')
   }
   const feed = (piece: InputPiece): void => {
     if (typeof piece === 'string') {
@@ -637,7 +653,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
     bytesInput = true
     receivedBytes += piece.length
     // A parser of bytes may hold its pieces (xlsx holds the whole file): they are its to keep.
-    if (parser.reads === 'bytes') { handler.write(keep(piece)); return }
+    if (parser.reads === 'bytes') { finished(handler.write(keep(piece)) as unknown, `parser "${parser.name}"`, 'write'); return }
     // Bytes are gathered for a whole-text parser only (the registry allows `whole` on no other).
     if (wholeText === undefined) { decode(piece); return }
     if (gatheredBytes + piece.length > GATHER_BYTES) decodeGathered()
@@ -748,7 +764,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
         const text = typeof input === 'string' ? input : wholeText.length === 1 ? wholeText[0]! : wholeText.join('')
         wholeText.length = 0
         sourceText?.add(text)
-        handler.write(text)
+        finished(handler.write(text) as unknown, `parser "${parser.name}"`, 'write')
       }
       countAheadWhenLarge()
       // Empty input is zero chunks in every format, even where an empty document is invalid.

@@ -78,6 +78,20 @@ register([
       }
     },
   } as Partial<ParserPlugin>),
+  oneRecord('async-write-test', {
+    create (ctx) {
+      let text = ''
+      return {
+        async write (piece: string) { text += piece; throw new Error('async write threw') },
+        end () { ctx.emit({ type: 'record', start: 0, end: text.length, text }) },
+      }
+    },
+  } as Partial<ParserPlugin>),
+  oneRecord('async-end-throws-test', {
+    create () {
+      return { write () {}, async end () { throw new Error('async end threw') } }
+    },
+  } as Partial<ParserPlugin>),
   oneRecord('open-container-test', {
     create (ctx) {
       let text = ''
@@ -143,6 +157,15 @@ t.test('a parser that names an unknown default splitter, ends with a promise or 
   const named = await split(TEXT, { input_format: 'no-splitter-test', splitter: 'record' })
   t.equal(named.chunks.length, 1, 'a splitter given by name still works')
   await refusal(t, split(TEXT, { input_format: 'async-end-test' }), 'DOCSPLIT_PLUGIN_CONTRACT', /parser "async-end-test": end\(\) must finish/)
+  // A promise that rejects is refused the same, and its rejection is not left unhandled (it would end the process).
+  const unhandled: unknown[] = []
+  const onUnhandled = (reason: unknown): void => { unhandled.push(reason) }
+  process.on('unhandledRejection', onUnhandled)
+  await refusal(t, split(TEXT, { input_format: 'async-write-test' }), 'DOCSPLIT_PLUGIN_CONTRACT', /^parser "async-write-test": write\(\) must finish before it returns, not return a promise$/)
+  await refusal(t, split(TEXT, { input_format: 'async-end-throws-test' }), 'DOCSPLIT_PLUGIN_CONTRACT', /parser "async-end-throws-test": end\(\) must finish/)
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  process.off('unhandledRejection', onUnhandled)
+  t.same(unhandled, [], 'no unhandled rejection')
   await refusal(t, split(TEXT, { input_format: 'open-container-test' }), 'DOCSPLIT_PLUGIN_CONTRACT', /parser "open-container-test" left 1 container open/)
 })
 
