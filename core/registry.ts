@@ -45,6 +45,13 @@ export function validatePlugin (plugin: Plugin): void {
   if (plugin.kind === 'parser') {
     if (!Array.isArray(plugin.formats) || plugin.formats.length === 0) fail(`parser "${plugin.name}" needs at least one entry in \`formats\``)
     if (!Array.isArray(plugin.extensions)) fail(`parser "${plugin.name}" needs \`extensions\` (may be empty)`)
+    // `auto` asks for detection: a format of that name could never be chosen.
+    if (plugin.formats.some((f) => typeof f !== 'string' || !/^[^\s,]+$/.test(f) || f.toLowerCase() === 'auto')) {
+      fail(`parser "${plugin.name}": every entry of \`formats\` is a name without spaces or commas, and not "auto" (which asks for detection)`)
+    }
+    if (plugin.extensions.some((e) => typeof e !== 'string' || !/^\.[^./\\\s]+(\.[^./\\\s]+)*$/.test(e))) {
+      fail(`parser "${plugin.name}": every entry of \`extensions\` starts with its dot, such as ".ini" (a bare "ini" would match any name ending in those letters)`)
+    }
     if (plugin.reads !== 'text' && plugin.reads !== 'bytes') fail(`parser "${plugin.name}": \`reads\` must be "text" or "bytes"`)
     if (plugin.whole !== undefined && (typeof plugin.whole !== 'boolean' || (plugin.whole && plugin.reads !== 'text'))) fail(`parser "${plugin.name}": \`whole\` is true or false, and true only for a parser that reads text`)
     if (typeof plugin.create !== 'function') fail(`parser "${plugin.name}" needs a create(ctx) function`)
@@ -63,14 +70,26 @@ export function validatePlugin (plugin: Plugin): void {
   }
 }
 
+/** The registered plugin that holds a name, as `parser "markdown"`. */
+function ownerOf (what: string, name: string): string | undefined {
+  const p = what === 'parser' ? parsers.get(name)
+    : what === 'format' ? parsersByFormat.get(name)
+      : what === 'ext' ? parsersByExtension.get(name)
+        : what === 'packer' ? packers.get(name)
+          : tokenizers.get(name) ?? tokenizersByAlias.get(name)
+  return p === undefined ? undefined : `${p.kind === 'packer' ? 'splitter' : p.kind} "${p.name}"`
+}
+
 /** Which registered plugin declares option `name`, if any. */
 function optionOwner (name: string): ParserPlugin | PackerPlugin | undefined {
   for (const p of [...parsers.values(), ...packers.values()]) if (pluginOptionNames(p.options).includes(name)) return p
   return undefined
 }
 
-function taken (what: string, name: string): never {
-  fail(`${what} "${name}" is already registered; give the plugin another name`)
+function taken (what: string, name: string, owner: string | undefined): never {
+  const by = owner !== undefined ? ` by ${owner}` : ' by another plugin in the same list'
+  const remedy = what === 'format' || what === 'extension' ? `drop it from the plugin's \`${what}s\` or give another` : 'give the plugin another name'
+  fail(`${what} "${name}" is already registered${by}; ${remedy}`)
 }
 
 /** Adds plugins. Checks every entry before adding any, so a bad list changes nothing. */
@@ -94,7 +113,7 @@ export function register (...entries: Array<Plugin | Plugin[]>): void {
           : what === 'ext' ? parsersByExtension.has(name)
             : what === 'packer' ? packers.has(name)
               : tokenizers.has(name) || tokenizersByAlias.has(name)
-      if (exists || seen.has(key)) taken(what === 'ext' ? 'extension' : what, name)
+      if (exists || seen.has(key)) taken(what === 'ext' ? 'extension' : what, name, exists ? ownerOf(what, name) : undefined)
       seen.add(key)
     }
     // Options are one table shared by every front: one name, one schema.
