@@ -504,6 +504,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
   const parserCtx = {
     options,
     emit (event: DocEvent) {
+      if (typeof event !== 'object' || event === null) contract(`parser "${parser.name}" emitted ${event === null ? 'null' : `a ${typeof event}`}, not an event`)
       // A label names a container or a record; every chunk inside repeats it in `path`.
       if ((event.type === 'enter' || event.type === 'record') && event.label !== undefined && event.label.length > MAX_LABEL) {
         event = { ...event, label: shortLabel(event.label) }
@@ -512,8 +513,10 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
         case 'block':
         case 'record':
           if (event.start !== eventEnd) {
+            if (typeof event.start !== 'number' || typeof event.end !== 'number') contract(`parser "${parser.name}" emitted a ${event.type} whose start or end is not a number`)
             contract(`parser "${parser.name}" emitted a ${event.type} at ${event.start}; the previous one ended at ${eventEnd}, where the next must start`)
           }
+          if (typeof event.text !== 'string') contract(`parser "${parser.name}" emitted a ${event.type} whose text is not a string`)
           if (event.end !== event.start + event.text.length) {
             contract(`parser "${parser.name}" emitted a ${event.type} at ${event.start}..${event.end} whose text has ${event.text.length} characters; end must be start + text.length`)
           }
@@ -538,6 +541,8 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
           else if (event.key === 'front_matter') frontMatter = event.value
           else info[event.key] = event.value
           break
+        default:
+          contract(`parser "${parser.name}" emitted an event of an unknown type; the types are enter, exit, block, record, definition and info`)
       }
       if (countingAhead) hold(event)
       else pushEvent(event)
