@@ -37,6 +37,11 @@ export function pluginOptionsProblem (options: unknown): string | undefined {
   if (o === null || typeof o !== 'object' || o.type !== 'object' || o.properties === null || typeof o.properties !== 'object') {
     return '`options` must be an object schema: Type.Object({ my_option: Type.Optional(...) })'
   }
+  // Every option may be left out (the other formats' requests leave it out): give it a default instead.
+  const required = (o as { required?: unknown }).required
+  if (Array.isArray(required) && required.length > 0) {
+    return `option "${String(required[0]).slice(0, 64)}" must be optional: wrap it in Type.Optional(...) and give it a default if it needs one`
+  }
   for (const [name, schema] of Object.entries(o.properties)) {
     if (!OPTION_NAME.test(name)) {
       return `option "${name.slice(0, 64)}" must be named in snake_case (a-z, 0-9, _): the same name is a JSON key, a form field and a command-line flag`

@@ -290,7 +290,8 @@ export async function checkParser (plugin: ParserPlugin, samples: Sample[], opti
 
 /**
  * A packer: through the engine over the given samples (of any registered format): tiling,
- * lossless, budget by recount, determinism, at several budgets and tokenizers.
+ * lossless, budget by recount, determinism, at several budgets, with and without overlap,
+ * counting with approx.
  */
 export async function checkPacker (plugin: PackerPlugin, samples: Array<Sample & { options: { input_format: string } }>, options: CheckOptions = {}): Promise<void> {
   validatePlugin(plugin)

@@ -28,6 +28,7 @@ t.test('an options schema the fronts cannot read is refused, naming the option',
   refused(t, [parser('not-object-test', Type.String())], /^parser "not-object-test": `options` must be an object schema/)
   refused(t, [parser('camel-test', Type.Object({ camelOpt: Type.Optional(Type.String()) }))], /^parser "camel-test": option "camelOpt" must be named in snake_case/)
   refused(t, [parser('not-schema-test', { type: 'object', properties: { my_opt: 'string' } })], /option "my_opt" is not a schema/)
+  refused(t, [parser('required-test', Type.Object({ needed_opt: Type.Integer() }))], /^parser "required-test": option "needed_opt" must be optional: wrap it in Type.Optional/)
 })
 
 t.test('good options register and a refused list registers nothing', async (t) => {
