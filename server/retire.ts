@@ -16,25 +16,31 @@ type LoadBalancer = NonNullable<NonNullable<ConstructorParameters<typeof Piscina
 /** External memory (WebAssembly, buffers) past which a worker is replaced after its split. */
 export const RETIRE_EXTERNAL_MB = 192
 
-/** Worker side: ask to be replaced when this thread holds too much memory outside its heap. */
-export function retireIfGrown (slots: Int32Array | undefined, limitMb = RETIRE_EXTERNAL_MB): boolean {
-  if (slots === undefined || process.memoryUsage().external < limitMb * 1024 * 1024) return false
+/**
+ * Worker side: ask to be replaced when this thread holds too much memory outside its heap.
+ * Returns the thread id to put in the answer, or undefined.
+ */
+export function retireIfGrown (slots: Int32Array | undefined, limitMb = RETIRE_EXTERNAL_MB): number | undefined {
+  if (slots === undefined || process.memoryUsage().external < limitMb * 1024 * 1024) return undefined
   for (let i = 0; i < slots.length; i++) {
     const held = Atomics.compareExchange(slots, i, 0, threadId)
-    if (held === 0 || held === threadId) return true
+    if (held === 0 || held === threadId) return threadId
   }
-  return false
+  return undefined
 }
+
+interface Thread { threadId: number, terminate: () => Promise<number> }
 
 export interface Retirements {
   /** One slot per worker, shared with the workers (workerData). */
   slots: Int32Array
   /** Gives a split to an idle worker that has not asked to be replaced. */
   balancer: LoadBalancer
-  /** Terminates the workers that asked (after their answer is in). */
-  sweep: (threads: ReadonlyArray<{ threadId: number, terminate: () => Promise<number> }>) => void
-  /** A worker is gone: its slot is free again. */
-  gone: (id: number) => void
+  /**
+   * Terminates the worker of thread `id`, once its answer is in (the answer names it): never
+   * another worker that has asked but whose answer is still on its way.
+   */
+  retire: (threads: readonly Thread[], id: number) => void
 }
 
 export function retirements (workers: number): Retirements {
@@ -43,17 +49,27 @@ export function retirements (workers: number): Retirements {
     for (let i = 0; i < slots.length; i++) if (Atomics.load(slots, i) === id) return true
     return false
   }
+  const terminating = new Set<number>()
   return {
     slots,
     balancer: (_task, workers) => {
-      for (const w of workers) if (w.currentUsage === 0 && !w.terminating && !asked(w.id)) return w
+      // A slot whose worker is gone (replaced, or stopped past its budget) is free again.
+      for (let i = 0; i < slots.length; i++) {
+        const id = Atomics.load(slots, i)
+        if (id !== 0 && !workers.some((w) => w.id === id)) {
+          Atomics.compareExchange(slots, i, id, 0)
+          terminating.delete(id)
+        }
+      }
+      // A thread that has exited reads -1: never give it a split.
+      for (const w of workers) if (w.currentUsage === 0 && !w.terminating && w.id > 0 && !asked(w.id)) return w
       return null
     },
-    sweep: (threads) => {
-      for (const thread of threads) if (asked(thread.threadId)) void thread.terminate()
-    },
-    gone: (id) => {
-      for (let i = 0; i < slots.length; i++) Atomics.compareExchange(slots, i, id, 0)
+    retire: (threads, id) => {
+      const thread = threads.find((t) => t.threadId === id)
+      if (thread === undefined || terminating.has(id)) return
+      terminating.add(id)
+      void thread.terminate()
     },
   }
 }

@@ -42,7 +42,8 @@ async function room (unsent: Int32Array, size: number): Promise<void> {
 
 /** A failure the client may see: a DocsplitError's code and message, or DOCSPLIT_INTERNAL. */
 export interface TaskFailure { ok: false, code: string, message: string }
-export type TaskResult = { ok: true, json?: string } | TaskFailure
+/** `retire`: this worker's thread id, when it asks to be replaced now that its answer is in (retire.ts). */
+export type TaskResult = ({ ok: true, json?: string } | TaskFailure) & { retire?: number }
 
 export type StreamMessage =
   | { kind: 'start', line: string }
@@ -100,6 +101,12 @@ async function streamTo (port: MessagePort, task: SplitTask): Promise<void> {
 }
 
 export default async function run (task: SplitTask): Promise<TaskResult> {
+  const result = await attempt(task)
+  const retire = retireIfGrown((workerData as { retire?: Int32Array } | undefined)?.retire)
+  return retire === undefined ? result : { ...result, retire }
+}
+
+async function attempt (task: SplitTask): Promise<TaskResult> {
   try {
     await init()
     if (task.warmup !== undefined) {
@@ -123,7 +130,6 @@ export default async function run (task: SplitTask): Promise<TaskResult> {
     task.port?.postMessage({ kind: 'error', failure: result } satisfies StreamMessage)
     return result
   } finally {
-    retireIfGrown((workerData as { retire?: Int32Array } | undefined)?.retire)
     task.port?.close()
   }
 }

@@ -90,7 +90,6 @@ async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<voi
     resourceLimits: { maxOldGenerationSizeMb: opts.workerMaxMemoryMb },
     loadBalancer: retire.balancer,
   })
-  pool.on('workerDestroy', (worker: { id: number }) => { retire.gone(worker.id) })
   // A worker that fails to start is replaced by piscina; keep the event from crashing the process.
   pool.on('error', () => { app.log.error({ code: 'DOCSPLIT_INTERNAL' }, 'worker error') })
   const budgetMs = Math.round(opts.splitTimeoutSeconds * 1000)
@@ -165,9 +164,10 @@ async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<voi
     try {
       await acquire(signal)
       try {
-        return await pool.run(task, { signal, transferList: transferList as never })
+        const result = await pool.run(task, { signal, transferList: transferList as never }) as TaskResult
+        if (result.retire !== undefined) retire.retire(pool.threads, result.retire)
+        return result
       } finally {
-        retire.sweep(pool.threads)
         release()
       }
     } catch (err) {

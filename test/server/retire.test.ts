@@ -5,30 +5,58 @@
  * test/hostile/http.test.ts, whose RSS check failed without it.
  */
 import t from 'tap'
+import { existsSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { Piscina } from 'piscina'
 import { retireIfGrown, retirements } from '../../server/retire.js'
 
 const worker = (id: number, currentUsage = 0, terminating = false): any => ({ id, currentUsage, terminating, isRunningAbortableTask: false })
 
-t.test('a worker that asked is given no split, is terminated, and frees its slot when gone', async (t) => {
+t.test('a worker that asked is given no split; only the worker an answer names is terminated; a gone worker frees its slot', async (t) => {
   const r = retirements(2)
   const task: any = { isAbortable: true }
   t.equal(r.balancer(task, [worker(7), worker(8)])?.id, 7, 'the first idle worker')
   Atomics.store(r.slots, 0, 7)
   t.equal(r.balancer(task, [worker(7), worker(8)])?.id, 8, 'not the one that asked')
   t.equal(r.balancer(task, [worker(7), worker(8, 1)]), null, 'none: the split waits for a fresh worker')
-  t.equal(r.balancer(task, [worker(8, 0, true)]), null, 'nor one being terminated')
+  t.equal(r.balancer(task, [worker(7), worker(8, 0, true)]), null, 'nor one being terminated')
   const terminated: number[] = []
   const thread = (threadId: number): { threadId: number, terminate: () => Promise<number> } => ({ threadId, terminate: async () => { terminated.push(threadId); return 0 } })
-  r.sweep([thread(7), thread(8)])
-  t.same(terminated, [7], 'only the worker that asked is terminated')
-  r.gone(7)
-  t.same([...r.slots], [0, 0], 'its slot is free')
-  t.equal(r.balancer(task, [worker(7), worker(8)])?.id, 7)
+  Atomics.store(r.slots, 1, 8)
+  r.retire([thread(7), thread(8)], 7)
+  r.retire([thread(7), thread(8)], 7)
+  t.same(terminated, [7], 'only the worker the answer names, once')
+  t.same([...r.slots], [7, 8], 'slots held while their workers live')
+  t.equal(r.balancer(task, [worker(8), worker(9)])?.id, 9, '7 is gone: its slot is freed; 8 has asked')
+  t.same([...r.slots], [0, 8])
 })
 
 t.test('a worker asks only past the limit, and only where there are slots', async (t) => {
-  t.equal(retireIfGrown(undefined, 0), false, 'no slots (the library, the CLI): never')
+  t.equal(retireIfGrown(undefined, 0), undefined, 'no slots (the library, the CLI): never')
   const slots = new Int32Array(new SharedArrayBuffer(8))
-  t.equal(retireIfGrown(slots, 1024 * 1024), false, 'under the limit: no')
+  t.equal(retireIfGrown(slots, 1024 * 1024), undefined, 'under the limit: no')
   t.same([...slots], [0, 0])
+})
+
+const built = existsSync(fileURLToPath(new URL('../../dist/server/retire.js', import.meta.url)))
+
+t.test('with real piscina workers: every retirement replaces its worker, and no split fails for another\'s', { skip: built ? false : 'dist/ is not built: run npm run build (npm test does)' }, async (t) => {
+  const r = retirements(2)
+  const pool = new Piscina({
+    filename: fileURLToPath(new URL('./fixtures/retiring-worker.mjs', import.meta.url)),
+    minThreads: 2, maxThreads: 2, concurrentTasksPerWorker: 1, atomics: 'disabled', workerData: { retire: r.slots }, loadBalancer: r.balancer,
+  })
+  t.teardown(async () => { await pool.destroy() })
+  const run = async (waitMs: number): Promise<number> => {
+    const result = await pool.run({ waitMs }) as { thread: number, retire?: number }
+    if (result.retire !== undefined) r.retire(pool.threads, result.retire)
+    return result.thread
+  }
+  const threads: number[] = []
+  // one after another: each on a fresh worker, far more times than there are slots
+  for (let i = 0; i < 8; i++) threads.push(await run(0))
+  t.equal(new Set(threads).size, 8, `8 splits on 8 workers (${threads.join(', ')})`)
+  // side by side, short and long: none is cut off by the other's retirement
+  const results = await Promise.allSettled(Array.from({ length: 12 }, (_, i) => run(i % 2 === 0 ? 0 : 50)))
+  t.same(results.filter((x) => x.status === 'rejected'), [], 'no split failed')
 })
