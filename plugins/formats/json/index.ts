@@ -119,6 +119,8 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
   private estimated = 0
   private estimatedFrom = -1
   private estimatedTo = 0
+  /** The length of the record when it was last counted whole. */
+  private countedLength = 0
 
   constructor (ctx: ParserContext) {
     super(ctx)
@@ -129,20 +131,27 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
 
   /**
    * Whether the current record, up to `end`, is over the budget. Estimated piece by piece as it
-   * grows (each character once; the pieces' sum errs high), only past max_tokens characters.
+   * grows (each character once), only past max_tokens characters. The pieces' sum errs high
+   * (approx counts a whole at less than its pieces), so a sum over the budget is confirmed by a
+   * count of the whole: at the member's end, or while it streams once it has doubled since its
+   * last count (linear in all).
    */
-  private overBudget (end: number): boolean {
+  private overBudget (end: number, ended: boolean): boolean {
     const length = end - this.recStart
     if (length > this.threshold) return true
     if (length <= this.maxTokens) return false
     if (this.estimatedFrom !== this.recStart) {
       this.estimatedFrom = this.estimatedTo = this.recStart
-      this.estimated = 0
+      this.estimated = this.countedLength = 0
     }
     if (end > this.estimatedTo) {
       this.estimated += this.ctx.estimate(this.slice(this.estimatedTo, end))
       this.estimatedTo = end
     }
+    if (this.estimated <= this.maxTokens) return false
+    if (!ended && length < 2 * this.countedLength) return false
+    this.estimated = this.ctx.estimate(this.slice(this.recStart, end))
+    this.countedLength = length
     return this.estimated > this.maxTokens
   }
 
@@ -189,7 +198,7 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
   /** A child of the deepest spine container starts: remember it, open the record while too long. */
   private kidStart (last: Spine, offset: number, label: string): void {
     last.kids.push({ start: offset, label })
-    while (this.spine.length > 0 && this.overBudget(offset)) this.openRecord(false)
+    while (this.spine.length > 0 && this.overBudget(offset, false)) this.openRecord(false)
   }
 
   valueStart (depth: number, offset: number, code: number): void {
@@ -253,7 +262,7 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
     if (last !== undefined && depth === last.depth) {
       if (this.spine.length === 1) {
         // the record's own value ends: open it if it is too long (its last child stays current)
-        if (last.kids.length >= 2 && this.overBudget(end)) this.openRecord(true)
+        if (last.kids.length >= 2 && this.overBudget(end, true)) this.openRecord(true)
         this.spine = []
       } else {
         this.spine.pop()
