@@ -105,12 +105,15 @@ function isDirectory (url: string): boolean {
 /** How long a plugin module may take to load (its top-level code and awaits). */
 export const LOAD_TIMEOUT_MS = 30_000
 
+/** A module that did not finish loading in time. */
+class LoadTimeout extends DocsplitError {}
+
 /** `import(url)`, or a failure once `ms` have passed (a top-level await that never settles). */
 async function importWithin (url: string, name: string, ms: number): Promise<{ default?: unknown }> {
   let timer: NodeJS.Timeout | undefined
   const late = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(() => {
-      reject(new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', `plugin module "${name}" did not finish loading within ${ms / 1000} s (a top-level await that never settles?)`))
+      reject(new LoadTimeout('DOCSPLIT_PLUGIN_LOAD_FAILED', `plugin module "${name}" did not finish loading within ${ms / 1000} s (a top-level await that never settles?)`))
     }, ms)
     // Alone, it need not keep the process up: with nothing else left, Node ends the wait (cli/index.ts says so).
     timer.unref()
@@ -134,7 +137,7 @@ export async function loadPlugins (names: readonly string[], timeoutMs = LOAD_TI
     try {
       mod = await importWithin(url, name, timeoutMs)
     } catch (error) {
-      if (isDocsplitError(error)) throw error
+      if (error instanceof LoadTimeout) throw error
       throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', isModuleNotFound(error)
         ? notFoundMessage(name, url, error)
         : loadFailure(name, error), { cause: error })

@@ -100,3 +100,9 @@ t.test('a module that never finishes loading while it keeps the process busy: a 
   t.equal((error as Error).message, 'plugin module "./forever.js" did not finish loading within 0.3 s (a top-level await that never settles?)')
   t.ok(Date.now() - started < 5000, 'after the timeout, not never')
 })
+
+t.test('a module that throws a DocsplitError while loading is still named, as a load failure', async (t) => {
+  const errors = new URL('../../core/errors.ts', import.meta.url).href
+  write('own-error.js', `import { DocsplitError } from '${errors}'\nthrow new DocsplitError('DOCSPLIT_EXTRA_UNAVAILABLE', 'needs the foo extra')\n`)
+  t.equal(await failure('./own-error.js'), 'plugin module "./own-error.js" threw while loading: needs the foo extra')
+})
