@@ -59,3 +59,13 @@ export class Meter {
     return n
   }
 }
+
+/**
+ * The estimate parsers decide structure by (ParserContext.estimate): the default tokenizer's
+ * count when it is cheap (approx), else UTF-8 bytes / 2; never the request's tokenizer, so
+ * events do not depend on it.
+ */
+export function structureEstimate (defaultTokenizer: Tokenizer | undefined): (text: string) => number {
+  if (defaultTokenizer?.cheap === true) return (text) => defaultTokenizer.count(text)
+  return (text) => Math.ceil(Buffer.byteLength(text, 'utf8') / 2)
+}

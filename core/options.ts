@@ -127,16 +127,24 @@ export function resolveOptions (raw: Record<string, unknown> = {}): ResolvedOpti
     const d = (schema as { default?: unknown }).default
     if (out[name] === undefined && d !== undefined) out[name] = d
   }
-  // In the options table's order, whatever order they were given in: the CLI, the service and
-  // the library then report them (metadata.options) byte for byte alike.
-  const ordered: Record<string, unknown> = {}
-  for (const name of [...Object.keys(baseOptions), ...plugin.keys()]) if (out[name] !== undefined) ordered[name] = out[name]
-  const resolved = ordered as ResolvedOptions
+  const resolved = out as ResolvedOptions
   if (resolved.overlap_tokens * 2 > resolved.max_tokens) {
     throw new DocsplitError('DOCSPLIT_INVALID_BUDGET',
       `overlap_tokens must be at most half of max_tokens (${Math.floor(resolved.max_tokens / 2)} for max_tokens ${resolved.max_tokens})${shown(resolved.overlap_tokens)}`)
   }
   return resolved
+}
+
+/**
+ * The options in the options table's order (the engine's, then the plugins'), whatever order
+ * they were given in and whether a default filled them: the CLI, the service and the library
+ * then report them (metadata.options) byte for byte alike.
+ */
+export function inTableOrder (options: Record<string, unknown>): Record<string, unknown> {
+  const ordered: Record<string, unknown> = {}
+  for (const name of [...Object.keys(baseOptions), ...pluginOptions().keys()]) if (options[name] !== undefined) ordered[name] = options[name]
+  for (const name of Object.keys(options)) if (!(name in ordered) && options[name] !== undefined) ordered[name] = options[name]
+  return ordered
 }
 
 /** Fills the defaults of the chosen plugins' own options, so metadata shows every effective value. */

@@ -12,14 +12,14 @@
  * packer while their texts are counted; the counts travel in the events. Same output.
  */
 import { constants } from 'node:buffer'
-import { Meter } from './budget.js'
+import { Meter, structureEstimate } from './budget.js'
 import { chunkId } from './chunk-id.js'
 import { StreamDecoder, UTF8, byteOrderMark, encodingInfo, type EncodingInfo } from './decode.js'
 import type { BlockEvent, DocEvent, RecordEvent } from './events.js'
 import { DocsplitError, isDocsplitError, isErrorCode, type ErrorCode } from './errors.js'
 import { draftProblem } from './draft-check.js'
 import { isModuleNotFound } from './load.js'
-import { applyPluginDefaults, baseOptions, prepareOptionChecks, resolveOptions } from './options.js'
+import { applyPluginDefaults, baseOptions, inTableOrder, prepareOptionChecks, resolveOptions } from './options.js'
 import { withOverlap } from './overlap.js'
 import { PositionTracker, isHighSurrogate } from './positions.js'
 import { SourceWindow } from './source.js'
@@ -174,7 +174,9 @@ function sampleText (pieces: InputPiece[], encoding: string): string {
   const bom = byteOrderMark(bytes)
   const label = bom !== undefined && bom.label !== 'utf-8' ? bom.label : encoding
   try {
-    return new TextDecoder(label).decode(bytes)
+    // Streaming, then flushed: Node 20 decodes windows-1252 given in one call as Latin-1.
+    const decoder = new TextDecoder(label)
+    return decoder.decode(bytes, { stream: true }) + decoder.decode()
   } catch {
     return new TextDecoder().decode(bytes)
   }
@@ -386,7 +388,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
     max_tokens: maxTokens,
     overlap_tokens: overlapTokens,
     engine_version: VERSION,
-    options: { ...options, input_format: formatName },
+    options: inTableOrder({ ...options, input_format: formatName }) as ResolvedOptions,
   }
 
   // Document information gathered from events.
@@ -506,8 +508,9 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
     emit (event: DocEvent) {
       if (typeof event !== 'object' || event === null) contract(`parser "${parser.name}" emitted ${event === null ? 'null' : `a ${typeof event}`}, not an event`)
       // A label names a container or a record; every chunk inside repeats it in `path`.
-      if ((event.type === 'enter' || event.type === 'record') && event.label !== undefined && event.label.length > MAX_LABEL) {
-        event = { ...event, label: shortLabel(event.label) }
+      if ((event.type === 'enter' || event.type === 'record') && event.label !== undefined) {
+        if (typeof event.label !== 'string') contract(`parser "${parser.name}" emitted ${event.type === 'enter' ? 'an enter' : 'a record'} whose label is not a string`)
+        if (event.label.length > MAX_LABEL) event = { ...event, label: shortLabel(event.label) }
       }
       switch (event.type) {
         case 'block':
@@ -517,6 +520,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
             contract(`parser "${parser.name}" emitted a ${event.type} at ${event.start}; the previous one ended at ${eventEnd}, where the next must start`)
           }
           if (typeof event.text !== 'string') contract(`parser "${parser.name}" emitted a ${event.type} whose text is not a string`)
+          if (event.kind !== undefined && typeof event.kind !== 'string') contract(`parser "${parser.name}" emitted a ${event.type} whose kind is not a string`)
           if (event.end !== event.start + event.text.length) {
             contract(`parser "${parser.name}" emitted a ${event.type} at ${event.start}..${event.end} whose text has ${event.text.length} characters; end must be start + text.length`)
           }
@@ -527,6 +531,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
           eventEnd = event.end
           break
         case 'enter':
+          if (typeof event.label !== 'string') contract(`parser "${parser.name}" emitted an enter whose label is not a string`)
           depth++
           break
         case 'exit':
@@ -547,7 +552,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
       if (countingAhead) hold(event)
       else pushEvent(event)
     },
-    estimate: defaultTokenizer?.cheap === true ? (text: string) => defaultTokenizer.count(text) : (text: string) => Math.ceil(Buffer.byteLength(text) / 2),
+    estimate: structureEstimate(defaultTokenizer),
     fail (code: ErrorCode, message: string): never {
       // Not quoted: what a plugin passes may be document text.
       if (!isErrorCode(code)) contract(`parser "${parser.name}" failed with a ${typeof code} that is not a docsplit error code (DOCSPLIT_PARSE_ERROR, DOCSPLIT_LIMIT_EXCEEDED, ...)`)

@@ -10,6 +10,8 @@
 import fc from 'fast-check'
 import type { DocEvent } from './events.js'
 import { DocsplitError, isDocsplitError } from './errors.js'
+import { structureEstimate } from './budget.js'
+import { baseOptions } from './base-options.js'
 import { endSteps, split } from './pipeline.js'
 import { isFrozen, isRegistered, register, tokenizerByName, validatePlugin } from './registry.js'
 import type { SplitResponse } from './schema.js'
@@ -61,11 +63,12 @@ const decodeText = (input: string | Uint8Array): string => typeof input === 'str
 export async function parserEvents (plugin: ParserPlugin, input: string | Uint8Array, options: Record<string, unknown> = {}, pieces: number | number[] = Number.MAX_SAFE_INTEGER): Promise<DocEvent[]> {
   const out: DocEvent[] = []
   const resolved = { input_format: plugin.formats[0], max_tokens: 512, splitter: plugin.defaultSplitter, tokenizer: 'approx', overlap_tokens: 0, encoding: 'utf-8', ...options } as ResolvedOptions
-  // As the pipeline estimates: the default tokenizer's count (when the built-ins are registered).
-  const approx = await (async () => { try { return await tokenizerByName('approx').load() } catch { return undefined } })()
+  // As the pipeline estimates (the default tokenizer, when the built-ins are registered).
+  const fallback = (baseOptions.tokenizer as { default?: string }).default ?? ''
+  const defaultTokenizer = await (async () => { try { return await tokenizerByName(fallback).load() } catch { return undefined } })()
   const handler = await plugin.create({
     options: resolved,
-    estimate: approx !== undefined ? (text) => approx.count(text) : (text) => Math.ceil(Buffer.byteLength(text) / 2),
+    estimate: structureEstimate(defaultTokenizer),
     emit: (e) => { out.push(e) },
     fail: (code, message) => { throw new DocsplitError(code, message) },
   }) as ParserHandler<string | Uint8Array>

@@ -43,7 +43,6 @@ async function loadOnce (modules: string[]): Promise<void> {
   for (const m of fresh) loaded.add(m)
 }
 
-/** The errors table as an OpenAPI description (every code, status and problem type). */
 /** The whole request (headers and body) must arrive within this long: 408 after it. */
 const REQUEST_TIMEOUT_MS = 54_000
 
@@ -56,6 +55,7 @@ function trustHops (hops: number): (address: string, hop: number) => boolean {
   return (_address, hop) => hop < hops
 }
 
+/** The errors table as an OpenAPI description (every code, status and problem type). */
 function errorsDescription (): string {
   const rows = httpCodes.map((code) => `| \`${code}\` | ${errorTable[code].status} | ${errorTable[code].title} | ${errorTable[code].description} |`)
   return [

@@ -94,6 +94,7 @@ register([
   } as Partial<ParserPlugin>),
   oneRecord('null-event-test', { create: (ctx) => ({ write () {}, end () { ctx.emit(null as never) } }) }),
   oneRecord('string-start-test', { create: (ctx) => ({ write () {}, end () { ctx.emit({ type: 'record', start: '0', end: 1, text: 'x' } as never) } }) }),
+  oneRecord('null-label-test', { create: (ctx) => ({ write () {}, end () { ctx.emit({ type: 'enter', kind: 'section', label: null, start: 0 } as never) } }) }),
   oneRecord('unknown-event-test', { create: (ctx) => ({ write () {}, end () { ctx.emit({ type: 'paragraph', start: 0 } as never) } }) }),
   oneRecord('open-container-test', {
     create (ctx) {
@@ -171,6 +172,7 @@ t.test('a parser that names an unknown default splitter, ends with a promise or 
   t.same(unhandled, [], 'no unhandled rejection')
   await refusal(t, split(TEXT, { input_format: 'null-event-test' }), 'DOCSPLIT_PLUGIN_CONTRACT', /^parser "null-event-test" emitted null, not an event$/)
   await refusal(t, split(TEXT, { input_format: 'string-start-test' }), 'DOCSPLIT_PLUGIN_CONTRACT', /^parser "string-start-test" emitted a record whose start or end is not a number$/)
+  await refusal(t, split(TEXT, { input_format: 'null-label-test' }), 'DOCSPLIT_PLUGIN_CONTRACT', /^parser "null-label-test" emitted an enter whose label is not a string$/)
   await refusal(t, split(TEXT, { input_format: 'unknown-event-test' }), 'DOCSPLIT_PLUGIN_CONTRACT', /^parser "unknown-event-test" emitted an event of an unknown type/)
   await refusal(t, split(TEXT, { input_format: 'open-container-test' }), 'DOCSPLIT_PLUGIN_CONTRACT', /parser "open-container-test" left 1 container open/)
 })

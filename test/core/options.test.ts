@@ -67,5 +67,12 @@ t.test('metadata.options are in the options table\'s order, whatever order they 
   const a = await split('# t\n\nsome text\n', { tokenizer: 'approx', max_tokens: 64, input_format: 'markdown', overlap_tokens: 8 })
   const b = await split('# t\n\nsome text\n', { overlap_tokens: 8, input_format: 'markdown', max_tokens: 64, tokenizer: 'approx' })
   t.equal(JSON.stringify(a), JSON.stringify(b), 'byte for byte')
-  t.same(Object.keys(a.metadata.options).slice(0, 4), ['input_format', 'max_tokens', 'tokenizer', 'overlap_tokens'])
+  t.same(Object.keys(a.metadata.options).slice(0, 4), ['input_format', 'max_tokens', 'splitter', 'tokenizer'])
+  // a default given, or left to fill itself: the same
+  const c = await split('# t\n\nsome text\n', { splitter: 'sibling', tokenizer: 'approx', max_tokens: 64, input_format: 'markdown', overlap_tokens: 8 })
+  t.equal(JSON.stringify(c.metadata), JSON.stringify(a.metadata), 'splitter given or defaulted')
+  const csv = 'a,b\n1,2\n'
+  const d = await split(csv, { input_format: 'csv', header: true })
+  const e = await split(csv, { input_format: 'csv' })
+  t.equal(JSON.stringify(d.metadata), JSON.stringify(e.metadata), 'a plugin option given or defaulted')
 })

@@ -3,10 +3,11 @@
  * A record over budget on its own becomes a chunk alone, marked `protected` when it is over
  * max_tokens. (With overlap the budget is max_tokens - overlap_tokens, room for the overlap; a
  * record between the two goes alone, not protected, and gets what overlap still fits.) Records
- * with a different context (CSV header, sheet) or container never share a chunk. Text
- * between records that a parser emits as blocks (a JSON `[`, an XML prolog) travels with the
- * records around it; such a block over max_tokens on its own (a huge XML comment) is not a
- * record, so it is cut at lines, then words, then graphemes, like any other text.
+ * with a different context (CSV header, sheet) or container never share a chunk. Text that a
+ * parser emits as blocks (a YAML file of comments only, a JSONL file of blank lines, a third
+ * party's text between records) travels with the records around it; such a block over
+ * max_tokens on its own is not a record, so it is cut at lines, then words, then graphemes,
+ * like any other text.
  */
 import { ContainerPath, joinedText, withLabel } from '../../../core/structure.js'
 import type { DocEvent } from '../../../core/events.js'
