@@ -24,7 +24,7 @@ import { withOverlap } from './overlap.js'
 import { PositionTracker, isHighSurrogate } from './positions.js'
 import { SourceWindow } from './source.js'
 import { WellFormedCheck } from './well-formed.js'
-import { freeze, packerByName, parserForFilename, parserForFormat, listParsers, tokenizerByName, formatNames } from './registry.js'
+import { freeze, packerByName, parserForFilename, parserForFormat, listParsers, tokenizerByName, tokenizerSpelling, formatNames } from './registry.js'
 import { SCHEMA_VERSION, type Chunk, type Metadata, type SplitResponse, type SplitSummary } from './schema.js'
 import { segmenters } from './segment.js'
 import type { ChunkDraft, PackerHandler, ParserHandler, ParserPlugin, ResolvedOptions, Tokenizer, TokenizerPlugin } from './types.js'
@@ -372,6 +372,7 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
   const packerPlugin = options.splitter !== undefined ? packerByName(options.splitter) : defaultPacker(parser)
   options.splitter = packerPlugin.name
   const tokenizerPlugin = tokenizerByName(options.tokenizer)
+  options.tokenizer = tokenizerSpelling(options.tokenizer)
   const tokenizer = await loadTokenizer(tokenizerPlugin)
   // The default tokenizer, when cheap, sharpens the packers' estimates for an exact one.
   const fallback = (baseOptions.tokenizer as { default?: string }).default

@@ -75,8 +75,8 @@ function ownerOf (what: string, name: string): string | undefined {
   const p = what === 'parser' ? parsers.get(name)
     : what === 'format' ? parsersByFormat.get(name)
       : what === 'ext' ? parsersByExtension.get(name)
-        : what === 'packer' ? packers.get(name)
-          : tokenizers.get(name) ?? tokenizersByAlias.get(name)
+        : what === 'packer' ? lookup(packers, name)
+          : lookup(tokenizers, name) ?? lookup(tokenizersByAlias, name)
   return p === undefined ? undefined : `${p.kind === 'packer' ? 'splitter' : p.kind} "${p.name}"`
 }
 
@@ -111,10 +111,10 @@ export function register (...entries: Array<Plugin | Plugin[]>): void {
       const exists = what === 'parser' ? parsers.has(name)
         : what === 'format' ? parsersByFormat.has(name)
           : what === 'ext' ? parsersByExtension.has(name)
-            : what === 'packer' ? packers.has(name)
-              : tokenizers.has(name) || tokenizersByAlias.has(name)
-      if (exists || seen.has(key)) taken(what === 'ext' ? 'extension' : what, name, exists ? ownerOf(what, name) : undefined)
-      seen.add(key)
+            : what === 'packer' ? lookup(packers, name) !== undefined
+              : lookup(tokenizers, name) !== undefined || lookup(tokenizersByAlias, name) !== undefined
+      if (exists || seen.has(key.toLowerCase())) taken(what === 'ext' ? 'extension' : what, name, exists ? ownerOf(what, name) : undefined)
+      seen.add(key.toLowerCase())
     }
     // Options are one table shared by every front: one name, one schema.
     for (const option of p.kind === 'tokenizer' ? [] : pluginOptionNames(p.options)) {
@@ -192,8 +192,26 @@ export function parserForFilename (filename: string): ParserPlugin | undefined {
   return best
 }
 
+/** The key of a registered entry, in any letter case (names are case-insensitive on every front). */
+function keyOf<T> (map: Map<string, T>, name: string): string | undefined {
+  if (map.has(name)) return name
+  const lower = name.toLowerCase()
+  for (const key of map.keys()) if (key.toLowerCase() === lower) return key
+  return undefined
+}
+
+function lookup<T> (map: Map<string, T>, name: string): T | undefined {
+  const key = keyOf(map, name)
+  return key === undefined ? undefined : map.get(key)
+}
+
+/** A tokenizer or model name as registered (`GPT-4o` → `gpt-4o`), or the name as given. */
+export function tokenizerSpelling (name: string): string {
+  return keyOf(tokenizers, name) ?? keyOf(tokenizersByAlias, name) ?? name
+}
+
 export function packerByName (name: string): PackerPlugin {
-  const p = packers.get(name)
+  const p = lookup(packers, name)
   if (p === undefined) {
     throw new DocsplitError('DOCSPLIT_UNKNOWN_SPLITTER', `splitter "${name}" is not known; accepted: ${listValues([...packers.keys()])}`)
   }
@@ -204,7 +222,7 @@ export function packerByName (name: string): PackerPlugin {
 const MODELS_SHOWN = 6
 
 export function tokenizerByName (name: string): TokenizerPlugin {
-  const p = tokenizers.get(name) ?? tokenizersByAlias.get(name)
+  const p = lookup(tokenizers, name) ?? lookup(tokenizersByAlias, name)
   if (p === undefined) {
     // Model names are many: a few, so that the message stays whole where it is capped (HTTP).
     const models = [...tokenizersByAlias.keys()]

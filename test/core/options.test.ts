@@ -76,3 +76,13 @@ t.test('metadata.options are in the options table\'s order, whatever order they 
   const e = await split(csv, { input_format: 'csv' })
   t.equal(JSON.stringify(d.metadata), JSON.stringify(e.metadata), 'a plugin option given or defaulted')
 })
+
+t.test('splitter and tokenizer names are taken in any letter case, and reported as registered', async (t) => {
+  const r = await split('a,b\n1,2\n', { input_format: 'csv', splitter: 'Record', tokenizer: 'GPT-4o' })
+  t.equal(r.metadata.splitter, 'record')
+  t.equal(r.metadata.options.splitter, 'record')
+  t.equal(r.metadata.options.tokenizer, 'gpt-4o')
+  t.equal(r.metadata.tokenizer, 'o200k_base')
+  t.equal((await split('x', { input_format: 'text', tokenizer: 'APPROX' })).metadata.tokenizer, 'approx')
+  await t.rejects(split('x', { input_format: 'text', splitter: 'Sibbling' }), { code: 'DOCSPLIT_UNKNOWN_SPLITTER' })
+})
