@@ -329,6 +329,24 @@ function optionsObject (raw: unknown): SplitOptions {
 }
 
 async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: SplitStart) => void, idsLater = false): AsyncGenerator<Chunk[], SplitSummary> {
+  try {
+    return yield * splitting(input, raw, onStart, idsLater)
+  } catch (error) {
+    release(input)
+    throw error
+  }
+}
+
+/**
+ * A stream the split failed on is destroyed, so that its file closes: a bad option or an
+ * unknown tokenizer fails before the stream is read at all, and its file stayed open.
+ */
+function release (input: SplitInput): void {
+  const stream = input as { destroy?: unknown, destroyed?: unknown } | null
+  if (stream !== null && typeof stream === 'object' && typeof stream.destroy === 'function' && stream.destroyed !== true) (stream.destroy as () => void).call(stream)
+}
+
+async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (start: SplitStart) => void, idsLater: boolean): AsyncGenerator<Chunk[], SplitSummary> {
   freeze()
   raw = optionsObject(raw)
   await prepareOptionChecks(raw)

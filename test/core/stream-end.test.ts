@@ -170,3 +170,16 @@ t.test('a splitter that fails is not ended to salvage its chunks, whatever its e
   t.equal(err.code, 'DOCSPLIT_LIMIT_EXCEEDED')
   t.notOk(overflowingEnded, 'end() not called after the failure')
 })
+
+t.test('a split that fails before it reads its stream closes it (a bad option, an unknown tokenizer)', async (t) => {
+  for (const [options, code] of [[{ max_tokens: 1 }, 'DOCSPLIT_INVALID_BUDGET'], [{ input_format: 'text', tokenizer: 'nope' }, 'DOCSPLIT_UNKNOWN_TOKENIZER']] as const) {
+    const stream = Readable.from(['never read'])
+    t.equal(await codeOf(split(stream, options)), code)
+    t.ok(stream.destroyed, `${code}: the stream is destroyed`)
+    const other = Readable.from(['never read'])
+    const s = splitStream(other, options)
+    s.summary.catch(() => {})
+    t.equal(await codeOf((async () => { for await (const c of s) void c })()), code)
+    t.ok(other.destroyed, `${code}: splitStream's too`)
+  }
+})
