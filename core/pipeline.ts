@@ -864,12 +864,28 @@ export interface ChunkBatches extends AsyncIterable<Chunk[]> {
  */
 export function splitBatches (input: SplitInput, options: SplitOptions = {}, idsLater = false): ChunkBatches {
   const { start, summary, done, failed } = sidePromises()
-  return { start, summary, [Symbol.asyncIterator]: () => batchesOf(run(input, options, done.start, idsLater), done.summary, failed) }
+  return { start, summary, [Symbol.asyncIterator]: once(() => batchesOf(run(input, options, done.start, idsLater), done.summary, failed)) }
 }
 
 function chunkStream (input: SplitInput, options: SplitOptions, idsLater: boolean): ChunkStream {
   const { start, summary, done, failed } = sidePromises()
-  return { start, summary, [Symbol.asyncIterator]: () => chunksOf(run(input, options, done.start, idsLater), done.summary, failed) }
+  return { start, summary, [Symbol.asyncIterator]: once(() => chunksOf(run(input, options, done.start, idsLater), done.summary, failed)) }
+}
+
+/**
+ * A stream is iterated once: a second pass would read a consumed input again (no chunks) or a
+ * string twice, and two at once would settle `summary` with one pass's counts.
+ */
+function once<T> (iterate: () => AsyncIterator<T>): () => AsyncIterator<T> {
+  let used = false
+  return () => {
+    if (used) {
+      const error = new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'a split stream is iterated once; call splitStream again for another pass')
+      return { next: async () => { throw error } }
+    }
+    used = true
+    return iterate()
+  }
 }
 
 /** The `start` and `summary` promises of a stream, and how to settle them. */

@@ -183,3 +183,12 @@ t.test('a split that fails before it reads its stream closes it (a bad option, a
     t.ok(other.destroyed, `${code}: splitStream's too`)
   }
 })
+
+t.test('a stream is iterated once: a second pass is an error, not a silent second split', async (t) => {
+  const s = splitStream('# a\n\nsome text\n', { max_tokens: 8 })
+  let n = 0
+  for await (const c of s) { void c; n++ }
+  t.ok(n > 0)
+  t.equal(await codeOf((async () => { for await (const c of s) void c })()), 'DOCSPLIT_INVALID_REQUEST')
+  t.equal((await s.summary).chunk_count, n, 'the summary is the first pass\'s')
+})
