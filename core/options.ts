@@ -109,7 +109,8 @@ export function resolveOptions (raw: Record<string, unknown> = {}): ResolvedOpti
   const out: Record<string, unknown> = {}
   for (const [name, given] of Object.entries(raw)) {
     if (given === undefined || given === null) continue
-    const schema = (baseOptions as Record<string, TSchema>)[name] ?? plugin.get(name)
+    // Own names only: `toString` or `constructor` are no options.
+    const schema = Object.hasOwn(baseOptions, name) ? (baseOptions as Record<string, TSchema>)[name] : plugin.get(name)
     if (schema === undefined) {
       throw new DocsplitError('DOCSPLIT_UNKNOWN_OPTION',
         `unknown option "${name.slice(0, 64)}"; accepted: ${listValues([...Object.keys(baseOptions), ...plugin.keys()])}`)

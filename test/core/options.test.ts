@@ -86,3 +86,9 @@ t.test('splitter and tokenizer names are taken in any letter case, and reported 
   t.equal((await split('x', { input_format: 'text', tokenizer: 'APPROX' })).metadata.tokenizer, 'approx')
   await t.rejects(split('x', { input_format: 'text', splitter: 'Sibbling' }), { code: 'DOCSPLIT_UNKNOWN_SPLITTER' })
 })
+
+t.test('names of Object.prototype are unknown options, not accepted and dropped', async (t) => {
+  for (const name of ['toString', 'constructor', 'hasOwnProperty', 'valueOf', '__proto__']) {
+    await t.rejects(split('x', JSON.parse(`{"${name}": 1}`) as Record<string, unknown>), { code: 'DOCSPLIT_UNKNOWN_OPTION' }, name)
+  }
+})
