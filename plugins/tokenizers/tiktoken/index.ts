@@ -131,10 +131,22 @@ export function tokenizerFrom (encoding: EncodingName, mod: EncodingModule, pool
  * process busy on one core, the workers made it 1.5-1.9x slower (8.6 MB of markdown alike).
  */
 function poolFor (encoding: EncodingName): CountPool | undefined {
-  const setting = process.env.DOCSPLIT_COUNT_THREADS
-  const size = setting === undefined || setting === '' ? Math.min(2, availableParallelism() - 2) : Number.parseInt(setting, 10)
-  if (!CountPool.usable() || !(size > 0)) return undefined
-  return new CountPool(() => ({ encoding: import.meta.resolve(`gpt-tokenizer/encoding/${encoding}`), fixes: import.meta.resolve('./bpe-core.js') }), Math.min(size, 64))
+  const size = countThreads(process.env.DOCSPLIT_COUNT_THREADS)
+  if (!CountPool.usable() || size === 0) return undefined
+  return new CountPool(() => ({ encoding: import.meta.resolve(`gpt-tokenizer/encoding/${encoding}`), fixes: import.meta.resolve('./bpe-core.js') }), size)
+}
+
+/** The most counting threads: past one or two, more only cost memory (see poolFor). */
+export const MAX_COUNT_THREADS = 8
+
+/** DOCSPLIT_COUNT_THREADS, checked: an integer from 0 to MAX_COUNT_THREADS, or the default. */
+export function countThreads (setting: string | undefined): number {
+  if (setting === undefined || setting.trim() === '') return Math.max(0, Math.min(2, availableParallelism() - 2))
+  const n = /^\d{1,3}$/.test(setting.trim()) ? Number(setting.trim()) : NaN
+  if (!(n >= 0 && n <= MAX_COUNT_THREADS)) {
+    throw new DocsplitError('DOCSPLIT_INVALID_OPTION', `DOCSPLIT_COUNT_THREADS must be an integer from 0 to ${MAX_COUNT_THREADS}`)
+  }
+  return n
 }
 
 /**

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { CountPool } from '../../../plugins/tokenizers/tiktoken/pool.js'
-import { importEncoding, tokenizerFrom, type EncodingModule } from '../../../plugins/tokenizers/tiktoken/index.js'
+import { countThreads, importEncoding, tokenizerFrom, type EncodingModule } from '../../../plugins/tokenizers/tiktoken/index.js'
 
 // The last: one piece of 200 KB, which the workers merge in O(n log n) as the main thread does
 // (bpe-core.ts, from dist/: a worker cannot load TypeScript; gpt-tokenizer alone takes 20 s).
@@ -104,4 +104,11 @@ t.test('large splits (records, and blocks) are byte for byte the same with and w
     t.ok(single.length > 5 << 20, 'the whole input came out')
     t.ok(single === parallel, `identical output: ${file.slice(-6)}`)
   }
+})
+
+t.test('DOCSPLIT_COUNT_THREADS: an integer from 0 to 8, else a clear error', async (t) => {
+  t.equal(countThreads('0'), 0)
+  t.equal(countThreads(' 3 '), 3)
+  t.ok(countThreads(undefined) >= 0 && countThreads(undefined) <= 2, 'the default: one per core beyond two, at most two')
+  for (const bad of ['abc', '-1', '9', '200', '1.5']) t.throws(() => countThreads(bad), { code: 'DOCSPLIT_INVALID_OPTION', message: 'DOCSPLIT_COUNT_THREADS must be an integer from 0 to 8' }, bad)
 })
