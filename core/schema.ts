@@ -59,7 +59,7 @@ export const Metadata = Type.Object({
   overlap_tokens: Type.Integer(),
   engine_version: Type.String(),
   options: Type.Record(Type.String(), Type.Unknown(), { description: 'Every option with its effective value.' }),
-})
+}, { additionalProperties: true, description: 'How the document was split. Parsers may add entries (code adds `syntax_aware`).' })
 
 export const SplitResponse = Type.Object({
   schema_version: Type.Literal(SCHEMA_VERSION),
@@ -79,10 +79,12 @@ export const Problem = Type.Object({
   code: Type.String(),
 }, { $id: 'Problem' })
 
-export type Chunk = Static<typeof Chunk>
+/** A chunk; fields a plugin adds (xlsx: `sheet`, `row_start`, `row_end`) are there too, as unknown. */
+export type Chunk = Static<typeof Chunk> & Record<string, unknown>
 export type DocumentInfo = Static<typeof DocumentInfo>
-export type Metadata = Static<typeof Metadata>
+/** Entries a parser adds (code: `syntax_aware`) are there too, as unknown. */
+export type Metadata = Static<typeof Metadata> & Record<string, unknown>
 export type ReferenceDefinition = Static<typeof ReferenceDefinition>
-export type SplitResponse = Static<typeof SplitResponse>
+export type SplitResponse = Omit<Static<typeof SplitResponse>, 'metadata' | 'chunks'> & { metadata: Metadata, chunks: Chunk[] }
 export type SplitSummary = Omit<SplitResponse, 'chunks'>
 export type Problem = Static<typeof Problem>
