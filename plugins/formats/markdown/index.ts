@@ -29,6 +29,10 @@ export function detectMarkdown (sample: string): number {
   if (/(?:\*\*|__)[^*_\n]+(?:\*\*|__)|`[^`\n]+`/.test(sample)) score += 0.15
   if (/^#{1,6}[ \t]+\S.*\r?\n[ \t]*\r?\n/m.test(sample)) score += 0.25
   else if (/^#{1,6}[ \t]+\S/m.test(sample)) score += 0.1
+  // Headings of two levels, each before a blank line (`# Project`, `## Usage`): an outline,
+  // which script comments seldom are.
+  const levels = new Set([...sample.matchAll(/^(#{1,6})[ \t]+\S[^\n]*\r?\n[ \t]*\r?\n/gm)].map((m) => m[1]!.length))
+  if (levels.size >= 2) score += 0.3
   if (/^ {0,3}\S.*\r?\n {0,3}(?:=+|-{2,})[ \t]*\r?$/m.test(sample)) score += 0.1
   if (/^ {0,3}[-*+][ \t]+\S/m.test(sample)) score += 0.05
   if (/^ {0,3}>[ \t]?\S/m.test(sample)) score += 0.1
