@@ -55,6 +55,11 @@ parentPort.on('message', (batch) => {
 export const THREAD_FROM = 32 << 20
 /** Characters of chunk text per batch. */
 const BATCH_CHARS = 1 << 18
+/**
+ * A chunk waits at most this long in a partial batch: chunks of a slow stream (`tail -f log |
+ * docsplit split - --jsonl`) go out as they are made, not once a batch is full.
+ */
+const IDLE_FLUSH_MS = 50
 /** Batches sent and not yet written; past this, the split waits for the writer (a slow reader). */
 const IN_FLIGHT = 4
 
@@ -112,6 +117,9 @@ export class JsonlOutput {
   private batchChars = 0
   private thread: WriterThread | undefined
   private threadless: boolean
+  /** Armed while a partial batch waits; what it last wrote (or failed to). */
+  private idle: NodeJS.Timeout | undefined
+  private flushing: Promise<void> = Promise.resolve()
 
   /** `inputBytes`: the input's size when known. */
   constructor (inputBytes: number | undefined) {
@@ -129,7 +137,32 @@ export class JsonlOutput {
 
   /** Writes `chunks` in order (or hands them to the writer thread). */
   async write (chunks: Chunk[]): Promise<void> {
+    await this.flushing
     if (this.threadless) return await this.writeHere(chunks)
+    await this.gather(chunks)
+    if (this.batch.length > 0 && this.idle === undefined) {
+      this.idle = setTimeout(() => {
+        this.idle = undefined
+        // Awaited by the next write or end, which report its failure.
+        this.flushing = this.flushPartial()
+        this.flushing.catch(() => {})
+      }, IDLE_FLUSH_MS)
+      this.idle.unref()
+    }
+  }
+
+  /** The partial batch, written now: to the thread if it runs, else here (and flushed, so the thread's writes come after). */
+  private async flushPartial (): Promise<void> {
+    if (this.batch.length === 0) return
+    const batch = this.batch
+    this.batch = []
+    this.batchChars = 0
+    if (this.thread !== undefined) return await this.thread.send(batch)
+    await this.writeHere(batch)
+    await this.here.flush()
+  }
+
+  private async gather (chunks: Chunk[]): Promise<void> {
     for (let i = 0; i < chunks.length; i++) {
       const chunk = chunks[i]!
       this.batch.push(chunk)
@@ -151,6 +184,9 @@ export class JsonlOutput {
 
   /** Writes what is left and waits until all is written. */
   async end (): Promise<void> {
+    clearTimeout(this.idle)
+    this.idle = undefined
+    await this.flushing
     const batch = this.batch
     this.batch = []
     if (this.thread === undefined) {

@@ -2,7 +2,7 @@
  * The built `docsplit` command, run as a user runs it (npm test builds dist/ first).
  */
 import t from 'tap'
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -285,4 +285,24 @@ t.test('a file that cannot be read is a one-line error, not a crash', { skip: pr
   const r = spawnSync('env', ['-i', `PATH=${process.env.PATH ?? ''}`, 'setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, bin, 'split', path], { encoding: 'utf8' })
   t.equal(r.status, 2, r.stderr)
   t.match(r.stderr, /^docsplit: DOCSPLIT_INVALID_REQUEST: cannot read ".*secret\.md" \(EACCES\)\n$/)
+})
+
+t.test('--jsonl on a stream that is still being written: chunks go out as they are made', async (t) => {
+  const child = spawn(process.execPath, [bin, 'split', '-', '--jsonl', '--input-format', 'log', '--max-tokens', '64'], { stdio: ['pipe', 'pipe', 'pipe'] })
+  let out = ''
+  child.stdout.on('data', (d: Buffer) => { out += d.toString() })
+  const line = (i: number): string => `2024-01-01 10:00:${String(i % 60).padStart(2, '0')} INFO request ${i} served in ${i % 97} ms\n`
+  let i = 0
+  // A slow producer: some lines, then more only once a chunk has come out (or 10 s have passed).
+  for (; i < 40; i++) child.stdin.write(line(i))
+  const deadline = Date.now() + 10_000
+  while (!out.includes('\n') && Date.now() < deadline) {
+    child.stdin.write(line(i++))
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  t.ok(out.includes('\n'), `a chunk came out while the input was still open (after ${i} lines)`)
+  child.stdin.end()
+  const code = await new Promise((resolve) => child.on('close', resolve))
+  t.equal(code, 0)
+  t.equal(out.trimEnd().split('\n').map((l) => (JSON.parse(l) as { text: string }).text).join(''), Array.from({ length: i }, (_, k) => line(k)).join(''), 'and all of them, in order')
 })
