@@ -68,18 +68,19 @@ class WriterThread {
   private sent = 0
   private written = 0
   private failure: string | undefined
-  private wake: (() => void) | undefined
+  /** Everyone waiting for a write to finish (the split's sends, the end). */
+  private wakers: Array<() => void> = []
 
   constructor () {
     this.worker = new Worker(WORKER, { eval: true, resourceLimits: { maxYoungGenerationSizeMb: 4 } })
     this.worker.on('message', (reply: { error?: string }) => {
       if (reply.error !== undefined) this.failure ??= reply.error
       else this.written++
-      this.wake?.()
+      this.wakeAll()
     })
     const stopped = (): void => {
       this.failure ??= 'EIO'
-      this.wake?.()
+      this.wakeAll()
     }
     this.worker.on('error', stopped)
     this.worker.on('exit', stopped)
@@ -102,11 +103,16 @@ class WriterThread {
     }
   }
 
+  private wakeAll (): void {
+    const wakers = this.wakers
+    this.wakers = []
+    for (const wake of wakers) wake()
+  }
+
   private async waitFor (written: number): Promise<void> {
     while (this.written < written && this.failure === undefined) {
-      await new Promise<void>((resolve) => { this.wake = resolve })
+      await new Promise<void>((resolve) => { this.wakers.push(resolve) })
     }
-    this.wake = undefined
     if (this.failure !== undefined) throw outputError(this.failure)
   }
 }
@@ -120,6 +126,8 @@ export class JsonlOutput {
   /** Armed while a partial batch waits; what it last wrote (or failed to). */
   private idle: NodeJS.Timeout | undefined
   private flushing: Promise<void> = Promise.resolve()
+  /** A write is under way: a partial batch waits for its end, not to go out beside it. */
+  private writing = false
 
   /** `inputBytes`: the input's size when known. */
   constructor (inputBytes: number | undefined) {
@@ -139,10 +147,16 @@ export class JsonlOutput {
   async write (chunks: Chunk[]): Promise<void> {
     await this.flushing
     if (this.threadless) return await this.writeHere(chunks)
-    await this.gather(chunks)
+    this.writing = true
+    try {
+      await this.gather(chunks)
+    } finally {
+      this.writing = false
+    }
     if (this.batch.length > 0 && this.idle === undefined) {
       this.idle = setTimeout(() => {
         this.idle = undefined
+        if (this.writing) return
         // Awaited by the next write or end, which report its failure.
         this.flushing = this.flushPartial()
         this.flushing.catch(() => {})
@@ -182,19 +196,23 @@ export class JsonlOutput {
     }
   }
 
-  /** Writes what is left and waits until all is written. */
+  /** Writes what is left and waits until all is written; the thread ends, written or not. */
   async end (): Promise<void> {
     clearTimeout(this.idle)
     this.idle = undefined
-    await this.flushing
-    const batch = this.batch
-    this.batch = []
-    if (this.thread === undefined) {
-      await this.writeHere(batch)
-      return await this.here.flush()
+    try {
+      await this.flushing
+      const batch = this.batch
+      this.batch = []
+      if (this.thread === undefined) {
+        await this.writeHere(batch)
+        return await this.here.flush()
+      }
+      if (batch.length > 0) await this.thread.send(batch)
+    } finally {
+      // A thread left running would keep the process alive after the error is told.
+      await this.thread?.end()
     }
-    if (batch.length > 0) await this.thread.send(batch)
-    await this.thread.end()
   }
 
   private async writeHere (chunks: Chunk[]): Promise<void> {
