@@ -59,6 +59,8 @@ export class CsvParser {
 
   private docPos = 0
   private recStart = 0
+  /** The line the current record starts on. */
+  private recLine = 1
   private pre = ''
   private rowStart = 0
   private rowEnd = 0
@@ -123,6 +125,10 @@ export class CsvParser {
 
   /** Emits the record [start, end) whose row is [rowStart, rowEnd). */
   private record (text: string, start: number, end: number): void {
+    // However the input was cut: a row read whole within one piece is measured here.
+    if (text.length > MAX_ROW_CHARS) {
+      this.fail(this.recLine, `longer than ${MAX_ROW_CHARS >> 20} MiB characters with the blank lines after it (a quoted field not closed?): a row is kept whole, so one this long is refused`, true)
+    }
     if (this.options.header && this.headerText === undefined) {
       const header = text.slice(this.rowStart - start, this.rowEnd - start)
       this.headerText = header
@@ -191,6 +197,7 @@ export class CsvParser {
           this.pre = ''
           seg = i
           this.recStart = p
+          this.recLine = line
           this.afterRow = false
         }
         inRow = true

@@ -225,6 +225,7 @@ export class LogParser {
       } else {
         head = headAt(piece, from, to)
       }
+      if (base + to - start > MAX_LINE_CHARS) this.refuseLongLine(head, (this.pre + piece.slice(seg, Math.max(seg, start - base))).slice(0, start - this.recStart))
       if ((isStart(head) || this.overlong(head, start)) && this.started++ > 0) {
         // The entry before this line ends where the line starts.
         const cut = start - this.recStart
@@ -254,8 +255,16 @@ export class LogParser {
     }
     this.pre += seg === 0 ? piece : piece.slice(seg)
     this.docPos = base + piece.length
-    if (this.docPos - this.lineStart > MAX_LINE_CHARS) {
-      this.fail('DOCSPLIT_LIMIT_EXCEEDED', `line ${this.line} of the log is longer than ${MAX_LINE_CHARS / (1 << 20)} MiB characters without a line break: a log entry is kept whole, so a line this long is refused`)
-    }
+    if (this.docPos - this.lineStart > MAX_LINE_CHARS) this.refuseLongLine(lineHead(this.head), this.pre.slice(0, this.lineStart - this.recStart))
+  }
+
+  /**
+   * A line over MAX_LINE_CHARS (however the input was cut into pieces) is refused. When it
+   * starts an entry, the entry before it is complete: it goes out first, so that what comes
+   * before the error is all there.
+   */
+  private refuseLongLine (head: string, before: string): never {
+    if (this.started > 0 && before.length > 0 && this.isStart!(head)) this.flush(before, this.lineStart)
+    return this.fail('DOCSPLIT_LIMIT_EXCEEDED', `line ${this.line} of the log is longer than ${MAX_LINE_CHARS / (1 << 20)} MiB characters without a line break: a log entry is kept whole, so a line this long is refused`)
   }
 }

@@ -250,7 +250,7 @@ t.test('detect: delimited text scores, prose and logs do not', async (t) => {
 
 // ---- end to end, through split() and the record splitter ----
 
-const { split } = await import('../../../index.js')
+const { split, splitStream } = await import('../../../index.js')
 const tokenizer = 'approx'
 
 async function checkSplit (t: Test, text: string, options: Record<string, unknown>, what: string): Promise<void> {
@@ -302,6 +302,15 @@ t.test('a row past 64 MiB (a quote never closed) is a limit, not a crash', async
   const err = await split('a,b\n"' + 'x'.repeat((64 << 20) + 10), { input_format: 'csv' }).catch((e: unknown) => e) as { code?: string, message?: string }
   t.equal(err.code, 'DOCSPLIT_LIMIT_EXCEEDED')
   t.match(err.message, /CSV row at line 2: longer than 64 MiB characters/)
+  // a long row that ends within one piece of the input: measured too, the rows before it out first
+  const long = 'h1,h2\n1,first\n2,' + 'x'.repeat((64 << 20) + 10) + '\n3,after\n'
+  const pieces = (async function * () { yield long })()
+  const seen: string[] = []
+  const stream = splitStream(pieces, { input_format: 'csv' })
+  stream.summary.catch(() => {})
+  const code = await (async () => { try { for await (const c of stream) seen.push(c.text) } catch (e) { return (e as { code?: string }).code } return 'none' })()
+  t.equal(code, 'DOCSPLIT_LIMIT_EXCEEDED', 'one piece of 64 MiB and more: the same limit')
+  t.same(seen.join(''), 'h1,h2\n1,first\n', 'the rows before it')
 })
 
 t.test('a chunk of the header row alone carries it as context, as every chunk does', async (t) => {

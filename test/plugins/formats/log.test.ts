@@ -11,6 +11,8 @@ import type { DocEvent, RecordEvent } from '../../../core/events.js'
 import { DocsplitError } from '../../../core/errors.js'
 import { assertTiles, collectEvents } from '../../helpers/events.js'
 import { corpusDir, corpusFiles, corpusMissing } from '../../helpers/corpus.js'
+import { parserEvents } from '../../../testing.js'
+import { splitStream } from '../../../index.js'
 
 const records = (events: DocEvent[]): RecordEvent[] => events.filter((e): e is RecordEvent => e.type === 'record')
 const info = (events: DocEvent[], key: string): unknown => {
@@ -209,6 +211,16 @@ t.test('entries stop growing at MAX_ENTRY_CHARS; a line over MAX_LINE_CHARS is r
   t.equal(recs.map((r) => r.text).join(''), text)
   const long = 'x'.repeat(MAX_LINE_CHARS + 1)
   await t.rejects(collectEvents(log, '2024-01-01 10:00:00 INFO a\n' + long, {}, 1 << 20), { code: 'DOCSPLIT_LIMIT_EXCEEDED', message: /line 2 of the log is longer than 64 MiB/ })
+  // ended within one piece, and starting an entry: refused the same, the entry before it out first
+  const entries = '2024-01-01 10:00:01 INFO one\n2024-01-01 10:00:02 INFO two\n'
+  const doc = entries + '2024-01-01 10:00:03 INFO ' + long + '\n2024-01-01 10:00:04 INFO after\n'
+  const events: DocEvent[] = []
+  const error = await parserEvents(log, doc, {}, doc.length + 1).then(() => undefined, (e: unknown) => e)
+  t.match(error, { code: 'DOCSPLIT_LIMIT_EXCEEDED' }, 'one piece: refused')
+  const r = splitStream((async function * () { yield doc })(), { input_format: 'log' })
+  r.summary.catch(() => {})
+  try { for await (const c of r) events.push({ type: 'record', start: c.char_start, end: c.char_end, text: c.text }) } catch {}
+  t.equal(events.map((e) => (e as { text: string }).text).join(''), entries, 'both entries before it come out')
 })
 
 t.test('empty input gives no events; blank input gives one record', async (t) => {
