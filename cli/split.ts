@@ -62,6 +62,9 @@ async function * tee (source: AsyncIterable<Buffer>, progress: Progress | undefi
 export async function runSplit (command: SplitCommand): Promise<number> {
   const { stream, size } = openInput(command.file)
   const progress = Progress.wanted(size) ? new Progress(size) : undefined
+  // A reader that closes the pipe ends the process at once (exit 0): the line still ends.
+  const endLine = (): void => { progress?.abort() }
+  if (progress !== undefined) process.once('exit', endLine)
   try {
     return await splitInput(command, stream, size, progress)
   } catch (error) {

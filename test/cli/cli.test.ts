@@ -306,3 +306,14 @@ t.test('--jsonl on a stream that is still being written: chunks go out as they a
   t.equal(code, 0)
   t.equal(out.trimEnd().split('\n').map((l) => (JSON.parse(l) as { text: string }).text).join(''), Array.from({ length: i }, (_, k) => line(k)).join(''), 'and all of them, in order')
 })
+
+t.test('the progress line on a terminal ends its line when the reader closes the pipe early', { skip: spawnSync('script', ['--version']).status === 0 ? false : 'script(1) is not installed' }, async (t) => {
+  const log = file('progress.log', bigLog(24))
+  const typescript = join(dir, 'progress.typescript')
+  const r = spawnSync('script', ['-qfc', `${process.execPath} ${bin} split ${log} --jsonl | (sleep 1; head -c 1 > /dev/null); echo rc=$?`, typescript], { encoding: 'utf8', timeout: 60_000 })
+  t.equal(r.status, 0, r.stderr)
+  const seen = readFileSync(typescript, 'latin1')
+  t.match(seen, /MB\/s/, 'the progress line was drawn')
+  t.match(seen, /\r?\nrc=0/, 'what follows starts a line of its own')
+  t.notMatch(seen, /\u001b\[Krc=0/, 'not glued to the progress line')
+})
