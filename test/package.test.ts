@@ -41,3 +41,14 @@ t.test('an override is also a direct pin: overrides reach the install of this re
     t.equal(direct[name], version, `${name}@${version} is pinned where a user's npm sees it`)
   }
 })
+
+t.test('the README\'s links to files of the repo point at files the package ships', async (t) => {
+  const { spawnSync } = await import('node:child_process')
+  const packed = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: new URL('.', root), encoding: 'utf8' })
+  t.equal(packed.status, 0, packed.stderr)
+  const shipped = new Set((JSON.parse(packed.stdout) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map((f) => f.path))
+  const readme = readFileSync(new URL('README.md', root), 'utf8')
+  const links = [...readme.matchAll(/\]\(([a-z][^)#:]*)(?:#[^)]*)?\)/g)].map((m) => m[1]!)
+  t.ok(links.length >= 3, `${links.length} links`)
+  for (const link of links) t.ok(shipped.has(link), `${link} is in the package`)
+})
