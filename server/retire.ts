@@ -69,7 +69,7 @@ export function retirements (workers: number): Retirements {
       const thread = threads.find((t) => t.threadId === id)
       if (thread === undefined || terminating.has(id)) return
       terminating.add(id)
-      void thread.terminate()
+      thread.terminate().catch(() => {})
     },
   }
 }
