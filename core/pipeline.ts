@@ -674,6 +674,10 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
       if (parser.reads === 'bytes') {
         throw needsFile(format)
       }
+      // Text is decoded already: another encoding would be ignored while metadata said it applied.
+      if (decodedLength === 0 && encodingInfo(options.encoding).name !== 'utf-8') {
+        throw new DocsplitError('DOCSPLIT_INVALID_OPTION', `encoding "${options.encoding.slice(0, 64)}" applies to bytes; this input is text (a string), decoded already: leave encoding out, or pass the bytes`)
+      }
       wellFormed.check(piece)
       decodedLength += piece.length
       give(piece)

@@ -114,3 +114,9 @@ t.test('should split empty input into zero chunks and a valid response', async (
     t.equal(r.document.line_count, 0)
   }
 })
+
+t.test('encoding with text given as a string: refused unless utf-8, as the service\'s text endpoint does', async (t) => {
+  await t.rejects(split('x', { input_format: 'text', encoding: 'latin1' }), { code: 'DOCSPLIT_INVALID_OPTION', message: /applies to bytes; this input is text/ })
+  t.equal((await split('x', { input_format: 'text', encoding: 'UTF-8' })).chunk_count, 1)
+  t.equal((await split(Buffer.from('x'), { input_format: 'text', encoding: 'latin1' })).chunk_count, 1, 'bytes: as before')
+})
