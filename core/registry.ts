@@ -52,7 +52,8 @@ export function validatePlugin (plugin: Plugin): void {
     if (plugin.extensions.some((e) => typeof e !== 'string' || !/^\.[^./\\\s]+(\.[^./\\\s]+)*$/.test(e))) {
       fail(`parser "${plugin.name}": every entry of \`extensions\` starts with its dot, such as ".ini" (a bare "ini" would match any name ending in those letters)`)
     }
-    if (plugin.reads !== 'text' && plugin.reads !== 'bytes') fail(`parser "${plugin.name}": \`reads\` must be "text" or "bytes"`)
+    const reads: unknown = plugin.reads
+    if (reads !== 'text' && reads !== 'bytes') fail(`parser "${plugin.name}": \`reads\` must be "text" or "bytes"`)
     if (plugin.whole !== undefined && (typeof plugin.whole !== 'boolean' || (plugin.whole && plugin.reads !== 'text'))) fail(`parser "${plugin.name}": \`whole\` is true or false, and true only for a parser that reads text`)
     if (typeof plugin.create !== 'function') fail(`parser "${plugin.name}" needs a create(ctx) function`)
     const aliases = Object.entries(plugin.formatAliases ?? {})

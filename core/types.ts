@@ -111,7 +111,8 @@ export interface ParserHandler<Input = string> {
   end (): void | Iterable<unknown>
 }
 
-export interface ParserPlugin extends PluginBase {
+/** What every parser declares; `reads` and `create` come with TextParserPlugin or BytesParserPlugin. */
+export interface ParserPluginBase extends PluginBase {
   kind: 'parser'
   /** Format names this parser accepts (`markdown`, `md`). The first is the canonical name. */
   formats: string[]
@@ -127,8 +128,6 @@ export interface ParserPlugin extends PluginBase {
    * reports the entry's name, whichever one was asked for. The parser still sees the name given.
    */
   formatAliases?: Record<string, string>
-  /** `text` parsers get decoded strings; `bytes` parsers get raw Uint8Array pieces. */
-  reads: 'text' | 'bytes'
   /**
    * A `text` parser that needs the whole document at once (markdown-it, tree-sitter, yaml): the
    * pipeline gathers the decoded text and calls write() once, with all of it, just before end()
@@ -156,8 +155,22 @@ export interface ParserPlugin extends PluginBase {
    * the first DECLARED_HEAD bytes (fewer for a shorter input).
    */
   declaredEncoding? (head: Uint8Array): string | undefined
-  create (ctx: ParserContext): ParserHandler<string> | ParserHandler<Uint8Array> | Promise<ParserHandler<string> | ParserHandler<Uint8Array>>
 }
+
+/** A parser of text: its handler gets decoded strings. */
+export interface TextParserPlugin extends ParserPluginBase {
+  reads: 'text'
+  create (ctx: ParserContext): ParserHandler<string> | Promise<ParserHandler<string>>
+}
+
+/** A parser of bytes (xlsx): its handler gets raw Uint8Array pieces. */
+export interface BytesParserPlugin extends ParserPluginBase {
+  reads: 'bytes'
+  create (ctx: ParserContext): ParserHandler<Uint8Array> | Promise<ParserHandler<Uint8Array>>
+}
+
+/** A parser: by `reads`, a handler of strings or of bytes (so a plugin's `write(piece)` is typed). */
+export type ParserPlugin = TextParserPlugin | BytesParserPlugin
 
 /** What a packer emits: a span of the document; core adds ids, offsets and the index. */
 export interface ChunkDraft {

@@ -42,6 +42,23 @@ const start: number | undefined = first?.record_start
 try { await split('x', { max_tokens: 1 }) } catch (e) { if (isDocsplitError(e)) { const code: string = e.code; void code } }
 void sheet; void rows; void aware; void start; void checkParser
 `)
+  writeFileSync(join(dir, 'plugin.ts'), `import { definePlugin } from 'docsplit'
+// write(piece) is a string for a text parser, bytes for a bytes parser, without annotations
+export const text = definePlugin({
+  kind: 'parser', name: 'my-text', docsplit: '^1', formats: ['my-text'], extensions: ['.mt'], reads: 'text', defaultSplitter: 'record',
+  create (ctx) {
+    let all = ''
+    return { write (piece) { all += piece.toUpperCase() === '' ? '' : piece }, end () { ctx.emit({ type: 'record', start: 0, end: all.length, text: all }) } }
+  },
+})
+export const bytes = definePlugin({
+  kind: 'parser', name: 'my-bytes', docsplit: '^1', formats: ['my-bytes'], extensions: ['.mb'], reads: 'bytes', defaultSplitter: 'record',
+  create () {
+    let n = 0
+    return { write (piece) { n += piece.byteLength }, end () { void n } }
+  },
+})
+`)
   const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', dir], { encoding: 'utf8' })
   t.equal(tsc.status, 0, `tsc: ${tsc.stdout}${tsc.stderr}`)
 })
