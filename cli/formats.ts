@@ -1,6 +1,6 @@
 /** `docsplit formats`: what this installation can split, with defaults and availability. */
 import { listPackers, listParsers, listTokenizers } from '../core/registry.js'
-import { baseOptions } from '../core/options.js'
+import { DEFAULT_TOKENIZER } from '../core/options.js'
 import type { Plugin } from '../core/types.js'
 
 async function available (plugin: Plugin): Promise<boolean> {
@@ -31,7 +31,7 @@ export async function describeFormats (): Promise<Record<string, unknown>> {
       aliases: t.aliases ?? [],
       extra: t.extra ?? null,
       available: await available(t),
-      default: t.name === (baseOptions.tokenizer as { default?: unknown }).default,
+      default: t.name === DEFAULT_TOKENIZER,
     }))),
   }
 }

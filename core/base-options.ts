@@ -6,13 +6,15 @@ import { Type } from 'typebox'
 
 export const MIN_TOKENS = 8
 export const MAX_TOKENS = 1_000_000
+/** The tokenizer when none is named; also what parsers estimate by and packers sharpen estimates with. */
+export const DEFAULT_TOKENIZER = 'approx'
 
 /** The engine's own options. Enums of names are filled from the registry by `optionsSchema()`. */
 export const baseOptions = {
   input_format: Type.String({ default: 'auto', description: 'Format of the input, or `auto` to choose by file name, then by content. Names are case-insensitive; another name of a format (`md`, `yml`, `ndjson`, `txt`, `py`) is reported as the format\'s own (`markdown`, ...).' }),
   max_tokens: Type.Integer({ minimum: MIN_TOKENS, maximum: MAX_TOKENS, default: 512, description: 'Budget: no chunk (except a `protected` record) has more tokens.' }),
   splitter: Type.String({ description: 'How chunks are packed. Default: the format\'s own (`sibling` for documents, `record` for records).' }),
-  tokenizer: Type.String({ default: 'approx', description: 'Counts tokens: `approx` (no dependency; at least the real o200k/cl100k count on 99.5% of corpus pieces), an encoding such as `o200k_base`, or a model name such as `gpt-4o`. Name the model\'s encoding when the budget is a hard limit.' }),
+  tokenizer: Type.String({ default: DEFAULT_TOKENIZER, description: 'Counts tokens: `approx` (no dependency; at least the real o200k/cl100k count on 99.5% of corpus pieces), an encoding such as `o200k_base`, or a model name such as `gpt-4o`. Name the model\'s encoding when the budget is a hard limit.' }),
   overlap_tokens: Type.Integer({ minimum: 0, maximum: MAX_TOKENS / 2, default: 0, description: 'Each chunk repeats up to this many tokens from the end of the previous one (at most half of `max_tokens`).' }),
   encoding: Type.String({ default: 'utf-8', description: 'Encoding of the input bytes: `utf-8`, `utf-16le`, `utf-16be` or a single-byte WHATWG label (`latin1`, `windows-1252`, ...). A BOM overrides it. When it is not given, an encoding the document declares is used (an XML declaration\'s `encoding="ISO-8859-1"`), else UTF-8. Text given as a string is decoded already: there, only `utf-8` is accepted.' }),
   filename: Type.String({ maxLength: 1024, description: 'Name of the input file, used by `auto` to choose the format by extension.' }),

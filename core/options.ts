@@ -4,13 +4,13 @@
  * validated by core before any plugin code sees them.
  */
 import { Type, type TObject, type TSchema } from 'typebox'
-import { MAX_TOKENS, MIN_TOKENS, baseOptions } from './base-options.js'
+import { DEFAULT_TOKENIZER, MAX_TOKENS, MIN_TOKENS, baseOptions } from './base-options.js'
 import { checkSimple, isSimpleSchema } from './check.js'
 import { DocsplitError, listValues } from './errors.js'
 import { formatNames, listPackers, listParsers, listTokenizers, tokenizerAliases } from './registry.js'
 import type { ResolvedOptions } from './types.js'
 
-export { MIN_TOKENS, MAX_TOKENS, baseOptions }
+export { MIN_TOKENS, MAX_TOKENS, DEFAULT_TOKENIZER, baseOptions }
 
 type BaseName = keyof typeof baseOptions
 

@@ -19,7 +19,7 @@ import type { BlockEvent, DocEvent, RecordEvent } from './events.js'
 import { DocsplitError, isDocsplitError, isErrorCode, type ErrorCode } from './errors.js'
 import { draftProblem } from './draft-check.js'
 import { isModuleNotFound } from './load.js'
-import { applyPluginDefaults, baseOptions, inTableOrder, prepareOptionChecks, resolveOptions } from './options.js'
+import { DEFAULT_TOKENIZER, applyPluginDefaults, inTableOrder, prepareOptionChecks, resolveOptions } from './options.js'
 import { withOverlap } from './overlap.js'
 import { PositionTracker, isHighSurrogate } from './positions.js'
 import { SourceWindow } from './source.js'
@@ -286,16 +286,16 @@ export function endSteps (parser: string, steps: ReturnType<ParserHandler['end']
 
 /** A promise a plugin returned where none belongs: its rejection is not left unhandled (it would end the process). */
 function silence (value: unknown): void {
-  const then = (value as { then?: unknown } | null)?.then
-  if (typeof then === 'function') (value as Promise<unknown>).then(undefined, () => {})
+  if (typeof (value as { then?: unknown } | null)?.then === 'function') (value as Promise<unknown>).then(undefined, () => {})
 }
 
 /** A plugin method that must finish before it returns (a parser's write, a packer's push). */
 function finished (result: unknown, plugin: string, method: string): void {
   if (result === undefined) return
-  if (typeof (result as { then?: unknown } | null)?.then !== 'function') return
   silence(result)
-  throw new DocsplitError('DOCSPLIT_PLUGIN_CONTRACT', `${plugin}: ${method}() must finish before it returns, not return a promise`)
+  if (typeof (result as { then?: unknown } | null)?.then === 'function') {
+    throw new DocsplitError('DOCSPLIT_PLUGIN_CONTRACT', `${plugin}: ${method}() must finish before it returns, not return a promise`)
+  }
 }
 
 /** Wraps a failure inside a plugin so that nothing but a DocsplitError leaves the engine. */
@@ -393,8 +393,7 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
   options.tokenizer = tokenizerSpelling(options.tokenizer)
   const tokenizer = await loadTokenizer(tokenizerPlugin)
   // The default tokenizer, when cheap, sharpens the packers' estimates for an exact one.
-  const fallback = (baseOptions.tokenizer as { default?: string }).default
-  const defaultTokenizer = fallback === undefined ? undefined : fallback === tokenizerPlugin.name ? tokenizer : await loadTokenizer(tokenizerByName(fallback)).catch(() => undefined)
+  const defaultTokenizer = DEFAULT_TOKENIZER === tokenizerPlugin.name ? tokenizer : await loadTokenizer(tokenizerByName(DEFAULT_TOKENIZER)).catch(() => undefined)
   const estimator = tokenizer.cheap === true ? undefined : defaultTokenizer
   applyPluginDefaults(options, [parser.options, packerPlugin.options])
 
@@ -434,7 +433,8 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
   const sourceText = parser.reads === 'text' ? new SourceWindow() : undefined
   /** Containers open: each enter needs its exit. */
   let depth = 0
-  const contract = (message: string): never => {
+  // Typed where it is declared, so that a check before it narrows what follows.
+  const contract: (message: string) => never = (message) => {
     throw new DocsplitError('DOCSPLIT_PLUGIN_CONTRACT', message)
   }
 
@@ -513,10 +513,10 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
     packerClosed = true
     return pluginFailure(error, `${packerPlugin.name} splitter (counting with the ${tokenizerPlugin.name} tokenizer)`)
   }
+  const packerLabel = `splitter "${packerPlugin.name}"`
   const pushEvent = (event: DocEvent): void => {
     try {
-      const result = packer.push(event) as unknown
-      if (result !== undefined) finished(result, `splitter "${packerPlugin.name}"`, 'push')
+      finished(packer.push(event) as unknown, packerLabel, 'push')
     } catch (error) {
       throw packerFailure(error)
     }
@@ -527,7 +527,7 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
     emit (event: DocEvent) {
       if (typeof event !== 'object' || event === null) contract(`parser "${parser.name}" emitted ${event === null ? 'null' : `a ${typeof event}`}, not an event`)
       // A label names a container or a record; every chunk inside repeats it in `path`.
-      if ((event.type === 'enter' || event.type === 'record') && event.label !== undefined) {
+      if (event.type === 'enter' || (event.type === 'record' && event.label !== undefined)) {
         if (typeof event.label !== 'string') contract(`parser "${parser.name}" emitted ${event.type === 'enter' ? 'an enter' : 'a record'} whose label is not a string`)
         if (event.label.length > MAX_LABEL) event = { ...event, label: shortLabel(event.label) }
       }
@@ -550,7 +550,6 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
           eventEnd = event.end
           break
         case 'enter':
-          if (typeof event.label !== 'string') contract(`parser "${parser.name}" emitted an enter whose label is not a string`)
           depth++
           break
         case 'exit':
@@ -631,6 +630,9 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
   }
 
   let handler: ParserHandler<InputPiece>
+  const parserLabel = `parser "${parser.name}"`
+  /** Hands the parser a piece; its write() must finish before it returns. */
+  const write = (piece: InputPiece): void => { finished(handler.write(piece) as unknown, parserLabel, 'write') }
   try {
     handler = await parser.create(parserCtx) as ParserHandler<InputPiece>
   } catch (error) {
@@ -667,7 +669,7 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
       return
     }
     sourceText?.add(text)
-    finished(handler.write(text) as unknown, `parser "${parser.name}"`, 'write')
+    write(text)
   }
   const feed = (piece: InputPiece): void => {
     if (typeof piece === 'string') {
@@ -686,7 +688,7 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
     bytesInput = true
     receivedBytes += piece.length
     // A parser of bytes may hold its pieces (xlsx holds the whole file): they are its to keep.
-    if (parser.reads === 'bytes') { finished(handler.write(keep(piece)) as unknown, `parser "${parser.name}"`, 'write'); return }
+    if (parser.reads === 'bytes') { write(keep(piece)); return }
     // Bytes are gathered for a whole-text parser only (the registry allows `whole` on no other).
     if (wholeText === undefined) { decode(piece); return }
     if (gatheredBytes + piece.length > GATHER_BYTES) decodeGathered()
@@ -797,7 +799,7 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
         const text = typeof input === 'string' ? input : wholeText.length === 1 ? wholeText[0]! : wholeText.join('')
         wholeText.length = 0
         sourceText?.add(text)
-        finished(handler.write(text) as unknown, `parser "${parser.name}"`, 'write')
+        write(text)
       }
       countAheadWhenLarge()
       // Empty input is zero chunks in every format, even where an empty document is invalid.

@@ -109,12 +109,8 @@ export function register (...entries: Array<Plugin | Plugin[]>): void {
       : p.kind === 'packer' ? [`packer:${p.name}`] : [`tokenizer:${p.name}`, ...(p.aliases ?? []).map((a) => `tokenizer:${a}`)]
     for (const key of keys) {
       const [what, name] = key.split(/:(.*)/s) as [string, string]
-      const exists = what === 'parser' ? parsers.has(name)
-        : what === 'format' ? parsersByFormat.has(name)
-          : what === 'ext' ? parsersByExtension.has(name)
-            : what === 'packer' ? lookup(packers, name) !== undefined
-              : lookup(tokenizers, name) !== undefined || lookup(tokenizersByAlias, name) !== undefined
-      if (exists || seen.has(key.toLowerCase())) taken(what === 'ext' ? 'extension' : what, name, exists ? ownerOf(what, name) : undefined)
+      const owner = ownerOf(what, name)
+      if (owner !== undefined || seen.has(key.toLowerCase())) taken(what === 'ext' ? 'extension' : what, name, owner)
       seen.add(key.toLowerCase())
     }
     // Options are one table shared by every front: one name, one schema.

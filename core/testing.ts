@@ -11,7 +11,7 @@ import fc from 'fast-check'
 import type { DocEvent } from './events.js'
 import { DocsplitError, isDocsplitError } from './errors.js'
 import { structureEstimate } from './budget.js'
-import { baseOptions } from './base-options.js'
+import { DEFAULT_TOKENIZER } from './base-options.js'
 import { endSteps, split } from './pipeline.js'
 import { isFrozen, isRegistered, register, tokenizerByName, validatePlugin } from './registry.js'
 import type { SplitResponse } from './schema.js'
@@ -64,8 +64,7 @@ export async function parserEvents (plugin: ParserPlugin, input: string | Uint8A
   const out: DocEvent[] = []
   const resolved = { input_format: plugin.formats[0], max_tokens: 512, splitter: plugin.defaultSplitter, tokenizer: 'approx', overlap_tokens: 0, encoding: 'utf-8', ...options } as ResolvedOptions
   // As the pipeline estimates (the default tokenizer, when the built-ins are registered).
-  const fallback = (baseOptions.tokenizer as { default?: string }).default ?? ''
-  const defaultTokenizer = await (async () => { try { return await tokenizerByName(fallback).load() } catch { return undefined } })()
+  const defaultTokenizer = await (async () => { try { return await tokenizerByName(DEFAULT_TOKENIZER).load() } catch { return undefined } })()
   const handler = await plugin.create({
     options: resolved,
     estimate: structureEstimate(defaultTokenizer),
