@@ -167,13 +167,14 @@ export class JsonlOutput {
 
   /** The partial batch, written now: to the thread if it runs, else here (and flushed, so the thread's writes come after). */
   private async flushPartial (): Promise<void> {
-    if (this.batch.length === 0) return
     const batch = this.batch
     this.batch = []
     this.batchChars = 0
-    if (this.thread !== undefined) return await this.thread.send(batch)
-    await this.writeHere(batch)
-    await this.here.flush()
+    if (this.thread === undefined) {
+      await this.writeHere(batch)
+      return await this.here.flush()
+    }
+    if (batch.length > 0) await this.thread.send(batch)
   }
 
   private async gather (chunks: Chunk[]): Promise<void> {
@@ -202,13 +203,7 @@ export class JsonlOutput {
     this.idle = undefined
     try {
       await this.flushing
-      const batch = this.batch
-      this.batch = []
-      if (this.thread === undefined) {
-        await this.writeHere(batch)
-        return await this.here.flush()
-      }
-      if (batch.length > 0) await this.thread.send(batch)
+      await this.flushPartial()
     } finally {
       // A thread left running would keep the process alive after the error is told.
       await this.thread?.end()
