@@ -4,9 +4,10 @@
  * JSON: the elements of a top-level array are records (`$[12]`), the members of a top-level
  * object are records (`$.name`), a scalar is one record (`$`). A member of an object whose value
  * is a container longer than the budget is opened (past `max_tokens` by the context's estimate,
- * or past 4 characters per token of it; dense JSON runs 2-3 characters a token): its children become the records (`$.items[3]`), with enter/exit around them, and so on
- * down while objects nest, so an envelope such as `{"data": {"items": [...]}}` streams element by
- * element. Array elements are never opened: objects are envelopes, arrays are collections.
+ * or past 4 characters per token of it; dense JSON runs 2-3 characters a token): its children
+ * become the records (`$.items[3]`), with enter/exit around them, and so on down while objects
+ * nest, so an envelope such as `{"data": {"items": [...]}}` streams element by element. Array
+ * elements are never opened: objects are envelopes, arrays are collections.
  *
  * JSONL: one record per non-blank line (`[0]`, `[1]`, ...); blank lines stay with the record
  * before them. Every line is validated as one JSON text.
