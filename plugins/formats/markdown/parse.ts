@@ -133,7 +133,31 @@ function newState (parser: MarkdownIt, src: string, env: Env): StateBlock {
   state.sCount = sCount as unknown as number[]
   state.bsCount = new Int32Array(max + 1) as unknown as number[]
   state.lineMax = line
+  state.getLines = labelLinesOnly
   return state
+}
+
+/**
+ * StateBlock#getLines for a parse whose inline content is never read: the text of a block's
+ * lines, copied (and re-indented) for paragraphs, fences, code and HTML blocks, was 5% of a
+ * markdown split and garbage as large as the document. Only a setext heading's content is read
+ * (as its label), and markdown-it's lheading asks for it with `end` on the underline: a run of
+ * `=` or `-` and then only spaces. Any other call gets ''.
+ */
+function labelLinesOnly (this: StateBlock, begin: number, end: number, indent: number, keepLastLF: boolean): string {
+  if (keepLastLF || end >= this.lineMax || !isUnderline(this, end)) return ''
+  return (Object.getPrototypeOf(this) as StateBlock).getLines.call(this, begin, end, indent, keepLastLF)
+}
+
+function isUnderline (state: StateBlock, line: number): boolean {
+  const src = state.src
+  let pos = state.bMarks[line]! + state.tShift[line]!
+  const max = state.eMarks[line]!
+  const marker = src.charCodeAt(pos)
+  if (pos >= max || (marker !== 0x3D && marker !== 0x2D)) return false
+  while (pos < max && src.charCodeAt(pos) === marker) pos++
+  while (pos < max && (src.charCodeAt(pos) === 0x20 || src.charCodeAt(pos) === 0x09)) pos++
+  return pos >= max
 }
 
 /** CommonMark label normalization (as markdown-it keys `env.references`). */

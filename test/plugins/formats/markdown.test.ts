@@ -3,7 +3,7 @@ import fc from 'fast-check'
 import { readFileSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
-import MarkdownIt from 'markdown-it'
+import MarkdownIt, { type Token } from 'markdown-it'
 import markdown, { detectMarkdown } from '../../../plugins/formats/markdown/index.js'
 import { blockTokens, loadMarkdownParser, markdownSteps } from '../../../plugins/formats/markdown/parse.js'
 import type { BlockEvent, DocEvent, EnterEvent } from '../../../core/events.js'
@@ -446,12 +446,15 @@ t.test('CommonMark and GFM spec examples: top-level block kinds agree with the e
 t.test('plain tokens are markdown-it\'s tokens', { skip: corpusMissing }, async (t) => {
   await loadMarkdownParser()
   const md = new MarkdownIt('default', { html: true })
+  // Our parse copies no block's content (nothing reads it) but a heading's, its label.
+  const fields = (tokens: Token[]): unknown[] =>
+    tokens.map((x, i) => ({ ...x, content: tokens[i - 1]?.type === 'heading_open' ? x.content : '' }))
   const reference = (src: string): unknown[] => {
     const tokens: ReturnType<typeof md.parse> = []
     md.block.parse(src, md, {}, tokens)
-    return tokens.map((x) => ({ ...x }))
+    return fields(tokens)
   }
-  const ours = (src: string): unknown[] => blockTokens(src).map((x) => ({ ...x }))
+  const ours = (src: string): unknown[] => fields(blockTokens(src))
   const docs = corpusFiles('markdown', ['.md']).map((f) => readFileSync(f, 'utf8'))
   docs.push(...specExamples(readFileSync(join(corpusDir, 'markdown', 'commonmark-spec.md'), 'utf8')).map((e) => e.markdown))
   docs.push('a\n  ', 'a\n\t \t', '  ', '\n', '\n\n', 'x', '\t\tx\n  \t', 'a\r\nb\r\n', '- a\n\t- b\n   \t c\n', '>\t> x\n>  \ty', '   code?\n\n    code\n \n')
