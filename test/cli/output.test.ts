@@ -26,6 +26,21 @@ t.test('the response, written a chunk at a time, is JSON.stringify of it byte fo
   }
 })
 
+t.test('Output keeps every byte and never reuses bytes a stream still holds', async (t) => {
+  // A stream that answers later and keeps what it was given, as a pipe may.
+  const held: Array<string | Buffer> = []
+  const stream = new Writable({
+    highWaterMark: 1024,
+    write (chunk: string | Buffer, _encoding, done) { held.push(chunk); setImmediate(done) },
+  })
+  const output = new Output(stream)
+  const texts = ['{"a":1}\n', 'é€😀\n'.repeat(5000), 'x'.repeat(300_000), '"q"\n', '😀'.repeat(70_000)]
+  for (let i = 0; i < 40; i++) for (const text of texts) await output.write(text)
+  await output.flush()
+  const written = Buffer.concat(held.map((c) => typeof c === 'string' ? Buffer.from(c) : c)).toString()
+  t.equal(written, texts.join('').repeat(40), 'the bytes written are the texts, in order')
+})
+
 function terminal (): { stream: NodeJS.WriteStream, text: () => string } {
   const out = sink()
   return { stream: Object.assign(out.stream, { isTTY: true }) as unknown as NodeJS.WriteStream, text: out.text }
