@@ -1,6 +1,6 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { PositionTracker } from '../../core/positions.js'
+import { PositionTracker, codePoints } from '../../core/positions.js'
 
 /** Line of the character at string offset i: 1 + the breaks before it (LF, CRLF at its LF, lone CR). */
 function lineAt (text: string, i: number): number {
@@ -32,4 +32,11 @@ t.test('line numbers count LF, CRLF and a lone CR once each, wherever chunks cut
       const expected = lineAt(text, text.length) - (last === 10 || last === 13 ? 1 : 0)
       if (tracker.totals().lines !== expected) throw new Error(`lines ${tracker.totals().lines}, expected ${expected} for ${JSON.stringify(text)}`)
     }), { numRuns: 2000 })
+})
+
+t.test('codePoints counts a surrogate pair once and a lone surrogate as one, as Array.from does', async () => {
+  fc.assert(fc.property(
+    fc.array(fc.constantFrom('a', 'é', '😀', '\uD83D', '\uDE00', '\uDBFF\uDFFF', '\n'), { maxLength: 40 }).map((p) => p.join('')),
+    (text) => codePoints(text) === Array.from(text).length && codePoints(text) === codePoints(text),
+  ))
 })
