@@ -38,6 +38,14 @@ function isPrefix (prefix: string[], path: string[]): boolean {
   return prefix.length <= path.length && prefix.every((x, i) => x === path[i])
 }
 
+/**
+ * A record that is the context it carries (a CSV header row, with its line ending): the chunks
+ * after it carry it as `context` already, so overlap does not repeat it as a record.
+ */
+function isOwnContext (u: Unit): boolean {
+  return u.context !== undefined && u.text.startsWith(u.context) && /^[\r\n]*$/.test(u.text.slice(u.context.length))
+}
+
 function chunkFields (units: Unit[]): Record<string, string | number> | undefined {
   let first: Unit | undefined
   let last: Unit | undefined
@@ -118,7 +126,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
     if (overlapping) {
       draft.overlapStarts = []
       // Every record start, the first's too: a chunk of one record may be the next one's overlap.
-      for (const u of units) if (u.record >= 0) draft.overlapStarts.push(u.start - first.start)
+      for (const u of units) if (u.record >= 0 && !isOwnContext(u)) draft.overlapStarts.push(u.start - first.start)
     }
     if (tokenCount > limit) draft.protected = true
     // Overlap never repeats records of another container or context (another sheet, header).

@@ -318,3 +318,21 @@ t.test('a chunk of the header row alone carries it as context, as every chunk do
   t.equal(r.chunks[0]!.text, 'name,value\n', 'the header alone')
   t.ok(r.chunks.every((c) => c.context === 'name,value'), r.chunks.map((c) => JSON.stringify(c.context)).join(' '))
 })
+
+t.test('with overlap, the header row is not repeated as a record: it travels as context', async (t) => {
+  // Header and first row together are over max_tokens - overlap_tokens: the header goes alone.
+  const rows = Array.from({ length: 4 }, (_, i) => `${i},name${i},${Array.from({ length: 12 }, (_, k) => `word${i * 12 + k}`).join(' ')}\n`)
+  for (const blanks of ['', '\n\n']) {
+    const text = `id,name,description\n${blanks}` + rows.join('')
+    const r = await split(text, { input_format: 'csv', max_tokens: 60, overlap_tokens: 20 })
+    t.equal(r.chunks[0]!.text, `id,name,description\n${blanks}`, 'the header alone')
+    t.equal(r.chunks[1]!.char_start, r.chunks[0]!.char_end, 'the next chunk does not start with the header again')
+    t.ok(r.chunks.every((c) => !c.text.startsWith('id,name') || c.index === 0), r.chunks.map((c) => JSON.stringify(c.text.slice(0, 12))).join(' '))
+    t.ok(r.chunks.slice(1).every((c) => c.context === 'id,name,description'), 'every row chunk carries the header as context')
+  }
+  // Rows still overlap rows, and a header packed with rows is never part of the overlap.
+  const small = 'k,v\n' + Array.from({ length: 8 }, (_, i) => `row${i},${i}\n`).join('')
+  const r = await split(small, { input_format: 'csv', max_tokens: 16, overlap_tokens: 6 })
+  t.ok(r.chunks.slice(1).some((c, i) => c.char_start < r.chunks[i]!.char_end), 'rows overlap')
+  t.ok(r.chunks.slice(1).every((c) => c.char_start >= 4), 'no chunk after the first repeats the header')
+})

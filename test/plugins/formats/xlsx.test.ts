@@ -277,6 +277,16 @@ t.test('hidden sheets are read and marked', async (t) => {
   t.same(sheetsInfo(events).map((s) => [s.name, s.hidden ?? false]), [['Shown', false], ['Lookup', true]])
 })
 
+t.test('with overlap, the header row is not repeated as a record: it travels as context', async (t) => {
+  const rows: string[][] = [['id', 'name', 'description']]
+  for (let i = 0; i < 4; i++) rows.push([String(i), `name${i}`, Array.from({ length: 12 }, (_, k) => `word${i * 12 + k}`).join(' ')])
+  // Header and first row together are over max_tokens - overlap_tokens: the header goes alone.
+  const r = await split(buildXlsx([{ name: 'S', rows }]), { input_format: 'xlsx', max_tokens: 60, overlap_tokens: 20, tokenizer: 'approx' })
+  t.equal(r.chunks[0]!.text, 'id,name,description\n', 'the header alone')
+  t.equal(r.chunks[1]!.char_start, r.chunks[0]!.char_end, 'the next chunk does not start with the header again')
+  t.ok(r.chunks.every((c) => c.context === 'id,name,description'))
+})
+
 t.test('50,000 rows, end to end through split()', async (t) => {
   const rows: Array<Array<string | number>> = [['id', 'name', 'amount']]
   for (let i = 1; i <= 50_000; i++) rows.push([i, `customer ${i}`, i * 1.25])
