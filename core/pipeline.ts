@@ -775,7 +775,7 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
     try {
       if (countingAhead) await drain(true)
       packerClosed = true
-      packer.end()
+      packer.end(true)
     } catch {
       return
     }

@@ -217,7 +217,12 @@ export interface PackerContext {
 
 export interface PackerHandler {
   push (event: DocEvent): void
-  end (): void
+  /**
+   * No more events: emit what is held. `interrupted` is true when the input stopped at an error
+   * (what came before it still goes out): the last chunk then did not reach the end of the
+   * document, so it keeps the boundary where it ended instead of `end`.
+   */
+  end (interrupted?: boolean): void
 }
 
 export interface PackerPlugin extends PluginBase {

@@ -81,6 +81,26 @@ t.test('a bad JSONL line after good ones: every record before it goes out, then 
   t.same(texts, ['{"a":1}\n{"b":2}\n'], 'two records that fill no chunk still go out')
 })
 
+t.test('the last chunk before an input error says where it ended, not `end`: the document goes on', async (t) => {
+  const boundaries = async (input: Parameters<typeof splitStream>[0], options: Parameters<typeof splitStream>[1]): Promise<Array<[string, string]>> => {
+    const s = splitStream(input, options)
+    s.summary.catch(() => {})
+    const seen: Array<[string, string]> = []
+    try { for await (const c of s) seen.push([c.boundary, c.text]) } catch {}
+    return seen
+  }
+  // record splitter: after a record
+  t.same(await boundaries(Buffer.from('{"a":1}\n{"b":2}\n{bad\n'), { input_format: 'jsonl' }), [['record', '{"a":1}\n{"b":2}\n']])
+  // sibling splitter: after a block (invalid UTF-8 in the second piece)
+  const pieces = async function * (): AsyncGenerator<Buffer> {
+    yield Buffer.from('Para one.\n\nPara two.\n\n')
+    yield Buffer.from([0x41, 0xff, 0x41])
+  }
+  t.same(await boundaries(pieces(), { input_format: 'text' }), [['block', 'Para one.\n\n']])
+  // A document read to its end still ends with `end`.
+  t.same((await boundaries(Buffer.from('{"a":1}\n{"b":2}\n'), { input_format: 'jsonl' })).map(([b]) => b), ['end'])
+})
+
 t.test('counting ahead on other cores: the records held for counting still go out before an input error', async (t) => {
   // More than AHEAD_AFTER (4 Mi characters) of good lines, so o200k counts them ahead in batches.
   const good = '{"a":"some value here","n":1}\n'.repeat(200_000)

@@ -86,7 +86,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
    * estimates after this many: rereading then costs at most this many chunk lengths.
    */
   const tallyRecordsMax = meter.tokenizer.cheap === true ? Infinity : 32
-  /** The last draft is held back so the final one can say `end`. */
+  /** The last draft is held back so the final one can say `end` (when the document ended, not an error). */
   let held: ChunkDraft | undefined
 
   const release = (draft: ChunkDraft): void => {
@@ -295,7 +295,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
           break
       }
     },
-    end () {
+    end (interrupted?: boolean) {
       let carry = flush()
       while (carry.length > 0) {
         const rest = carry
@@ -304,7 +304,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
         carry = flush()
       }
       if (held !== undefined) {
-        held.boundary = 'end'
+        if (interrupted !== true) held.boundary = 'end'
         ctx.emit(held)
         held = undefined
       }

@@ -80,6 +80,10 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
   const fineSpacing = Math.floor(budget / 16)
   const queue: Unit[] = []
   let queuedEstimate = 0
+  /** Set by end(true): the input stopped at an error, so the last chunk did not end the document. */
+  let interrupted = false
+  /** The boundary of a chunk that ends with the last unit, once no more will come. */
+  const lastBoundary = (u: Unit): Boundary => interrupted ? u.reason : 'end'
 
   // Structure seen since the last unit.
   const containers = new ContainerPath()
@@ -245,7 +249,7 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     // Not meter.count (see over): what the meter learns must not depend on counts made ahead.
     const n = j === 1 && queue[0]!.tokens !== undefined ? queue[0]!.tokens : meter.tokenizer.count(text)
     if (n > limit) return false
-    emit(j, n, text, final && j === queue.length ? 'end' : queue[j - 1]!.reason)
+    emit(j, n, text, final && j === queue.length ? lastBoundary(queue[j - 1]!) : queue[j - 1]!.reason)
     return true
   }
 
@@ -331,7 +335,7 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
       }
       if (best !== undefined) {
         const [j, n, text] = best
-        emit(j, n, text ?? joined(j), s === END ? 'end' : queue[j - 1]!.reason)
+        emit(j, n, text ?? joined(j), s === END ? lastBoundary(queue[j - 1]!) : queue[j - 1]!.reason)
         return true
       }
       t = e + 1
@@ -421,7 +425,7 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
       if (!cut(0)) {
         // A single code point over budget: nothing finer exists. Core reports the breach.
         const text = queue[0]!.text
-        emit(1, meter.count(text), text, final && queue.length === 1 ? 'end' : queue[0]!.reason)
+        emit(1, meter.count(text), text, final && queue.length === 1 ? lastBoundary(queue[0]!) : queue[0]!.reason)
       }
     }
   }
@@ -466,7 +470,8 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
           break
       }
     },
-    end () {
+    end (stopped?: boolean) {
+      interrupted = stopped === true
       pump(true)
     },
   }

@@ -219,8 +219,15 @@ t.test('entries stop growing at MAX_ENTRY_CHARS; a line over MAX_LINE_CHARS is r
   t.match(error, { code: 'DOCSPLIT_LIMIT_EXCEEDED' }, 'one piece: refused')
   const r = splitStream((async function * () { yield doc })(), { input_format: 'log' })
   r.summary.catch(() => {})
-  try { for await (const c of r) events.push({ type: 'record', start: c.char_start, end: c.char_end, text: c.text }) } catch {}
+  const boundaries: string[] = []
+  try {
+    for await (const c of r) {
+      events.push({ type: 'record', start: c.char_start, end: c.char_end, text: c.text })
+      boundaries.push(c.boundary)
+    }
+  } catch {}
   t.equal(events.map((e) => (e as { text: string }).text).join(''), entries, 'both entries before it come out')
+  t.equal(boundaries.at(-1), 'record', 'the last of them ended after a record, not at the end of the document')
 })
 
 t.test('empty input gives no events; blank input gives one record', async (t) => {
