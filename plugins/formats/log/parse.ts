@@ -76,14 +76,20 @@ function lineHead (line: string): string {
   return headAt(line, 0, line.length)
 }
 
-/** Splits a sample into lines without their endings (the last, possibly partial, line included). */
+/**
+ * Splits a sample into the lines a start pattern is chosen from, without their endings (the
+ * last, possibly partial, line included). Where the sample has a `\n`, a lone `\r` does not end
+ * a line here: it redraws the line (a progress bar, `Downloading 10%\r20%\r100%\r\n`), and the
+ * pieces after it would outnumber the lines that start entries. Only in a file without `\n`
+ * (old Mac) is it the line ending.
+ */
 export function sampleLines (sample: string): string[] {
   const out: string[] = []
-  const ends = new LineEnds(sample, true)
+  const ends = sample.includes('\n') ? undefined : new LineEnds(sample, true)
   let pos = 0
   while (pos < sample.length) {
-    const next = ends.after(pos)
-    const end = next === -1 ? sample.length : next
+    const next = ends !== undefined ? ends.after(pos) : sample.indexOf('\n', pos) + 1
+    const end = next <= 0 ? sample.length : next
     out.push(headAt(sample, pos, end))
     pos = end
   }

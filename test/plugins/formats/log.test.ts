@@ -192,6 +192,29 @@ t.test('a lone CR ends a line as core counts it: CR-only logs split by entry', a
   }
 })
 
+t.test('a short CRLF log with lone-CR progress lines: detected as a log, progress stays in its entry', async (t) => {
+  // What a download or install step writes through a terminal: each update redraws the line.
+  const progress = (what: string): string => [0, 10, 25, 40, 55, 70, 85, 100].map((p) => `${what} ${p}%`).join('\r') + '\r\n'
+  const text = [
+    '2024-03-01 10:00:00.118 INFO  setup: starting installer v2.4.1\r\n',
+    '2024-03-01 10:00:00.502 INFO  fetch: GET https://example.com/pkg.tar.gz\r\n',
+    progress('Downloading pkg.tar.gz'),
+    '2024-03-01 10:00:07.930 INFO  fetch: 48.2 MiB in 7.4 s\r\n',
+    '2024-03-01 10:00:08.004 WARN  verify: no checksum file, skipping\r\n',
+    progress('Extracting'),
+    '2024-03-01 10:00:12.771 INFO  setup: done\r\n',
+  ].join('')
+  t.ok(log.detect!(text) > 0.5, `detect scores ${log.detect!(text)}`)
+  const { split } = await import('../../../index.js')
+  const r = await split(text, { input_format: 'auto', max_tokens: 512 })
+  t.equal(r.document.input_format, 'log', 'auto says log')
+  const ev = await collectEvents(log, text)
+  assertTiles(ev, text)
+  t.equal(info(ev, 'start_pattern'), START_PATTERNS.find((p) => p.name === 'iso-datetime')!.regex.source)
+  t.same(records(ev).map((e) => e.label), ['line 1', 'line 2', 'line 11', 'line 12', 'line 21'], 'five entries; progress lines continue the one before them')
+  for (const size of [1, 3, 37]) t.same(await collectEvents(log, text, {}, size), ev, `piece size ${size}`)
+})
+
 t.test('a log indented as a whole: lines at its least indentation start entries', async (t) => {
   const text = Array.from({ length: 30 }, (_, i) => i % 3 === 2 ? '      at deeper.frame' : `  job ${i} started`).join('\n') + '\n'
   const ev = await collectEvents(log, text)
