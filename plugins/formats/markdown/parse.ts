@@ -21,6 +21,8 @@ interface Reference { href: string, title: string }
 
 let md: MarkdownIt | undefined
 let yamlLib: typeof import('yaml') | undefined
+type YamlToken = import('yaml').CST.Token
+type YamlDocument = import('yaml').Document.Parsed
 
 /**
  * markdown-it (and yaml, for front matter) load with the first markdown document, not with
@@ -182,16 +184,34 @@ const CLOSING_FENCE = /^(?:---|\.\.\.)[ \t\r\n]*$/
 
 /** Nesting levels of front matter that is parsed (real front matter has a handful). */
 const MAX_FRONT_MATTER_DEPTH = 100
+/** What frontMatterValue answers for front matter nested deeper than that. */
+const TOO_DEEP = Symbol('too deep')
 
 /**
- * Whether YAML nests deeper than MAX_FRONT_MATTER_DEPTH, judged on its syntax tree, which
- * yaml's parser builds without recursion: its composer recurses per level, and a stack
- * overflow there can leave V8 unable to compile a regexp later (a service's next request died).
+ * The front matter's value, read as yaml's `parse` reads it (one document; its first error
+ * thrown), lexed once: its syntax tree is checked for depth, then composed. TOO_DEEP when it
+ * nests deeper than MAX_FRONT_MATTER_DEPTH: the tree is built without recursion, but the
+ * composer recurses per level, and a stack overflow there can leave V8 unable to compile a
+ * regexp later (a service's next request died).
  */
-function yamlTooDeep (body: string): boolean {
-  // Two objects of the tree per level: a collection and its item.
-  for (const token of new yamlLib!.Parser().parse(body)) if (!walkObjects(token, (_, depth) => depth <= 2 * MAX_FRONT_MATTER_DEPTH)) return true
-  return false
+function frontMatterValue (body: string): unknown {
+  const yaml = yamlLib!
+  const tokens: YamlToken[] = []
+  for (const token of new yaml.Parser().parse(body)) {
+    // Two objects of the tree per level: a collection and its item.
+    if (!walkObjects(token, (_, depth) => depth <= 2 * MAX_FRONT_MATTER_DEPTH)) return TOO_DEEP
+    tokens.push(token)
+  }
+  // logLevel error: yaml's warnings quote the document (a collection key), and print to stderr.
+  const options = { maxAliasCount: 100, logLevel: 'error' } as const
+  let doc: YamlDocument | undefined
+  for (const next of new yaml.Composer(options).compose(tokens, true, body.length)) {
+    if (doc !== undefined) throw new Error('front matter holds more than one YAML document')
+    doc = next
+  }
+  if (doc === undefined) return null // compose(..., true) always gives one; typed as maybe none
+  if (doc.errors.length > 0) throw doc.errors[0]!
+  return doc.toJS(options)
 }
 
 function frontMatter (text: string, lineStarts: ArrayLike<number>, lineCount: number): { end: number, value: unknown } {
@@ -206,9 +226,8 @@ function frontMatter (text: string, lineStarts: ArrayLike<number>, lineCount: nu
     const body = text.slice(lineStarts[1], s)
     if (body.trim() === '') return { end: line + 1, value: null }
     try {
-      // logLevel error: yaml's warnings quote the document (a collection key), and print to stderr.
-      if (yamlTooDeep(body)) return { end: line + 1, value: null }
-      const value: unknown = yamlLib!.parse(body, { maxAliasCount: 100, logLevel: 'error' })
+      const value = frontMatterValue(body)
+      if (value === TOO_DEEP) return { end: line + 1, value: null }
       return value !== null && typeof value === 'object' && !Array.isArray(value) ? { end: line + 1, value } : none
     } catch {
       return /^\s*(?:#.*\n\s*)*[^\s:#][^:\n]*:(?:\s|$)/.test(body) ? { end: line + 1, value: null } : none

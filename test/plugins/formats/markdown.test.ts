@@ -112,6 +112,52 @@ t.test('block kinds, containers and cut styles', async (t) => {
   t.equal(bs[0]?.text, 'Para one\nstill one\n\n', 'blank lines go with the block before')
 })
 
+t.test('front matter is lexed once, and reads as yaml.parse reads it', async (t) => {
+  const yaml = await import('yaml')
+  /** What the front matter was before it was lexed once: yaml.parse, and the same fallbacks. */
+  const expected = (body: string): unknown => {
+    try {
+      const value: unknown = yaml.parse(body, { maxAliasCount: 100, logLevel: 'error' })
+      return value !== null && typeof value === 'object' && !Array.isArray(value) ? value : undefined
+    } catch {
+      return /^\s*(?:#.*\n\s*)*[^\s:#][^:\n]*:(?:\s|$)/.test(body) ? null : undefined
+    }
+  }
+  const bodies = [
+    'title: Hello\ntags: [a, b]\n',
+    'a: &x {k: 1}\nb: *x\nc:\n  <<: *x\n  d: 2\n',
+    'when: 2024-01-01\nn: 0x1f\nf: .inf\nnothing: ~\n',
+    '? [a, b]\n: complex key\n',
+    'a: 1\n--- # a second document\nb: 2\n',
+    'title: [unclosed\n',
+    '- a\n- b\n',
+    'just a string\n',
+    '# a comment\nkey: "quoted: colon"\n',
+    'a: 1\na: 2\n',
+    '!!binary aGVsbG8=\n',
+    'k: !custom value\n',
+    'a: ' + '['.repeat(40) + ']'.repeat(40) + '\n',
+  ]
+  const lex = yaml.Lexer.prototype.lex
+  let lexed = 0
+  yaml.Lexer.prototype.lex = function (...args: Parameters<typeof lex>) {
+    lexed++
+    return lex.apply(this, args)
+  }
+  try {
+    for (const body of bodies) {
+      lexed = 0
+      const events = await run(`---\n${body}---\n# Head\n`)
+      t.equal(lexed, 1, `${JSON.stringify(body)}: lexed once`)
+      t.same(info(events, 'front_matter'), expected(body), `${JSON.stringify(body)}: same value`)
+    }
+  } finally {
+    yaml.Lexer.prototype.lex = lex
+  }
+  t.equal(info(await run('---\n' + '- '.repeat(101) + 'x\n---\n'), 'front_matter'), null, 'nested past 100 levels: front matter, value null')
+  t.same(info(await run('---\n' + '- '.repeat(99) + 'x\n---\n'), 'front_matter'), undefined, 'a sequence within the limit is not a mapping')
+})
+
 t.test('front matter: parsed, a block, title from it', async (t) => {
   const text = '---\ntitle: Hello\ntags: [a, b]\n---\n\n# Not the title\n\nBody\n'
   const events = await run(text)
