@@ -10,10 +10,11 @@ import type { TSchema } from 'typebox'
 import { loadPlugins, VERSION } from '../index.js'
 import { Chunk, Problem, SplitResponse } from '../core/schema.js'
 import { defaultConfig, type ServerConfig } from './env.js'
-import { httpCodes, type RetryHint } from './problem.js'
+import { httpCodes } from './problem.js'
 import { splitOptions, SPLIT_PREFIX } from './schemas.js'
 import accessLog from './plugins/access-log.js'
-import pool, { type SplitPool } from './plugins/pool.js'
+import drain, { DRAIN_EXTRA_SECONDS } from './plugins/drain.js'
+import pool from './plugins/pool.js'
 import problem, { clientErrorHandler, frameworkErrors } from './plugins/problem.js'
 import rateLimit from './plugins/rate-limit.js'
 import splitText from './routes/split-text.js'
@@ -133,38 +134,9 @@ export async function build (opts: BuildOptions = {}): Promise<FastifyInstance> 
     parseJson(request, bytes.toString('utf8'), done)
   })
 
-  // During shutdown every new request is refused (503), responses still in flight close their
-  // connection, and the listener closes once the splits in flight are done (start.ts calls
-  // startDraining on SIGTERM; app.close() does the same).
-  let draining = false
-  const startDraining = (): void => {
-    draining = true
-    app.server.closeIdleConnections()
-  }
-  app.decorate('startDraining', startDraining)
-  app.addHook('onRequest', async (_request, reply) => {
-    if (!draining) return
-    reply.header('connection', 'close')
-    throw Object.assign(new DocsplitError('DOCSPLIT_OVERLOADED', 'the service is shutting down; retry on another instance'), { retryAfterSeconds: 1 } satisfies RetryHint)
-  })
-  app.addHook('onSend', async (_request, reply) => {
-    if (draining) reply.header('connection', 'close')
-  })
-  app.addHook('preClose', async () => {
-    startDraining()
-    const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
-    // Every split ends within its budget; then give the last responses a moment to flush, and
-    // close what is left (a client may leave a connection half-open after going away).
-    const splitsDone = Date.now() + (config.splitTimeoutSeconds + 1) * 1000
-    while ((app.splitPool as SplitPool | undefined)?.pending !== undefined && app.splitPool.pending > 0 && Date.now() < splitsDone) await sleep(50)
-    const flushed = Date.now() + 1000
-    while (Date.now() < flushed && await new Promise<number>((resolve) => { app.server.getConnections((_e, n) => { resolve(n) }) }) > 0) {
-      app.server.closeIdleConnections()
-      await sleep(50)
-    }
-    app.server.closeAllConnections()
-  })
-
+  // Requests in flight at SIGTERM get every second their split may take, and a few more to
+  // finish their upload or answer; start.ts exits 1 if something still holds the process after that.
+  await app.register(drain, { graceMs: (config.splitTimeoutSeconds + DRAIN_EXTRA_SECONDS) * 1000 })
   await app.register(accessLog)
   await app.register(problem, { options, maxBodyBytes: config.maxBodyBytes })
   for (const schema of [Chunk, SplitResponse, Problem]) app.addSchema(schema)
@@ -198,9 +170,3 @@ export async function build (opts: BuildOptions = {}): Promise<FastifyInstance> 
   return app
 }
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** Refuse new requests from now on (503), while in-flight ones finish. */
-    startDraining: () => void
-  }
-}

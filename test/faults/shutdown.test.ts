@@ -65,3 +65,49 @@ t.test('SIGTERM drains in-flight splits, refuses new ones, exits 0', async (t) =
   t.ok(answeredAt.length === 2 && answeredAt.every((at) => at < exitedAt), 'and only after the in-flight splits were answered')
   t.notMatch(service.stderr(), /Error|at /, 'nothing on stderr')
 })
+
+t.test('SIGTERM lets an upload still arriving and an answer still being read finish', async (t) => {
+  const service = await startService({ DOCSPLIT_WEB_SPLIT_TIMEOUT_SECONDS: '10' })
+  t.teardown(async () => { await service.stop(5000) })
+  const { request } = await import('node:http')
+  const post = (body: string, onResponse: (res: import('node:http').IncomingMessage) => Promise<string>, slowly: boolean): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port: service.port, method: 'POST', path: TEXT, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+        (res) => { onResponse(res).then(resolve, reject) })
+      req.on('error', reject)
+      if (!slowly) { req.end(body); return }
+      // The body in ten pieces over 2 s: most of it arrives after the signal.
+      let at = 0
+      const step = Math.ceil(body.length / 10)
+      const timer = setInterval(() => {
+        req.write(body.slice(at, at + step))
+        at += step
+        if (at >= body.length) { clearInterval(timer); req.end() }
+      }, 200)
+    })
+  const readAll = async (res: import('node:http').IncomingMessage, pauseMs: number): Promise<string> => {
+    res.pause()
+    await sleep(pauseMs)
+    const parts: Buffer[] = []
+    for await (const part of res) parts.push(part as Buffer)
+    return `${res.statusCode} ${Buffer.concat(parts).toString('utf8')}`
+  }
+  const uploadText = 'An upload still arriving. '.repeat(2000)
+  const upload = post(JSON.stringify({ text: uploadText, max_tokens: 64 }), (res) => readAll(res, 0), true)
+  // An answer of many megabytes (more than sockets buffer), read only 2.5 s after the signal.
+  const bigText = 'word '.repeat(300_000)
+  let signalled = (): void => {}
+  const signal = new Promise<void>((resolve) => { signalled = resolve })
+  const big = post(JSON.stringify({ text: bigText, max_tokens: 8 }), async (res) => { await signal; return await readAll(res, 2500) }, false)
+  // The signal 0.5 s in: the upload has sent 2 of its 10 pieces.
+  await sleep(500)
+  service.process.kill('SIGTERM')
+  signalled()
+  const [uploaded, answered] = await Promise.all([upload, big])
+  for (const [name, got, text] of [['the upload', uploaded, uploadText], ['the large answer', answered, bigText]] as const) {
+    t.equal(got.slice(0, 4), '200 ', `${name} is answered 200`)
+    const body = JSON.parse(got.slice(4)) as { chunks: Array<{ text: string }> }
+    t.equal(body.chunks.map((c) => c.text).join(''), text, `${name} arrives whole`)
+  }
+  t.equal(await service.exited, 0, 'then the process exits 0')
+})

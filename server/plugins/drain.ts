@@ -1,0 +1,63 @@
+/**
+ * Shutdown without cutting anyone off: once draining (SIGTERM, or app.close()), new requests get
+ * 503 with `Connection: close`, while every request already received runs to its last byte: an
+ * upload still arriving, its split, and an answer still being read (a JSON answer can be twenty
+ * times its document). Only past the deadline are the connections left closed by force.
+ */
+import fp from 'fastify-plugin'
+import type { FastifyInstance } from 'fastify'
+import { DocsplitError } from '../../core/errors.js'
+import type { RetryHint } from '../problem.js'
+
+/** Seconds past the split budget that the requests in flight get to finish their upload or answer. */
+export const DRAIN_EXTRA_SECONDS = 5
+
+export interface DrainOptions {
+  /** How long the requests in flight may take to finish once draining starts. */
+  graceMs: number
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Refuse new requests from now on (503), while in-flight ones finish. */
+    startDraining: () => void
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+async function drain (app: FastifyInstance, opts: DrainOptions): Promise<void> {
+  let draining = false
+  /** Requests received and not yet answered in full (or given up by their client). */
+  let inFlight = 0
+  const startDraining = (): void => {
+    draining = true
+    app.server.closeIdleConnections()
+  }
+  app.decorate('startDraining', startDraining)
+  app.addHook('onRequest', async (_request, reply) => {
+    if (draining) {
+      reply.header('connection', 'close')
+      throw Object.assign(new DocsplitError('DOCSPLIT_OVERLOADED', 'the service is shutting down; retry on another instance'), { retryAfterSeconds: 1 } satisfies RetryHint)
+    }
+    inFlight++
+    // 'close' comes once the answer is written in full or the connection is gone, whichever is first.
+    reply.raw.once('close', () => { inFlight-- })
+  })
+  app.addHook('onSend', async (_request, reply) => {
+    if (draining) reply.header('connection', 'close')
+  })
+  app.addHook('preClose', async () => {
+    startDraining()
+    const deadline = Date.now() + opts.graceMs
+    while (inFlight > 0 && Date.now() < deadline) {
+      // A connection whose answer went out with Connection: close ends here, not at the client.
+      app.server.closeIdleConnections()
+      await sleep(50)
+    }
+    // What is left (a client that never finished, a half-open connection) is closed.
+    app.server.closeAllConnections()
+  })
+}
+
+export default fp(drain, { name: 'docsplit-drain' })
