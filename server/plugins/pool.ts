@@ -277,11 +277,23 @@ async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<voi
             fail(failureError(message.failure))
           }
         })
-        port1.on('close', () => { fail(new DocsplitError('DOCSPLIT_INTERNAL', 'internal error')) })
+        // The port closes without an end when the worker dies; why it died (out of memory: a
+        // 422) comes with the task's rejection, after the close. A task that ended well but
+        // closed its port without an end is an internal error.
+        let portClosed = false
+        let taskDone = false
+        const closedWithoutEnd = (): void => { fail(new DocsplitError('DOCSPLIT_INTERNAL', 'internal error')) }
+        port1.on('close', () => {
+          portClosed = true
+          if (taskDone) closedWithoutEnd()
+        })
         submit({ input, options, port: port2, unsent }, [port2], cancel).then(
           // A failed split also sends its error through the port, in order after its chunks:
           // that message decides, not this result, which may arrive before them.
-          () => {},
+          () => {
+            taskDone = true
+            if (portClosed) closedWithoutEnd()
+          },
           (err: unknown) => { fail(poolError(err, AbortSignal.abort())) },
         )
       })

@@ -77,6 +77,10 @@ t.test('memory: a split past the worker memory limit is a 422 and the worker is 
   t.equal(body.code, 'DOCSPLIT_LIMIT_EXCEEDED')
   t.match(body.detail, /DOCSPLIT_WEB_WORKER_MAX_MEMORY_MB = 64/)
   t.equal((await postJson(s.url + TEXT, { text: 'quick', input_format: 'spin' })).status, 200, 'the next split works')
+  // NDJSON: the worker's port closes before the task's rejection says why; the reason decides.
+  const streamed = await fetch(s.url + TEXT, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/x-ndjson' }, body: JSON.stringify({ text: 'hog', input_format: 'spin', spin_hog: true }) })
+  t.equal(streamed.status, 422, 'asked for NDJSON: a 422 as well')
+  t.equal((await streamed.json() as ProblemJson).code, 'DOCSPLIT_LIMIT_EXCEEDED')
 })
 
 t.test('queue bound: past it 503 with Retry-After; health answers while both workers are busy', async (t) => {
