@@ -26,17 +26,24 @@ export async function requireJson (request: FastifyRequest): Promise<void> {
   }
 }
 
+/** The options whose value names a plugin. */
+const PLUGIN_NAMES = ['input_format', 'splitter', 'tokenizer'] as const
+
 export default async function splitText (root: FastifyInstance, opts: SplitTextOptions): Promise<void> {
   const app = root.withTypeProvider<TypeBoxTypeProvider>()
   const body = textBody(opts.options)
   app.post('/docsplit/api/split/text', {
     bodyLimit: opts.maxBodyBytes,
     onRequest: requireJson,
-    // Format names match in any case, as in the engine, the file endpoint and the CLI (the
-    // schema's enum lists them in lower case).
+    // Format, splitter and tokenizer names match in any case, as in the engine, the file
+    // endpoint and the CLI (the schema's enums list them in lower case).
     preValidation: async (request) => {
       const b = request.body as Record<string, unknown> | null
-      if (b !== null && typeof b === 'object' && typeof b.input_format === 'string') b.input_format = b.input_format.toLowerCase()
+      if (b === null || typeof b !== 'object') return
+      for (const name of PLUGIN_NAMES) {
+        const value = b[name]
+        if (typeof value === 'string') b[name] = value.toLowerCase()
+      }
     },
     schema: {
       operationId: 'splitText',

@@ -50,6 +50,12 @@ t.test('routes', async (t) => {
     const file = await postFile(s.url + FILE, doc, 'doc.txt', { input_format: 'MARKDOWN' })
     t.equal(file.status, 200)
     t.equal((await file.json() as { document: { input_format: string } }).document.input_format, 'markdown')
+    for (const body of [{ text: doc, splitter: 'RECORD', tokenizer: 'Approx' }, { file: true, splitter: 'RECORD', tokenizer: 'Approx' }]) {
+      const { file: asFile, ...options } = body as Record<string, unknown>
+      const res = asFile === true ? await postFile(s.url + FILE, doc, 'doc.md', options as Record<string, string>) : await postJson(s.url + TEXT, options)
+      t.equal(res.status, 200, `splitter and tokenizer names in any case (${asFile === true ? 'file' : 'text'} endpoint)`)
+      t.match((await res.json() as { metadata: unknown }).metadata, { splitter: 'record', tokenizer: 'approx' })
+    }
     const unknown = await postJson(s.url + TEXT, { text: doc, input_format: 'Markdowm' })
     t.equal(unknown.status, 400, 'a misspelt name is still refused')
     t.equal((await unknown.json() as { code: string }).code, 'DOCSPLIT_UNSUPPORTED_FORMAT')
