@@ -145,8 +145,8 @@ async function problemPlugin (app: FastifyInstance, opts: ProblemPluginOptions):
     if (problem.body.status === 413) await discardRest(request.raw, 4 * opts.maxBodyBytes)
     return sendProblem(reply, problem)
   })
-  app.setNotFoundHandler((request, reply) => {
-    // A known path with another method: 405 with the methods it takes, as HTTP asks.
+  /** 404, or 405 with the methods it takes (as HTTP asks) for a known path and another method. */
+  const unrouted = (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
     const url = request.url.split('?', 1)[0]!
     const allowed = METHODS.filter((method) => app.hasRoute({ method, url }))
     if (allowed.length > 0) {
@@ -154,7 +154,16 @@ async function problemPlugin (app: FastifyInstance, opts: ProblemPluginOptions):
       return sendProblem(reply, { ...problem, headers: { ...problem.headers, allow: allowed.join(', ') } })
     }
     return sendProblem(reply, toProblem(Object.assign(new Error('not found'), { statusCode: 404 })))
+  }
+  // Answered before the body is parsed: a request for no route is a 404 or 405 whatever its
+  // body (a malformed or oversized JSON body made it a 400 or 413). The body is read and
+  // dropped, within the limit, so the client gets the answer rather than a reset.
+  app.addHook('onRequest', async (request, reply) => {
+    if (!request.is404) return
+    await discardRest(request.raw, 4 * opts.maxBodyBytes)
+    return unrouted(request, reply)
   })
+  app.setNotFoundHandler(unrouted)
 }
 
 export default fp(problemPlugin, { name: 'docsplit-problem', fastify: '5.x' })

@@ -139,6 +139,13 @@ t.test('errors', async (t) => {
     const put = await fetch(`${s.url}/health?${SECRET}`, { method: 'PUT' })
     t.equal(put.headers.get('allow'), 'GET, HEAD')
     await problem(t, put, 405, 'DOCSPLIT_METHOD_NOT_ALLOWED')
+    // Whatever the body: it is not parsed for a request no route takes.
+    const json = { 'content-type': 'application/json' }
+    await problem(t, await fetch(`${s.url}/docsplit/api/split/txt`, { method: 'POST', headers: json, body: '{oops' }), 404, 'DOCSPLIT_NOT_FOUND')
+    const badJsonToHealth = await fetch(`${s.url}/health`, { method: 'POST', headers: json, body: '{oops' })
+    t.equal(badJsonToHealth.headers.get('allow'), 'GET, HEAD')
+    await problem(t, badJsonToHealth, 405, 'DOCSPLIT_METHOD_NOT_ALLOWED')
+    await problem(t, await fetch(`${s.url}/nope`, { method: 'POST', headers: json, body: 'a'.repeat(LIMIT + 1000) }), 404, 'DOCSPLIT_NOT_FOUND')
   })
 
   t.test('413: JSON body one byte over the limit', async (t) => {
