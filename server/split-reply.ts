@@ -35,10 +35,18 @@ export function sliced (text: string): Readable {
 }
 
 /**
- * onRequest of both split routes: a compressed body (any Content-Encoding but identity) is
- * refused before it is read; it would otherwise be decoded as if it were the document.
+ * Both split routes, before the body is read (preParsing: after the rate limit's onRequest, so
+ * these refusals count and carry its headers). Options go in the body: one in the query string
+ * would be dropped without a word (`?max_tokens=8` split at 512), so a query parameter named as
+ * an option is refused (others, such as a gateway's key, are left alone). A compressed body
+ * (any Content-Encoding but identity) is refused too: it would be read as the document.
  */
-export function refuseContentEncoding (request: FastifyRequest): void {
+export function refuseQueryOptionsAndEncoding (request: FastifyRequest, optionNames: ReadonlySet<string>): void {
+  const query = request.query
+  if (query !== null && typeof query === 'object' && Object.keys(query).some((name) => optionNames.has(name.toLowerCase()))) {
+    throw new DocsplitError('DOCSPLIT_INVALID_REQUEST',
+      'split options go in the body (JSON members, or form fields of the file upload), not in the query string')
+  }
   const header = request.headers['content-encoding']
   if (header === undefined) return
   const codings = header.split(',').map((s) => s.trim().toLowerCase()).filter((s) => s !== '')

@@ -11,7 +11,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { TSchema } from 'typebox'
 import { DocsplitError } from '../../core/errors.js'
 import { fileBody, splitResponses } from '../schemas.js'
-import { refuseContentEncoding, sendSplit } from '../split-reply.js'
+import { refuseQueryOptionsAndEncoding, sendSplit } from '../split-reply.js'
 
 export interface SplitFileOptions {
   options: Record<string, TSchema>
@@ -50,9 +50,9 @@ function capBody (raw: IncomingMessage, cap: number): () => void {
   return () => raw.off('data', onData)
 }
 
-async function requireMultipart (request: FastifyRequest): Promise<void> {
-  refuseContentEncoding(request)
-  // The multipart parser has not run yet at onRequest: look at the header.
+async function requireMultipart (request: FastifyRequest, optionNames: ReadonlySet<string>): Promise<void> {
+  refuseQueryOptionsAndEncoding(request, optionNames)
+  // The multipart parser has not run yet: look at the header.
   const type = (request.headers['content-type'] ?? '').split(';', 1)[0]?.trim().toLowerCase()
   if (type !== 'multipart/form-data') {
     throw new DocsplitError('DOCSPLIT_UNSUPPORTED_MEDIA_TYPE',
@@ -64,6 +64,7 @@ export default async function splitFile (app: FastifyInstance, opts: SplitFileOp
   const listOptions = new Set(Object.entries(opts.options).filter(([, schema]) => (schema as { type?: string }).type === 'array').map(([name]) => name))
   // A list option's repeated parts count against the part limit too.
   const fieldCount = Object.keys(opts.options).length + listOptions.size * LIST_PARTS
+  const optionNames = new Set(['file', ...Object.keys(opts.options)])
   await app.register(multipart, {
     limits: {
       fileSize: opts.maxBodyBytes,
@@ -82,9 +83,10 @@ export default async function splitFile (app: FastifyInstance, opts: SplitFileOp
   })
   const cap = opts.maxBodyBytes + FORM_OVERHEAD
   app.post('/docsplit/api/split/file', {
-    async onRequest (request) {
-      await requireMultipart(request)
+    async preParsing (request, _reply, payload) {
+      await requireMultipart(request, optionNames)
       if (Number(request.headers['content-length']) > cap) throw formTooLarge(cap)
+      return payload
     },
     // The form is parsed by hand below; the schema is for the documentation.
     validatorCompiler: () => () => true,

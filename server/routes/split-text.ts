@@ -9,16 +9,16 @@ import type { TSchema } from 'typebox'
 import { DocsplitError } from '../../core/errors.js'
 import { encodingInfo } from '../../core/decode.js'
 import { textBody, splitResponses } from '../schemas.js'
-import { refuseContentEncoding, sendSplit } from '../split-reply.js'
+import { refuseQueryOptionsAndEncoding, sendSplit } from '../split-reply.js'
 
 export interface SplitTextOptions {
   options: Record<string, TSchema>
   maxBodyBytes: number
 }
 
-/** onRequest: refuse anything but JSON before reading the body. */
-export async function requireJson (request: FastifyRequest): Promise<void> {
-  refuseContentEncoding(request)
+/** preParsing: refuse anything but JSON before reading the body. */
+export async function requireJson (request: FastifyRequest, optionNames: ReadonlySet<string>): Promise<void> {
+  refuseQueryOptionsAndEncoding(request, optionNames)
   const type = (request.headers['content-type'] ?? '').split(';', 1)[0]?.trim().toLowerCase()
   if (type !== 'application/json') {
     throw new DocsplitError('DOCSPLIT_UNSUPPORTED_MEDIA_TYPE',
@@ -32,9 +32,13 @@ const PLUGIN_NAMES = ['input_format', 'splitter', 'tokenizer'] as const
 export default async function splitText (root: FastifyInstance, opts: SplitTextOptions): Promise<void> {
   const app = root.withTypeProvider<TypeBoxTypeProvider>()
   const body = textBody(opts.options)
+  const optionNames = new Set(['text', ...Object.keys(opts.options)])
   app.post('/docsplit/api/split/text', {
     bodyLimit: opts.maxBodyBytes,
-    onRequest: requireJson,
+    preParsing: async (request, _reply, payload) => {
+      await requireJson(request, optionNames)
+      return payload
+    },
     // Format, splitter and tokenizer names match in any case, as in the engine, the file
     // endpoint and the CLI (the schema's enums list them in lower case).
     preValidation: async (request) => {

@@ -132,6 +132,30 @@ t.test('rate limit: 429 on split routes after N requests, never on health, versi
   }
 })
 
+t.test('rate limit: refusals before the body is read count too and carry the headers (415, 413, options in the query string)', async (t) => {
+  const s = await serve({ maxConcurrentSplits: 1, rateLimitRequests: 10, rateLimitWindowSeconds: 60, maxBodyBytes: 1000 })
+  t.teardown(s.close)
+  const form = new FormData()
+  form.append('file', new Blob(['x'.repeat(5000)]), 'big.txt')
+  const sends: Array<[string, number, string, () => Promise<Response>]> = [
+    ['text as text/plain', 415, 'DOCSPLIT_UNSUPPORTED_MEDIA_TYPE', () => fetch(s.url + TEXT, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' })],
+    ['a file over the limit by its Content-Length', 413, 'DOCSPLIT_INPUT_TOO_LARGE', () => fetch(s.url + FILE, { method: 'POST', body: form })],
+    ['options in the query string (text)', 400, 'DOCSPLIT_INVALID_REQUEST', () => postJson(s.url + TEXT + '?max_tokens=8', { text: 'one two three' })],
+    ['options in the query string (file)', 400, 'DOCSPLIT_INVALID_REQUEST', () => postFile(s.url + FILE + '?max_tokens=8', 'x', 'a.txt')],
+  ]
+  let remaining = 10
+  for (const [name, status, code, send] of sends) {
+    const res = await send()
+    t.equal(res.status, status, name)
+    t.equal((await res.json() as ProblemJson).code, code, `${name}: ${code}`)
+    t.equal(res.headers.get('ratelimit-remaining'), String(--remaining), `${name}: counted, with the rate limit's headers`)
+  }
+  const otherQuery = await postJson(s.url + TEXT + '?api_key=k', { text: 'a' })
+  t.equal(otherQuery.status, 200, 'a query parameter that names no option (a gateway\'s key) is left alone')
+  const anyCase = await postJson(s.url + TEXT + '?Max_Tokens=8', { text: 'a' })
+  t.equal(anyCase.status, 400, 'an option name in any case is refused')
+})
+
 t.test('rate limit behind proxies: each X-Forwarded-For client has its own count, by hop count or address', async (t) => {
   for (const trustProxy of [1, '127.0.0.1'] as const) {
     const s = await serve({ maxConcurrentSplits: 1, rateLimitRequests: 1, rateLimitWindowSeconds: 60, trustProxy })
