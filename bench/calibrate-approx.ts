@@ -3,11 +3,12 @@
  *
  *   node --import tsx bench/calibrate-approx.ts [seed]
  *
- * Cuts the samples of every format (bench/lib/token-samples.ts: ../shared/corpus, JS/TS sources
- * and READMEs from node_modules, CJK and other scripts from TypeScript's localized messages) into
- * pieces of 50-2000 tokens, and prints a markdown table: pieces, the share of pieces where approx
- * counts at least max(o200k, cl100k), the mean over-count against that maximum, and the counting
- * speed of approx and gpt-tokenizer (MB of UTF-8 a second of CPU time, robust on a busy machine).
+ * Cuts the samples of every format (bench/lib/token-samples.ts: ../shared/corpus, JS/TS sources,
+ * declaration files and READMEs from node_modules, Python's standard library, CJK and other
+ * scripts from TypeScript's localized messages) into pieces of 50-2000 tokens, and prints a
+ * markdown table: pieces, the share of pieces where approx counts at least max(o200k, cl100k), the
+ * mean over-count against that maximum, and the counting speed of approx and gpt-tokenizer (MB of
+ * UTF-8 a second of CPU time, robust on a busy machine).
  * The default seed (1) is not one of the seeds the weights were fitted on (bench/lib/fit-approx.py).
  */
 import * as o200k from 'gpt-tokenizer/encoding/o200k_base'

@@ -1,7 +1,8 @@
 /**
  * Text samples per format for calibrating and testing the approx tokenizer, read at run time
- * (nothing is copied into the repo): the shared corpus (../shared/corpus), JS/TS sources and
- * English prose from node_modules, and CJK and other-script text from TypeScript's localized
+ * (nothing is copied into the repo): the shared corpus (../shared/corpus), JS/TS sources,
+ * TypeScript declaration files and English prose from node_modules, Python's standard library
+ * (/usr/lib/python3.*) when installed, and CJK and other-script text from TypeScript's localized
  * diagnostic messages (node_modules/typescript/lib/<locale>/diagnosticMessages.generated.json).
  */
 import { prng } from './prng.js'
@@ -13,7 +14,7 @@ const repo = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..')
 export const corpusDir = resolve(repo, '../shared/corpus')
 const modules = join(repo, 'node_modules')
 
-export const FORMATS = ['prose', 'markdown', 'code', 'log', 'csv', 'json', 'xml', 'yaml', 'cjk', 'i18n'] as const
+export const FORMATS = ['prose', 'markdown', 'code', 'declarations', 'python', 'log', 'csv', 'json', 'xml', 'yaml', 'cjk', 'i18n'] as const
 export type SampleFormat = typeof FORMATS[number]
 
 function walk (root: string, keep: (name: string) => boolean, out: string[] = []): string[] {
@@ -97,6 +98,47 @@ function code (): string[] {
   return batch(files.map(read).filter((t) => t.length < 300_000 && !t.split('\n').some((l) => l.length > 400)))
 }
 
+/** FNV-1a of a string: picks files by name, the same on every machine. */
+function hash (s: string): number {
+  let h = 2166136261
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619)
+  return h >>> 0
+}
+
+/**
+ * Files of one half of `files` (by a hash of the path under `root`), in hash order, until
+ * `bytes`: the other half never enters the samples, so inputs drawn from it (bench/inputs.ts
+ * draws from both) test files the fit has not seen.
+ */
+function sampleHalf (files: string[], root: string, bytes: number): string[] {
+  const out: string[] = []
+  let total = 0
+  for (const f of files.map((f) => ({ f, h: hash(f.slice(root.length)) })).filter((x) => (x.h & 1) === 0).sort((a, b) => a.h - b.h || (a.f < b.f ? -1 : 1))) {
+    const size = statSync(f.f).size
+    if (size === 0 || size > 256 * 1024) continue
+    out.push(f.f)
+    total += size
+    if (total >= bytes) break
+  }
+  return out
+}
+
+/**
+ * TypeScript declaration files of installed packages: long string-literal unions (model names,
+ * encodings, locales), enums of character codes and generated tables, which read as cheap words
+ * and numbers but cost the real encodings 2-3 tokens each.
+ */
+function declarations (): string[] {
+  return batch(sampleHalf(walk(modules, (n) => n.endsWith('.d.ts')), modules, 1_500_000).map(read))
+}
+
+/** Python's standard library (codec tables, locale maps and plain code), when installed. */
+function python (): string[] {
+  const root = ['/usr/lib'].flatMap((d) => existsSync(d) ? readdirSync(d).filter((n) => /^python3\.\d+$/.test(n)).sort().map((n) => join(d, n)) : []).pop()
+  if (root === undefined) return []
+  return batch(sampleHalf(walk(root, (n) => n.endsWith('.py')), root, 1_500_000).map(read))
+}
+
 function diagnostics (locales: string[]): string[] {
   const out: string[] = []
   for (const loc of locales) {
@@ -114,6 +156,8 @@ export function formatTexts (format: SampleFormat): string[] {
     case 'prose': return prose()
     case 'markdown': return corpusTexts('markdown', ['.md'])
     case 'code': return code()
+    case 'declarations': return declarations()
+    case 'python': return python()
     case 'log': return corpusTexts('log', ['.log', '.txt', '.jsonl', '.json'])
     case 'csv': return batch(corpusTexts('csv', ['.csv', '.tsv']))
     case 'json': return batch(corpusTexts('json', ['.json', '.jsonl']))
