@@ -113,6 +113,18 @@ function codepointCuts (text: string): number[] {
   return out
 }
 
+/** A line break with none next to it: one that wraps a paragraph's lines, not a blank line. */
+const SOFT_BREAK = /(?<![\r\n])(?:\r\n|\r|\n)(?![\r\n])/g
+
+/**
+ * The text with its soft line breaks as spaces (same length, so the same offsets). Unicode's
+ * sentence rules break after every line break, so hard-wrapped prose (licences, RFCs, specs)
+ * had a "sentence" end at each line, mid-sentence; its lines are the next level down.
+ */
+export function softBreaksAsSpaces (text: string): string {
+  return text.replace(SOFT_BREAK, (m) => m.length === 2 ? '  ' : ' ')
+}
+
 export const segmenters: Segmenters = {
   cuts (text, level) {
     switch (level) {
@@ -120,7 +132,7 @@ export const segmenters: Segmenters = {
         return lineCuts(text)
       case 'sentence':
         sentenceSegmenter ??= new Intl.Segmenter(undefined, { granularity: 'sentence' })
-        return segmentStarts(text, sentenceSegmenter, false)
+        return segmentStarts(softBreaksAsSpaces(text), sentenceSegmenter, false)
       case 'word':
         if (ASCII.test(text)) return asciiWordCuts(text)
         wordSegmenter ??= new Intl.Segmenter(undefined, { granularity: 'word' })
@@ -149,6 +161,6 @@ export function thinCuts (cuts: number[], spacing: number): number[] {
 
 /** The order in which a block over budget is cut, by its cut style. */
 export const cutLevels = {
-  prose: ['sentence', 'word', 'grapheme', 'codepoint'],
+  prose: ['sentence', 'line', 'word', 'grapheme', 'codepoint'],
   lines: ['line', 'word', 'grapheme', 'codepoint'],
 } as const satisfies Record<string, readonly CutLevel[]>

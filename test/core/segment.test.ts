@@ -5,7 +5,7 @@
  */
 import t from 'tap'
 import fc from 'fast-check'
-import { segmenters, type CutLevel } from '../../core/segment.js'
+import { segmenters, softBreaksAsSpaces, type CutLevel } from '../../core/segment.js'
 import { split } from '../../index.js'
 
 const granularity = { sentence: 'sentence', word: 'word', grapheme: 'grapheme' } as const
@@ -27,10 +27,21 @@ const line = fc.array(fc.constantFrom('Straße', 'naïve', 'é', 'e\u0301', '�
 t.test('long texts with newlines: the same cuts as one walk, at every level', async (t) => {
   fc.assert(fc.property(fc.array(line, { minLength: 300, maxLength: 700 }), (lines) => {
     const text = lines.join('\n') + '\n'
-    for (const level of ['sentence', 'word', 'grapheme'] as const) {
+    for (const level of ['word', 'grapheme'] as const) {
       t.same(segmenters.cuts(text, level as CutLevel), whole(text, level), `${level}, ${text.length} characters`)
     }
+    // Sentences: paragraphs of wrapped lines, read with their soft breaks as spaces.
+    const paragraphs = lines.map((l, i) => i % 3 === 2 ? `${l}\n\n` : `${l}\n`).join('')
+    t.same(segmenters.cuts(paragraphs, 'sentence'), whole(softBreaksAsSpaces(paragraphs), 'sentence'), `sentence, ${paragraphs.length} characters`)
   }), { numRuns: 6, seed: 3 })
+})
+
+t.test('hard-wrapped prose: a sentence ends at its stop, not at the end of each line', async (t) => {
+  const para = 'The licenses for most software are designed\nto take away your freedom to share.  By contrast,\r\nthe License is intended to guarantee\ryour freedom.\n\nA new paragraph\nstarts here.\n'
+  const cuts = segmenters.cuts(para, 'sentence')
+  const after = (s: string): number => para.indexOf(s) + s.length
+  t.same(cuts, [after('share.  '), after('freedom.\n'), after('freedom.\n\n')], 'cuts after the stops and at the blank line only')
+  t.same(segmenters.cuts(para, 'line').length, 5, 'the line ends are the next level down')
 })
 
 t.test('a long text without newlines: word and grapheme cuts are the same; sentence cuts ascend', async (t) => {

@@ -26,6 +26,9 @@ const END = Number.POSITIVE_INFINITY
 /** Gap between siblings whose parent is at depth d: STRUCTURE - d. */
 const STRUCTURE = 1000
 const LEVEL_STRENGTH: Record<CutLevel, number> = { line: 40, sentence: 30, word: 20, grapheme: 10, codepoint: 5 }
+/** In prose a line end only wraps a sentence: weaker than a sentence end, stronger than a word. */
+const WRAPPED_LINE = 25
+const levelStrength = (style: CutStyle, level: CutLevel): number => style === 'prose' && level === 'line' ? WRAPPED_LINE : LEVEL_STRENGTH[level]
 /** After a heading or decorator: used only when nothing else fits. */
 const ATTACHED = 1
 /** Summed estimates of small pieces may overstate their joined count this many times. */
@@ -189,7 +192,7 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
         level: last && region !== u.text ? u.level : level,
         pending: last && region !== u.text,
         path: u.path,
-        after: last ? u.after : LEVEL_STRENGTH[name],
+        after: last ? u.after : levelStrength(u.cut, name),
         reason: last ? u.reason : cutBoundary[name],
         attachNext: last ? u.attachNext : false,
         refs: u.refs?.filter((r) => r.offset >= u.start + from && r.offset < u.start + to),
@@ -365,11 +368,12 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
       if (last !== undefined && last > budget) break
       const u = queue[prefix.length]!
       if (u.pending && u.text.length > window) break
-      if (!cheap && u.level >= 1) {
+      const fineness = u.level < 0 ? Infinity : LEVEL_STRENGTH[cutLevels[u.cut][u.level]!]
+      if (!cheap && fineness <= LEVEL_STRENGTH.word) {
         // Words are tallied while the tally settles as it goes (at word ends in most scripts);
         // where it cannot (a run of CJK letters, no piece boundary) each add would recount the
         // growing chunk, so estimates decide there, and always for graphemes.
-        if (u.level >= 2 || (tally !== undefined && (tally.backlog?.() ?? Infinity) > BACKLOG_MAX)) return -1
+        if (fineness < LEVEL_STRENGTH.word || (tally !== undefined && (tally.backlog?.() ?? Infinity) > BACKLOG_MAX)) return -1
       }
       // A long unit over budget alone is cut, not tallied: overBudget reads only a budget's
       // worth of it where the tokenizer can tell (`exceeds`), else counts it once for the tally.
