@@ -43,10 +43,12 @@ interface Open {
   opened?: boolean
   /** Inside a record that may still be opened: where its child elements start, and their labels. */
   kids?: Array<{ start: number, label: string }>
+  /** Its length when it is estimated next: the length doubles between estimates, so each reads it about twice in all. */
+  checkAt?: number
 }
 
-/** Characters per token used to decide when a record is too long to stay whole. */
-const CHARS_PER_TOKEN = 4
+/** UTF-8 bytes of a UTF-16 code unit at most: an element under the budget divided by this is under it in bytes. */
+const MOST_BYTES_PER_UNIT = 3
 
 /** Distinct child names of the root counted for the `record_element` error (a few short ones). */
 const MAX_NAMES = 64
@@ -93,12 +95,11 @@ class XmlHandler implements ParserHandler<string> {
   private recordDepth = -1
   private total = 0
   private rootName: string | undefined
-  private readonly threshold: number
+  private readonly maxTokens: number
   private readonly tally: Tally = { elements: 0, children: 0, names: new Set(), more: false, prefixed: 0, cased: 0 }
 
   constructor (private readonly ctx: ParserContext, lib: typeof sax) {
-    const maxTokens = typeof ctx.options.max_tokens === 'number' ? ctx.options.max_tokens : 512
-    this.threshold = maxTokens * CHARS_PER_TOKEN
+    this.maxTokens = typeof ctx.options.max_tokens === 'number' ? ctx.options.max_tokens : 512
     const option = ctx.options.record_element
     this.recordElement = typeof option === 'string' && option !== '' ? option : undefined
     const p = this.parser = lib.parser(true, { position: true }) as SaxParser
@@ -142,7 +143,7 @@ class XmlHandler implements ParserHandler<string> {
       ;(parent.kids ??= []).push({ start, label })
       // too long: open the record, then its current child, ... while still too long (the
       // element's own length: not the text before it, which is not part of what is opened)
-      while (this.recordDepth < depth && start - this.stack[this.recordDepth]!.start > this.threshold) this.openRecord()
+      while (this.recordDepth < depth && this.tooLong(this.stack[this.recordDepth]!, start, false)) this.openRecord()
       return
     }
     if (this.recordElement !== undefined ? name !== this.recordElement : parent.opened !== true) return
@@ -222,13 +223,43 @@ class XmlHandler implements ParserHandler<string> {
     const depth = this.stack.length - 1
     const el = this.stack.pop()!
     if (depth !== this.recordDepth) return
-    if (this.recordElement === undefined && (el.kids?.length ?? 0) >= 2 && this.parser.position - el.start > this.threshold) {
+    if (this.recordElement === undefined && (el.kids?.length ?? 0) >= 2 && this.tooLong(el, this.parser.position, true)) {
       // too long, found at its end: its children become records, the last one stays current
       this.stack.push(el)
       this.openRecord()
       this.stack.pop()
     }
     this.recordDepth = -1
+  }
+
+  /**
+   * Whether the element, from its start to `end`, is over the budget by the token estimate (not
+   * its length: forty paragraphs of CJK text are twice the budget in half its characters). No
+   * encoding spends more tokens than bytes, so an element of fewer bytes than the budget is not
+   * estimated. Before the element ends (`final` false) it is looked at each time its length doubles.
+   */
+  private tooLong (el: Open, end: number, final: boolean): boolean {
+    const length = end - el.start
+    if (length * MOST_BYTES_PER_UNIT <= this.maxTokens) return false
+    if (!final && length < (el.checkAt ?? 0)) return false
+    el.checkAt = length * 2
+    const text = this.textOf(el.start, end)
+    return Buffer.byteLength(text, 'utf8') > this.maxTokens && this.ctx.estimate(text) > this.maxTokens
+  }
+
+  /** The document's text from `start` (not before the current record) to `end` (read already). */
+  private textOf (start: number, end: number): string {
+    this.joinPending()
+    return this.buf.slice(start - this.bufStart, end - this.bufStart)
+  }
+
+  /** Joins the pieces written since to the buffer, dropping the text before the current record. */
+  private joinPending (): void {
+    if (this.pending.length === 0) return
+    const drop = this.recStart - this.bufStart
+    this.buf = (drop > 0 ? this.buf.slice(drop) : this.buf) + this.pending.join('')
+    if (drop > 0) this.bufStart = this.recStart
+    this.pending.length = 0
   }
 
   /** Emits exit/enter so the entered ancestors are stack[0, depth). */
@@ -248,14 +279,8 @@ class XmlHandler implements ParserHandler<string> {
 
   private emitRecord (end: number, kind?: 'header'): void {
     const start = this.recStart
-    if (this.pending.length > 0) {
-      // join the pieces only when a record is cut, dropping the text before the record
-      const drop = start - this.bufStart
-      this.buf = (drop > 0 ? this.buf.slice(drop) : this.buf) + this.pending.join('')
-      if (drop > 0) this.bufStart = start
-      this.pending.length = 0
-    }
-    const text = this.buf.slice(start - this.bufStart, end - this.bufStart)
+    // The pieces are joined only when a record is cut (or estimated).
+    const text = this.textOf(start, end)
     this.ctx.emit(kind === undefined ? { type: 'record', start, end, text, label: this.label } : { type: 'record', start, end, text, kind })
     this.recStart = end
   }

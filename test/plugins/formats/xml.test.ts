@@ -69,6 +69,21 @@ t.test('a record over the budget is opened into its children, recursively', asyn
   for (const size of [1, 7]) t.same(await collectEvents(xml, feed, { max_tokens: 8 }, size), ev, `piece size ${size}`)
 })
 
+t.test('an element is opened by its tokens, not its length: dense text in few characters, sparse text in many', async (t) => {
+  const para = '自然语言处理是计算机科学领域与人工智能领域中的一个重要方向。'
+  const dense = `<?xml version="1.0"?>\n<doc>\n<chapter>\n${Array.from({ length: 40 }, (_, i) => `<p n="${i}">${para}</p>`).join('\n')}\n</chapter>\n</doc>\n`
+  t.ok(dense.length < 512 * 4, `${dense.length} characters, under 4 a token of the budget`)
+  const r = await split(dense, { input_format: 'xml', max_tokens: 512 })
+  t.ok(r.chunks.every((c) => !c.protected && c.token_count <= 512), `no chunk over the budget (${r.chunks.map((c) => c.token_count).join(', ')})`)
+  t.ok(r.chunks.some((c) => c.path.join('/') === 'doc/chapter[1]'), 'the chapter was opened into its paragraphs')
+  // Indentation costs approx little: 3,000 characters of it and a few words fit one record.
+  const sparse = `<doc>\n<chapter>\n${Array.from({ length: 10 }, (_, i) => `${' '.repeat(300)}<p>word ${i}</p>`).join('\n')}\n</chapter>\n</doc>\n`
+  t.ok(sparse.length > 512 * 4)
+  const whole = await collectEvents(xml, sparse, { max_tokens: 512 })
+  t.same(whole.filter((e) => e.type === 'record' && e.kind !== 'header').length, 1, 'the sparse chapter stays one record')
+  for (const size of [1, 97]) t.same(await collectEvents(xml, dense, { max_tokens: 512 }, size), await collectEvents(xml, dense, { max_tokens: 512 }), `piece size ${size}: the same events`)
+})
+
 t.test('record_element: elements of that name, at any depth, with their ancestors as path', async (t) => {
   const ev = await collectEvents(xml, feed, { record_element: 'item' })
   assertTiles(ev, feed)
