@@ -373,6 +373,20 @@ const CONTAINER_OPEN: Record<string, string> = {
 }
 const CONTAINER_CLOSE = new Set(['bullet_list_close', 'ordered_list_close', 'list_item_close', 'blockquote_close', 'table_close'])
 
+/** HTML that shows nothing: anchors (`<a id="x"></a>`) and comments, alone on their lines. */
+const MARKER_HTML = /^(?:[ \t]*(?:<a\s+(?:id|name)\s*=\s*(?:"[^"]*"|'[^']*')\s*>\s*<\/a>|<!--(?:(?!-->)[^])*-->)[ \t]*(?:\r?\n|\r|$))+$/i
+const MARKER_MAX = 1024
+
+/**
+ * A block of HTML that only marks the place (an anchor for links, a comment; markdown-it reads
+ * `<a id="x"></a>` as a paragraph) belongs with the block after it, as a heading does: a
+ * heading, then `<a id="...">`, then the section's list made the heading and its anchor a chunk
+ * of their own.
+ */
+function isMarkerHtml (html: string): boolean {
+  return html.length <= MARKER_MAX && MARKER_HTML.test(html.replace(/\s+$/, ''))
+}
+
 /** Blocks emitted per step of markdownSteps. */
 const BLOCKS_PER_STEP = 64
 
@@ -517,7 +531,7 @@ export function * markdownSteps (text: string, emit: (event: DocEvent) => void):
         case 'paragraph_open':
           if (map === null) break
           scanGap(map[0])
-          pushBlock('paragraph', map[0], map[1], undefined, false, true)
+          pushBlock('paragraph', map[0], map[1], undefined, isMarkerHtml(text.slice(lineStart(map[0]), lineStart(map[1]))), true)
           break
         case 'heading_open': {
           if (map === null) break
@@ -549,7 +563,7 @@ export function * markdownSteps (text: string, emit: (event: DocEvent) => void):
         case 'html_block':
           if (map === null) break
           scanGap(map[0])
-          pushBlock('html', map[0], map[1], 'lines', false, false)
+          pushBlock('html', map[0], map[1], 'lines', isMarkerHtml(text.slice(lineStart(map[0]), lineStart(map[1]))), false)
           break
         case 'hr':
           if (map === null) break

@@ -512,6 +512,19 @@ t.test('plain tokens are markdown-it\'s tokens', { skip: corpusMissing }, async 
   t.ok(token instanceof new md.block.State('', md, {}, []).Token, 'instanceof Token')
 })
 
+t.test('an anchor or a comment alone goes with the block after it, as a heading does', async (t) => {
+  const doc = '## `trustProxy`\n<a id="factory-trust-proxy"></a>\n\n' +
+    Array.from({ length: 12 }, (_, i) => `+ Item ${i}: trust the given proxies, a list of addresses separated by commas.\n`).join('') +
+    '\n<!-- generated -->\n\nClosing words.\n'
+  const marks = blocks(await run(doc)).filter((b) => /^(<a |<!--)/.test(b.text))
+  t.same(marks.map((b) => b.attachNext), [true, true], 'the anchor and the comment attach to what follows')
+  const { split } = await import('../../../index.js')
+  const r = await split(doc, { input_format: 'markdown', max_tokens: 96 })
+  t.match(r.chunks[0]!.text, /^## `trustProxy`\n<a id="factory-trust-proxy"><\/a>\n\n\+ Item 0/, 'the heading and its anchor start a chunk with the first items')
+  t.notOk(r.chunks.some((c) => /<!-- generated -->\n\n$/.test(c.text)), 'no chunk ends with the comment')
+  t.ok(blocks(await run('A paragraph with <a id="x"></a> inside.\n\nNext.\n')).every((b) => b.attachNext !== true), 'text around an anchor is a paragraph like any other')
+})
+
 t.test('detect', async (t) => {
   t.ok(detectMarkdown('# Title\n\nSome *text* and a [link](http://x).\n\n```js\nx\n```\n') >= 0.7)
   t.ok(detectMarkdown('| a | b |\n|---|---|\n| 1 | 2 |\n\n- item\n') >= 0.3)
