@@ -50,6 +50,11 @@ interface Open {
 /** UTF-8 bytes of a UTF-16 code unit at most: an element under the budget divided by this is under it in bytes. */
 const MOST_BYTES_PER_UNIT = 3
 
+/** Characters of a title kept (as markdown's title is a heading, not a page). */
+const MAX_TITLE = 1024
+/** Elements under the root whose `title` child is the document's. */
+const TITLE_PARENTS = new Set(['channel', 'head'])
+
 /** Distinct child names of the root counted for the `record_element` error (a few short ones). */
 const MAX_NAMES = 64
 const MAX_NAME_LENGTH = 256
@@ -96,6 +101,9 @@ class XmlHandler implements ParserHandler<string> {
   private total = 0
   private rootName: string | undefined
   private readonly maxTokens: number
+  /** The document's title element (see readTitle): its depth while it is read, and its text. */
+  private titleDepth = -1
+  private titleText: string | undefined
   private readonly tally: Tally = { elements: 0, children: 0, names: new Set(), more: false, prefixed: 0, cased: 0 }
 
   constructor (private readonly ctx: ParserContext, lib: typeof sax) {
@@ -135,6 +143,7 @@ class XmlHandler implements ParserHandler<string> {
     if (this.recordElement !== undefined && this.records === 0) this.count(name, depth, this.recordElement)
     const el: Open = { name, start, opened: depth === 0 && this.recordElement === undefined }
     this.stack.push(el)
+    if (this.titleText === undefined && localName(name) === 'title' && (depth === 1 || (depth === 2 && TITLE_PARENTS.has(localName(parent!.name))))) this.readTitle(depth)
     if (parent === undefined) return
     if (this.recordDepth !== -1) {
       if (this.recordElement !== undefined) return
@@ -219,8 +228,29 @@ class XmlHandler implements ParserHandler<string> {
     this.recordDepth++
   }
 
+  /**
+   * The first `title` element of the root, or of an RSS `channel` or XHTML `head` under it, is
+   * the document's title (an Atom feed's and an SVG's are the root's): its text is gathered (sax
+   * decodes entities and CDATA) until it closes.
+   */
+  private readTitle (depth: number): void {
+    this.titleDepth = depth
+    this.titleText = ''
+    const p = this.parser
+    p.ontext = p.oncdata = (text: string) => { if (this.titleText!.length < MAX_TITLE) this.titleText += text }
+  }
+
+  private endTitle (): void {
+    const p = this.parser
+    p.ontext = p.oncdata = () => {}
+    this.titleDepth = -1
+    const title = this.titleText!.replace(/\s+/g, ' ').trim()
+    if (title !== '') this.ctx.emit({ type: 'info', key: 'title', value: title.slice(0, MAX_TITLE) })
+  }
+
   private close (): void {
     const depth = this.stack.length - 1
+    if (depth === this.titleDepth) this.endTitle()
     const el = this.stack.pop()!
     if (depth !== this.recordDepth) return
     if (this.recordElement === undefined && (el.kids?.length ?? 0) >= 2 && this.tooLong(el, this.parser.position, true)) {

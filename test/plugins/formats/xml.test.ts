@@ -14,7 +14,7 @@ import { checkParser, invariantProblems, parserEvents } from '../../../testing.j
 const records = (events: DocEvent[]): RecordEvent[] => events.filter((e): e is RecordEvent => e.type === 'record')
 /** A record's label, or `header` for the text before the first record. */
 const labelOf = (r: RecordEvent): string | undefined => r.label ?? r.kind
-const summary = (events: DocEvent[]): unknown[] => events.map((e) => e.type === 'record' ? [e.label ?? e.kind, e.text] : e.type === 'enter' ? ['enter', e.label] : e.type)
+const summary = (events: DocEvent[]): unknown[] => events.filter((e) => e.type !== 'info').map((e) => e.type === 'record' ? [e.label ?? e.kind, e.text] : e.type === 'enter' ? ['enter', e.label] : e.type)
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b)
 
 async function rejects (text: string, options = {}, pieceSize = Infinity): Promise<DocsplitError> {
@@ -82,6 +82,17 @@ t.test('an element is opened by its tokens, not its length: dense text in few ch
   const whole = await collectEvents(xml, sparse, { max_tokens: 512 })
   t.same(whole.filter((e) => e.type === 'record' && e.kind !== 'header').length, 1, 'the sparse chapter stays one record')
   for (const size of [1, 97]) t.same(await collectEvents(xml, dense, { max_tokens: 512 }, size), await collectEvents(xml, dense, { max_tokens: 512 }), `piece size ${size}: the same events`)
+})
+
+t.test('the document title: an RSS channel\'s, an Atom feed\'s, an XHTML head\'s; not an item\'s', async (t) => {
+  const title = async (doc: string): Promise<unknown> => (await split(doc, { input_format: 'xml' })).document.title
+  t.equal(await title(feed), 'T & U', 'the channel title, its entity decoded')
+  t.equal(await title('<feed xmlns="http://www.w3.org/2005/Atom"><title type="html"><![CDATA[News <b>now</b>]]>\n </title><entry><title>E</title></entry></feed>'), 'News <b>now</b>')
+  t.equal(await title('<html><head><title>  A   page </title></head><body><p>x</p></body></html>'), 'A page', 'spaces collapsed')
+  t.equal(await title('<feed><entry><title>Only an entry</title></entry></feed>'), null, 'an entry\'s title is not the document\'s')
+  t.equal(await title('<TEI><teiHeader><fileDesc><titleStmt><title>Deep</title></titleStmt></fileDesc></teiHeader></TEI>'), null)
+  const events = await collectEvents(xml, feed, {}, 1)
+  t.same(events.filter((e) => e.type === 'info'), [{ type: 'info', key: 'title', value: 'T & U' }], 'one piece at a time: the same title')
 })
 
 t.test('record_element: elements of that name, at any depth, with their ancestors as path', async (t) => {
