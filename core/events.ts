@@ -61,6 +61,11 @@ export interface BlockEvent {
    */
   attachNext?: boolean
   refs?: RefUse[]
+  /**
+   * Text the block needs to be read alone (a table row's header row): a chunk that starts with
+   * the block carries it as `context`, as records do.
+   */
+  context?: string
   /** Set by the engine only (see RecordEvent.tokens). */
   tokens?: number
 }

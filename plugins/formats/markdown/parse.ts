@@ -437,12 +437,16 @@ export function * markdownSteps (text: string, emit: (event: DocEvent) => void):
   let behind: Queued[] = []
   let blocksOut = 0
   const defined = new Set<string>()
+  /** The header (and delimiter row) of the table whose rows come: a chunk starting at a row carries it as context. */
+  let tableHeader: string | undefined
   const release = (end: number): void => {
     const p = held!
     const blockText = text.slice(heldStart, end)
     const event: BlockEvent = { type: 'block', kind: p.kind, start: heldStart, end, text: blockText }
     if (p.cut !== undefined) event.cut = p.cut
     if (p.attachNext) event.attachNext = true
+    if (p.kind === 'table_header') tableHeader = blockText
+    else if (p.kind === 'table_row' && tableHeader !== undefined) event.context = tableHeader
     if (p.refs && labels.size > 0) {
       const refs = findRefs(blockText, heldStart, labels)
       if (refs !== undefined) event.refs = refs

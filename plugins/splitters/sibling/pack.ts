@@ -59,6 +59,8 @@ interface Unit {
   est: number
   /** The exact count of a whole block, when the engine counted it ahead. */
   tokens: number | undefined
+  /** What it needs to be read alone (a table row's header): a chunk that starts with it carries it. */
+  context: string | undefined
 }
 
 function commonPath (units: Unit[], j: number): string[] {
@@ -155,6 +157,7 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
       boundary,
     }
     if (refs.size > 0) draft.refs = [...refs]
+    if (first.context !== undefined) draft.context = first.context
     if (estimating) for (const u of units) queuedEstimate -= estimate(u)
     queue.splice(0, j)
     proven = { units: 0, count: 0 }
@@ -198,6 +201,7 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
         refs: u.refs?.filter((r) => r.offset >= u.start + from && r.offset < u.start + to),
         est: -1,
         tokens: undefined,
+        context: u.context,
       })
       from = to
     }
@@ -434,7 +438,7 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     }
   }
 
-  const unitFrom = (start: number, text: string, kind: string, cut: CutStyle, attachNext: boolean, reason: Boundary, refs: RefUse[] | undefined, tokens: number | undefined): void => {
+  const unitFrom = (start: number, text: string, kind: string, cut: CutStyle, attachNext: boolean, reason: Boundary, refs: RefUse[] | undefined, tokens: number | undefined, context: string | undefined): void => {
     if (text.length === 0) return
     const prev = queue[queue.length - 1]
     if (prev !== undefined) {
@@ -446,7 +450,7 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
         prev.reason = structureChanged ? 'section' : prev.reason
       }
     }
-    add({ start, text, kind, cut, level: -1, pending: false, path: containers.path, after: END, reason, attachNext, refs, est: -1, tokens })
+    add({ start, text, kind, cut, level: -1, pending: false, path: containers.path, after: END, reason, attachNext, refs, est: -1, tokens, context })
     minDepthSinceUnit = containers.depth
     structureChanged = false
     exitedSinceUnit = false
@@ -467,10 +471,10 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
           exitedSinceUnit = true
           break
         case 'block':
-          unitFrom(event.start, event.text, event.kind, event.cut ?? 'prose', event.attachNext === true, 'block', event.refs, event.tokens)
+          unitFrom(event.start, event.text, event.kind, event.cut ?? 'prose', event.attachNext === true, 'block', event.refs, event.tokens, event.context)
           break
         case 'record':
-          unitFrom(event.start, event.text, event.kind ?? 'record', 'lines', false, 'record', undefined, event.tokens)
+          unitFrom(event.start, event.text, event.kind ?? 'record', 'lines', false, 'record', undefined, event.tokens, event.context)
           break
       }
     },

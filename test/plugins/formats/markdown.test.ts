@@ -525,6 +525,19 @@ t.test('an anchor or a comment alone goes with the block after it, as a heading 
   t.ok(blocks(await run('A paragraph with <a id="x"></a> inside.\n\nNext.\n')).every((b) => b.attachNext !== true), 'text around an anchor is a paragraph like any other')
 })
 
+t.test('a chunk that starts inside a table carries the table\'s header as context', async (t) => {
+  const header = '| name | value |\n|---|---|\n'
+  const doc = '# T\n\nIntro.\n\n' + header + Array.from({ length: 30 }, (_, i) => `| row ${i} | some value that takes a few tokens ${i} |\n`).join('') + '\nAfter.\n'
+  const rows = blocks(await run(doc)).filter((b) => b.kind === 'table_row')
+  t.ok(rows.length === 30 && rows.every((b) => b.context === header), 'every row event names its header')
+  const { split } = await import('../../../index.js')
+  const r = await split(doc, { input_format: 'markdown', max_tokens: 64 })
+  const inside = r.chunks.filter((c) => c.text.startsWith('| row'))
+  t.ok(inside.length > 3 && inside.every((c) => c.context === header), `the ${inside.length} chunks that start at a row carry the header`)
+  t.ok(r.chunks.filter((c) => !c.text.startsWith('| row')).every((c) => c.context === undefined), 'the others carry none')
+  t.equal(r.chunks.map((c) => c.text).join(''), doc, 'context is not part of the text')
+})
+
 t.test('detect', async (t) => {
   t.ok(detectMarkdown('# Title\n\nSome *text* and a [link](http://x).\n\n```js\nx\n```\n') >= 0.7)
   t.ok(detectMarkdown('| a | b |\n|---|---|\n| 1 | 2 |\n\n- item\n') >= 0.3)
