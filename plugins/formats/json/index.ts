@@ -6,8 +6,11 @@
  * is a container longer than the budget is opened (past `max_tokens` by the context's estimate,
  * or past 4 characters per token of it; dense JSON runs 2-3 characters a token): its children
  * become the records (`$.items[3]`), with enter/exit around them, and so on down while objects
- * nest, so an envelope such as `{"data": {"items": [...]}}` streams element by element. Array
- * elements are never opened: objects are envelopes, arrays are collections.
+ * nest, so an envelope such as `{"data": {"items": [...]}}` streams element by element. An
+ * array element that is an object is opened the same way when it is over the budget (its
+ * members become the records, `$[3].name`): a collection of large objects (countries, API
+ * resources) made chunks of 2-4 times the budget, protected. An element that is an array is
+ * never opened.
  *
  * JSONL: one record per non-blank line (`[0]`, `[1]`, ...); blank lines stay with the record
  * before them. Every line is validated as one JSON text.
@@ -45,8 +48,13 @@ interface Spine {
   depth: number
   array: boolean
   path: string
-  /** Where its children start, and their labels. */
-  kids: Array<{ start: number, label: string }>
+  /** An array element: opened by its estimate alone (elements are the records a reader wants whole). */
+  element?: boolean
+  /**
+   * Where its children start, and their labels; a member's label is made from its key (which
+   * ends at `keyEnd`) only when it is needed, as most records are never opened.
+   */
+  kids: Array<{ start: number, label: string, keyEnd?: number }>
 }
 
 /**
@@ -139,7 +147,7 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
    */
   private overBudget (end: number, ended: boolean): boolean {
     const length = end - this.recStart
-    if (length > this.threshold) return true
+    if (length > this.threshold && this.spine[0]?.element !== true) return true
     if (length <= this.maxTokens) return false
     if (this.estimatedFrom !== this.recStart) {
       this.estimatedFrom = this.estimatedTo = this.recStart
@@ -189,11 +197,21 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
     const c = this.spine.shift()!
     this.ctx.emit({ type: 'enter', kind: c.array ? 'array' : 'object', label: c.path, start: this.recStart })
     const n = c.kids.length
-    for (let k = 1; k < n; k++) this.record(c.kids[k]!.start, c.kids[k - 1]!.label)
-    this.label = c.kids[n - 1]?.label ?? c.path
+    for (let k = 1; k < n; k++) this.record(c.kids[k]!.start, this.kidLabel(c, k - 1))
+    this.label = n > 0 ? this.kidLabel(c, n - 1) : c.path
     if (closed) this.pendingExits++
     else this.frames.push({ depth: c.depth, array: c.array, path: c.path, count: n })
     this.setWatch()
+  }
+
+  /** The label of kid `k` of `c`: `$.items[3]`, or made now from its key (`$.data.name`). */
+  private kidLabel (c: Spine, k: number): string {
+    const kid = c.kids[k]!
+    if (kid.keyEnd !== undefined) {
+      kid.label = memberLabel(c.path, JSON.parse(this.slice(kid.start, kid.keyEnd)) as string)
+      kid.keyEnd = undefined
+    }
+    return kid.label
   }
 
   /** A child of the deepest spine container starts: remember it, open the record while too long. */
@@ -217,6 +235,11 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
     if (depth === top.depth + 1) {
       if (top.array) {
         this.childStart(top, offset)
+        // an element that is an object: it may be opened into its members if it grows too long
+        if (code === OPEN_BRACE) {
+          this.spine = [{ depth, array: false, path: this.label!, kids: [], element: true }]
+          this.setWatch()
+        }
       } else if (container) {
         // a member's value that is a container: it may be opened if the member grows too long
         this.spine = [{ depth, array: code === OPEN_BRACKET, path: this.label ?? top.path, kids: [] }]
@@ -229,7 +252,7 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
     if (last.array) {
       this.kidStart(last, offset, `${last.path}[${last.kids.length}]`)
     } else if (container) {
-      this.spine.push({ depth, array: code === OPEN_BRACKET, path: last.kids[last.kids.length - 1]!.label, kids: [] })
+      this.spine.push({ depth, array: code === OPEN_BRACKET, path: this.kidLabel(last, last.kids.length - 1), kids: [] })
       this.setWatch()
     }
   }
@@ -254,7 +277,7 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
     const last = this.spine[this.spine.length - 1]
     if (last !== undefined && !last.array && depth === last.depth + 1) {
       const kid = last.kids[last.kids.length - 1]
-      if (kid !== undefined && kid.start === start) kid.label = memberLabel(last.path, key())
+      if (kid !== undefined && kid.start === start) kid.keyEnd = end
     }
   }
 
@@ -349,7 +372,7 @@ const json: ParserPlugin = definePlugin({
   kind: 'parser',
   name: 'json',
   docsplit: '^1',
-  description: 'JSON: array elements or object members as records, streamed (a container member over budget is opened).',
+  description: 'JSON: array elements or object members as records, streamed (a container member, or an object element, over budget is opened).',
   formats: ['json'],
   extensions: ['.json'],
   reads: 'text',

@@ -168,8 +168,8 @@ t.test('JSON: records, labels, tiling', async (t) => {
   // An empty root container is its own record, in the container `$`: no second `$` in path.
   t.same(records(await collectEvents(json, '[]')).map((r) => [r.label, r.text]), [[undefined, '[]']])
   for (const text of ['[]', ' {} ', '5']) t.same((await split(text, { input_format: 'json', tokenizer: tokenizerName })).chunks.map((c) => c.path), [['$']], `path of ${text}`)
-  // a member longer than the budget is opened, down through objects, never into array elements
-  const env = '{"meta": 1, "data": {"items": [' + Array.from({ length: 20 }, (_, i) => `{"id": ${i}, "pad": "${'x'.repeat(20)}"}`).join(', ') + ']}}'
+  // a member longer than the budget is opened, down through objects; elements that fit stay whole
+  const env = '{"meta": 1, "data": {"items": [' + Array.from({ length: 20 }, (_, i) => `{"id": ${i}, "pad": "${'x'.repeat(4)}"}`).join(', ') + ']}}'
   const e2 = await collectEvents(json, env, { max_tokens: 16 })
   assertTiles(e2, env)
   checkRecordsWhole(e2, env)
@@ -177,6 +177,13 @@ t.test('JSON: records, labels, tiling', async (t) => {
   t.same(e2.filter((e) => e.type === 'enter').map((e) => e.type === 'enter' && e.label), ['$', '$.data', '$.data.items'])
   // with a large budget the member stays whole
   t.same(records(await collectEvents(json, env, { max_tokens: 10000 })).map((r) => r.label), ['$.meta', '$.data'])
+  // an element that is an object over the budget is opened into its members, as a member is
+  const big = '[{"id": 0, "text": "short"}, {"id": 1, "text": "' + 'many words here '.repeat(40) + '", "tags": ["a", "b"]}]'
+  const e3 = await collectEvents(json, big, { max_tokens: 64 })
+  assertTiles(e3, big)
+  checkRecordsWhole(e3, big)
+  t.same(records(e3).map((r) => r.label), ['$[0]', '$[1].id', '$[1].text', '$[1].tags'])
+  t.same(e3.filter((e) => e.type === 'enter').map((e) => e.type === 'enter' && e.label), ['$', '$[1]'])
 })
 
 t.test('JSON errors: line and column, no document text', async (t) => {
