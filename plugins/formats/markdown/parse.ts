@@ -360,9 +360,11 @@ interface PendingBlock {
   attachNext: boolean
   /** Look for reference uses in it. */
   refs: boolean
+  /** It is the first block of a list item: the lead line of a nested list that may follow. */
+  leadsItem: boolean
 }
 
-interface Frame { startLine: number, endLine: number, hasBlock: boolean }
+interface Frame { startLine: number, endLine: number, hasBlock: boolean, kind: string }
 
 const CONTAINER_OPEN: Record<string, string> = {
   bullet_list_open: 'list',
@@ -444,7 +446,8 @@ export function * markdownSteps (text: string, emit: (event: DocEvent) => void):
     const blockText = text.slice(heldStart, end)
     const event: BlockEvent = { type: 'block', kind: p.kind, start: heldStart, end, text: blockText }
     if (p.cut !== undefined) event.cut = p.cut
-    if (p.attachNext) event.attachNext = true
+    // An item's lead line followed at once by its nested list introduces that list, as a heading does.
+    if (p.attachNext || (p.leadsItem && behind[0]?.type === 'enter' && behind[0].kind === 'list')) event.attachNext = true
     if (p.kind === 'table_header') tableHeader = blockText
     else if (p.kind === 'table_row' && tableHeader !== undefined) event.context = tableHeader
     if (p.refs && labels.size > 0) {
@@ -500,9 +503,9 @@ export function * markdownSteps (text: string, emit: (event: DocEvent) => void):
     containerStart = -1
     if (endLine > claimed) claimed = endLine
     if (start <= lastBlockLine) return // shares a line with the block before: its text stays there
-    block({ kind, line: start, cut, attachNext, refs })
-    lastBlockLine = start
     const top = stack[stack.length - 1]
+    block({ kind, line: start, cut, attachNext, refs, leadsItem: top?.kind === 'item' && !top.hasBlock })
+    lastBlockLine = start
     if (top !== undefined) top.hasBlock = true
   }
 
@@ -590,7 +593,7 @@ export function * markdownSteps (text: string, emit: (event: DocEvent) => void):
           if (kind !== undefined && map !== null) {
             scanGap(map[0])
             if (containerStart === -1 || map[0] < containerStart) containerStart = map[0]
-            stack.push({ startLine: map[0], endLine: map[1], hasBlock: false })
+            stack.push({ startLine: map[0], endLine: map[1], hasBlock: false, kind })
             after({ type: 'enter', kind, label: '' })
           } else if (CONTAINER_CLOSE.has(t.type) && stack.length > 0) {
             const frame = stack[stack.length - 1] as Frame
@@ -629,7 +632,7 @@ export function * markdownSteps (text: string, emit: (event: DocEvent) => void):
   }
   scanGap(lineCount)
   while (stack.length > 0) { stack.pop(); after({ type: 'exit' }) }
-  if (lastBlockLine === -1) block({ kind: 'blank', line: 0, cut: undefined, attachNext: false, refs: false }) // only blank lines
+  if (lastBlockLine === -1) block({ kind: 'blank', line: 0, cut: undefined, attachNext: false, refs: false, leadsItem: false }) // only blank lines
   if (held !== undefined) release(text.length)
   for (const key of Object.keys(env.references ?? {})) {
     if (!defined.has(key)) emitDefinition(emit, key, env.references![key] as Reference)

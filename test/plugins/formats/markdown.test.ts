@@ -525,6 +525,12 @@ t.test('an anchor or a comment alone goes with the block after it, as a heading 
   t.ok(blocks(await run('A paragraph with <a id="x"></a> inside.\n\nNext.\n')).every((b) => b.attachNext !== true), 'text around an anchor is a paragraph like any other')
 })
 
+t.test('a list item\'s lead line goes with the nested list it introduces', async (t) => {
+  const doc = '- [Factory](#factory)\n  - [logger](#logger)\n  - [trustProxy](#trust-proxy)\n- [Instance](#instance)\n- Plain item\n\n  Its second paragraph.\n  - a nested list after it\n'
+  const attached = blocks(await run(doc)).filter((b) => b.attachNext === true).map((b) => b.text.trim())
+  t.same(attached, ['- [Factory](#factory)'], 'only the lead line directly followed by its nested list')
+})
+
 t.test('a chunk that starts inside a table carries the table\'s header as context', async (t) => {
   const header = '| name | value |\n|---|---|\n'
   const doc = '# T\n\nIntro.\n\n' + header + Array.from({ length: 30 }, (_, i) => `| row ${i} | some value that takes a few tokens ${i} |\n`).join('') + '\nAfter.\n'
