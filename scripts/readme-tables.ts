@@ -26,7 +26,7 @@ export function tables (): Record<string, string> {
   const chunk = Chunk as unknown as { properties: Record<string, { type?: string, description?: string, anyOf?: unknown }>, required?: string[] }
   const chunkRows = Object.entries(chunk.properties).map(([name, s]) => {
     const type = s.type ?? (s.anyOf !== undefined ? 'string' : 'value')
-    const optional = chunk.required?.includes(name) === true ? '' : ' (records only)'
+    const optional = chunk.required?.includes(name) === true ? '' : name.startsWith('record_') ? ' (records only)' : ' (optional)'
     return `| \`${name}\` | ${type}${optional} | ${cell(s.description ?? '')} |`
   })
   const errorRows = Object.entries(errorTable).map(([code, e]) => `| \`${code}\` | ${e.status} | ${e.exit} | ${cell(e.description)} |`)
