@@ -33,6 +33,11 @@ export default async function splitText (root: FastifyInstance, opts: SplitTextO
   const app = root.withTypeProvider<TypeBoxTypeProvider>()
   const body = textBody(opts.options)
   const optionNames = new Set(['text', ...Object.keys(opts.options)])
+  // Each plugin name as the schema's enum spells it, by its lower case.
+  const spellings = new Map(PLUGIN_NAMES.map((name) => {
+    const names = (opts.options[name] as { enum?: unknown[] } | undefined)?.enum ?? []
+    return [name, new Map(names.filter((n): n is string => typeof n === 'string').map((n) => [n.toLowerCase(), n]))]
+  }))
   app.post('/docsplit/api/split/text', {
     bodyLimit: opts.maxBodyBytes,
     preParsing: async (request, _reply, payload) => {
@@ -40,13 +45,14 @@ export default async function splitText (root: FastifyInstance, opts: SplitTextO
       return payload
     },
     // Format, splitter and tokenizer names match in any case, as in the engine, the file
-    // endpoint and the CLI (the schema's enums list them in lower case).
+    // endpoint and the CLI: a name is spelled as the schema's enum spells it (as registered; a
+    // plugin may register `MyTok`) before the enum is checked.
     preValidation: async (request) => {
       const b = request.body as Record<string, unknown> | null
       if (b === null || typeof b !== 'object') return
       for (const name of PLUGIN_NAMES) {
         const value = b[name]
-        if (typeof value === 'string') b[name] = value.toLowerCase()
+        if (typeof value === 'string') b[name] = spellings.get(name)!.get(value.toLowerCase()) ?? value
       }
     },
     schema: {

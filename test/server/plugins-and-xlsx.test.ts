@@ -11,7 +11,8 @@ import { FILE, TEXT, postFile, postJson, serve, testPlugins } from './helpers.js
 
 const ini = fileURLToPath(new URL('../fixtures/plugins/docsplit-plugin-ini/index.js', import.meta.url))
 const sample = '[server]\nhost = 127.0.0.1\nport = 8000\n\n[paths]\nroot = /srv\n'
-const served = await serve({ plugins: [...testPlugins(), ini] })
+const mixedCase = fileURLToPath(new URL('./fixtures/mixed-case-tokenizer.mjs', import.meta.url))
+const served = await serve({ plugins: [...testPlugins(), ini, mixedCase] })
 t.teardown(served.close)
 
 t.test('should list a loaded plugin\'s formats in /openapi.json', async (t) => {
@@ -30,6 +31,14 @@ t.test('should split with a loaded plugin through the text and file endpoints', 
   const file = await postFile(`${served.url}${FILE}`, sample, 'app.ini', { max_tokens: '12' })
   t.equal(file.status, 200)
   t.equal((await file.json() as { document: { input_format: string } }).document.input_format, 'ini', 'auto by the uploaded file name')
+})
+
+t.test('should take a plugin\'s capitalized name in any case on the text endpoint', async (t) => {
+  for (const tokenizer of ['MixedCase-Tok', 'mixedcase-tok', 'MIXEDCASE-TOK']) {
+    const res = await postJson(`${served.url}${TEXT}`, { text: sample, tokenizer })
+    t.equal(res.status, 200, tokenizer)
+    t.equal((await res.json() as { metadata: { tokenizer: string } }).metadata.tokenizer, 'MixedCase-Tok', `${tokenizer}: as registered`)
+  }
 })
 
 const workbook = corpusFiles('xlsx', ['.xlsx'])[0]
