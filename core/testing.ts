@@ -62,7 +62,7 @@ const decodeText = (input: string | Uint8Array): string => typeof input === 'str
  */
 export async function parserEvents (plugin: ParserPlugin, input: string | Uint8Array, options: Record<string, unknown> = {}, pieces: number | number[] = Number.MAX_SAFE_INTEGER): Promise<DocEvent[]> {
   const out: DocEvent[] = []
-  const resolved = { input_format: plugin.formats[0], max_tokens: 512, splitter: plugin.defaultSplitter, tokenizer: 'approx', overlap_tokens: 0, encoding: 'utf-8', ...options } as ResolvedOptions
+  const resolved = { input_format: plugin.formats[0], max_tokens: 512, splitter: plugin.defaultSplitter, tokenizer: DEFAULT_TOKENIZER, overlap_tokens: 0, encoding: 'utf-8', ...options } as ResolvedOptions
   // As the pipeline estimates (the default tokenizer, when the built-ins are registered).
   const defaultTokenizer = await (async () => { try { return await tokenizerByName(DEFAULT_TOKENIZER).load() } catch { return undefined } })()
   const handler = await plugin.create({

@@ -169,4 +169,3 @@ export async function build (opts: BuildOptions = {}): Promise<FastifyInstance> 
   await app.register(docs)
   return app
 }
-

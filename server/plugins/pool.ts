@@ -53,8 +53,6 @@ export interface SplitPool {
    * still a plain problem response); later failures end the stream with an `{"error": ...}` line.
    */
   ndjson (input: string | Uint8Array, options: Record<string, unknown>, cancel: AbortSignal): Promise<Readable>
-  /** Splits running or queued. */
-  readonly pending: number
 }
 
 declare module 'fastify' {
@@ -188,7 +186,6 @@ async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<voi
   }
 
   const splitPool: SplitPool = {
-    get pending () { return pending },
     get heldJsonBytes () { return heldJson },
 
     async json (input, options, cancel) {
