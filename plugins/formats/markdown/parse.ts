@@ -362,6 +362,8 @@ interface PendingBlock {
   refs: boolean
   /** It is the first block of a list item: the lead line of a nested list that may follow. */
   leadsItem: boolean
+  /** A paragraph whose last line ends in a colon: it may introduce what follows. */
+  endsInColon: boolean
 }
 
 interface Frame { startLine: number, endLine: number, hasBlock: boolean, kind: string }
@@ -392,6 +394,20 @@ function isMarkerHtml (html: string): boolean {
   let first = 0
   while (html.charCodeAt(first) === 32 || html.charCodeAt(first) === 9) first++
   return html.charCodeAt(first) === 60 /* < */ && MARKER_HTML.test(html.trimEnd())
+}
+
+const opensList = (behind: Queued[]): boolean => behind[0]?.type === 'enter' && behind[0].kind === 'list'
+
+/**
+ * Whether a paragraph that ends in a colon introduces what follows ("The options are:"): the
+ * next block follows in the same container or in one that opens right after it (`behind`: the
+ * container events before the next block), not under a new heading or after the paragraph's
+ * container closes.
+ */
+function introduces (behind: Queued[], nextKind: string | undefined): boolean {
+  const first = behind[0]
+  if (first !== undefined) return first.type === 'enter' && first.kind !== 'section'
+  return nextKind !== undefined && nextKind !== 'heading'
 }
 
 /** Blocks emitted per step of markdownSteps. */
@@ -446,13 +462,15 @@ export function * markdownSteps (text: string, emit: (event: DocEvent) => void):
   const defined = new Set<string>()
   /** The header (and delimiter row) of the table whose rows come: a chunk starting at a row carries it as context. */
   let tableHeader: string | undefined
-  const release = (end: number): void => {
+  /** `nextKind`: the kind of the block after the held one (none at the end). */
+  const release = (end: number, nextKind?: string): void => {
     const p = held!
     const blockText = text.slice(heldStart, end)
     const event: BlockEvent = { type: 'block', kind: p.kind, start: heldStart, end, text: blockText }
     if (p.cut !== undefined) event.cut = p.cut
-    // An item's lead line followed at once by its nested list introduces that list, as a heading does.
-    if (p.attachNext || (p.leadsItem && behind[0]?.type === 'enter' && behind[0].kind === 'list')) event.attachNext = true
+    // Lines that introduce what follows go with it, as a heading does: an item's lead line
+    // followed at once by its nested list, and a paragraph that ends in a colon.
+    if (p.attachNext || (p.leadsItem && opensList(behind)) || (p.endsInColon && introduces(behind, nextKind))) event.attachNext = true
     if (p.kind === 'table_header') tableHeader = blockText
     else if (p.kind === 'table_row' && tableHeader !== undefined) event.context = tableHeader
     if (p.refs && labels.size > 0) {
@@ -489,7 +507,7 @@ export function * markdownSteps (text: string, emit: (event: DocEvent) => void):
   const block = (p: PendingBlock): void => {
     // The first block starts at 0; each runs to the start of the next.
     const start = held === undefined && blocksOut === 0 ? 0 : lineStart(p.line)
-    if (held !== undefined) release(start)
+    if (held !== undefined) release(start, p.kind)
     held = p
     heldStart = start
   }
@@ -509,7 +527,8 @@ export function * markdownSteps (text: string, emit: (event: DocEvent) => void):
     if (endLine > claimed) claimed = endLine
     if (start <= lastBlockLine) return // shares a line with the block before: its text stays there
     const top = stack[stack.length - 1]
-    block({ kind, line: start, cut, attachNext, refs, leadsItem: top?.kind === 'item' && !top.hasBlock })
+    const endsInColon = kind === 'paragraph' && lineEndsInColon(endLine - 1)
+    block({ kind, line: start, cut, attachNext, refs, leadsItem: top?.kind === 'item' && !top.hasBlock, endsInColon })
     lastBlockLine = start
     if (top !== undefined) top.hasBlock = true
   }
@@ -517,6 +536,12 @@ export function * markdownSteps (text: string, emit: (event: DocEvent) => void):
   const bMarks = state.bMarks
   const eMarks = state.eMarks
   const tShift = state.tShift
+  /** Whether the line's text, less trailing spaces and tabs, ends in a colon. */
+  const lineEndsInColon = (line: number): boolean => {
+    let last = eMarks[line]! - 1
+    while (last >= bMarks[line]! && (src.charCodeAt(last) === 32 || src.charCodeAt(last) === 9)) last--
+    return last >= bMarks[line]! && src.charCodeAt(last) === 58 /* : */
+  }
   const scanGap = (upTo: number): void => {
     if (env.references !== undefined) {
       for (let line = claimed; line < upTo; line++) {
@@ -637,7 +662,7 @@ export function * markdownSteps (text: string, emit: (event: DocEvent) => void):
   }
   scanGap(lineCount)
   while (stack.length > 0) { stack.pop(); after({ type: 'exit' }) }
-  if (lastBlockLine === -1) block({ kind: 'blank', line: 0, cut: undefined, attachNext: false, refs: false, leadsItem: false }) // only blank lines
+  if (lastBlockLine === -1) block({ kind: 'blank', line: 0, cut: undefined, attachNext: false, refs: false, leadsItem: false, endsInColon: false }) // only blank lines
   if (held !== undefined) release(text.length)
   for (const key of Object.keys(env.references ?? {})) {
     if (!defined.has(key)) emitDefinition(emit, key, env.references![key] as Reference)

@@ -531,6 +531,18 @@ t.test('a list item\'s lead line goes with the nested list it introduces', async
   t.same(attached, ['- [Factory](#factory)'], 'only the lead line directly followed by its nested list')
 })
 
+t.test('a paragraph ending in a colon goes with what it introduces', async (t) => {
+  const doc = '# Options\n\nThe options are:\n\n' +
+    Array.from({ length: 12 }, (_, i) => `- option ${i}: what it does, said in a sentence of a dozen words or so.\n`).join('') +
+    '\nAn example:\n\n```js\nsplit(text)\n```\n\n> Quoted:\n>\n> - a list in a quote\n\nThe end:\n\n## Next\n\nText.\n'
+  const attached = blocks(await run(doc)).filter((b) => b.attachNext === true).map((b) => b.text.trim())
+  t.same(attached, ['# Options', 'The options are:', 'An example:', '> Quoted:\n>', '## Next'], 'before a list, a code block, a list in the same quote; not before a heading (which attaches as headings do)')
+  const { split } = await import('../../../index.js')
+  const r = await split(doc, { input_format: 'markdown', max_tokens: 64 })
+  t.match(r.chunks[0]!.text, /^# Options\n\nThe options are:\n\n- option 0:/, 'the heading and the introduction start a chunk with the first items')
+  t.notOk(r.chunks.slice(0, -1).some((c) => /(are|example):\n\n$/.test(c.text)), 'no chunk ends with an introduction')
+})
+
 t.test('a chunk that starts inside a table carries the table\'s header as context', async (t) => {
   const header = '| name | value |\n|---|---|\n'
   const doc = '# T\n\nIntro.\n\n' + header + Array.from({ length: 30 }, (_, i) => `| row ${i} | some value that takes a few tokens ${i} |\n`).join('') + '\nAfter.\n'
