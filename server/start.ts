@@ -8,6 +8,7 @@
  */
 import { DocsplitError } from '../core/errors.js'
 import { loadEnv } from './env.js'
+import { DRAIN_EXTRA_SECONDS, EXIT_MARGIN_SECONDS } from './shutdown-times.js'
 
 export interface StartedServer {
   /** The address actually listened on (PORT=0 picks a free port). */
@@ -72,8 +73,8 @@ export async function startServer (env: NodeJS.ProcessEnv = process.env, options
   if (options.signals !== false) {
     const onSignal = (signal: NodeJS.Signals): void => {
       app.log.info({ signal }, 'shutting down: finishing in-flight splits')
-      // If something holds the close past every split budget, leave anyway (non-zero).
-      const grace = setTimeout(() => { process.exit(1) }, (config.splitTimeoutSeconds + 10) * 1000)
+      // If something holds the close past the drain's own deadline, leave anyway (non-zero).
+      const grace = setTimeout(() => { process.exit(1) }, (config.splitTimeoutSeconds + DRAIN_EXTRA_SECONDS + EXIT_MARGIN_SECONDS) * 1000)
       grace.unref()
       close().then(() => { process.exit(0) }, () => { process.exit(1) })
     }

@@ -9,9 +9,6 @@ import type { FastifyInstance } from 'fastify'
 import { DocsplitError } from '../../core/errors.js'
 import type { RetryHint } from '../problem.js'
 
-/** Seconds past the split budget that the requests in flight get to finish their upload or answer. */
-export const DRAIN_EXTRA_SECONDS = 5
-
 export interface DrainOptions {
   /** How long the requests in flight may take to finish once draining starts. */
   graceMs: number

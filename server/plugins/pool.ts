@@ -46,8 +46,6 @@ export interface SplitPool {
    * alone is always sent, even one larger than the budget).
    */
   json (input: string | Uint8Array, options: Record<string, unknown>, cancel: AbortSignal): Promise<HeldJson>
-  /** Bytes of JSON answers held now. */
-  readonly heldJsonBytes: number
   /**
    * Runs one split as NDJSON. Resolves once the header line is ready (so a failure before it is
    * still a plain problem response); later failures end the stream with an `{"error": ...}` line.
@@ -186,8 +184,6 @@ async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<voi
   }
 
   const splitPool: SplitPool = {
-    get heldJsonBytes () { return heldJson },
-
     async json (input, options, cancel) {
       // Refused before the split starts while the budget is used up.
       if (heldJson >= opts.jsonResponseBytes) throw noRoomForJson()
