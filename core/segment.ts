@@ -35,7 +35,7 @@ function lineCuts (text: string): number[] {
  * minute), so a long text is segmented in windows of about SEGMENT_WINDOW characters. A window
  * ends after a newline, where every granularity breaks (Unicode's rules break after a line
  * feed), else after a space before a letter, digit or punctuation below U+0300 (a word and a
- * grapheme boundary; for sentences at worst one extra cut point), else at a code point.
+ * grapheme boundary, not a sentence one: see segmentStarts), else at a code point.
  */
 const SEGMENT_WINDOW = 8192
 
@@ -54,18 +54,37 @@ function windowEnd (text: string, from: number): number {
   return c >= 0xdc00 && c <= 0xdfff ? limit + 1 : limit
 }
 
-function segmentStarts (text: string, segmenter: Intl.Segmenter, wordsOnly: boolean): number[] {
+/** Sentence ends this close to a window's edge are found again in the next window, with what follows them in view. */
+const EDGE_LOOKAHEAD = 64
+
+/**
+ * Segment starts in `text`, a window at a time. For words and graphemes a window's edge is a
+ * boundary (see windowEnd). For sentences only an edge after a newline is (a hard break; soft
+ * ones are spaces by then): elsewhere the sentence may go on past it, so the next window starts
+ * again at the last sentence start found in this one, and the edge itself is never a cut (a
+ * text of no sentence ends had a false one every 8 KiB, labelled `sentence`).
+ */
+function segmentStarts (text: string, segmenter: Intl.Segmenter, wordsOnly: boolean, sentences = false): number[] {
   const out: number[] = []
+  // Whether the window's start is a cut to report (a window after an edge that breaks).
+  let startIsCut = false
   for (let from = 0; from < text.length;) {
     const to = windowEnd(text, from)
+    const firstOut = out.length
     for (const s of segmenter.segment(text.slice(from, to))) {
-      const at = from + s.index
-      if (at === 0) continue
+      if (s.index === 0 && !startIsCut) continue
       // A cut before a word keeps punctuation and spaces with the word before them.
       if (wordsOnly && s.isWordLike !== true) continue
-      out.push(at)
+      out.push(from + s.index)
     }
-    from = to
+    startIsCut = !sentences || text.charCodeAt(to - 1) === 10
+    if (startIsCut || to === text.length) {
+      from = to
+      continue
+    }
+    // Back to the last sentence start not too close to the edge (in `out` already), and on from there.
+    while (out.length > firstOut && out[out.length - 1]! > to - EDGE_LOOKAHEAD) out.pop()
+    from = out.length > firstOut ? out[out.length - 1]! : to
   }
   return out
 }
@@ -132,7 +151,7 @@ export const segmenters: Segmenters = {
         return lineCuts(text)
       case 'sentence':
         sentenceSegmenter ??= new Intl.Segmenter(undefined, { granularity: 'sentence' })
-        return segmentStarts(softBreaksAsSpaces(text), sentenceSegmenter, false)
+        return segmentStarts(softBreaksAsSpaces(text), sentenceSegmenter, false, true)
       case 'word':
         if (ASCII.test(text)) return asciiWordCuts(text)
         wordSegmenter ??= new Intl.Segmenter(undefined, { granularity: 'word' })

@@ -44,15 +44,26 @@ t.test('hard-wrapped prose: a sentence ends at its stop, not at the end of each 
   t.same(segmenters.cuts(para, 'line').length, 5, 'the line ends are the next level down')
 })
 
-t.test('a long text without newlines: word and grapheme cuts are the same; sentence cuts ascend', async (t) => {
+t.test('a long text without newlines: the same cuts as one walk, at every level', async (t) => {
   const words = ['Straße', 'naïve', 'e\u0301', '👩‍👩‍👧', 'Dr.', 'end.', 'Why?', '中文']
   const text = Array.from({ length: 6000 }, (_, i) => words[(i * 7) % words.length]).join(' ')
   t.ok(text.length > 3 * 8192)
   t.same(segmenters.cuts(text, 'word'), whole(text, 'word'))
   t.same(segmenters.cuts(text, 'grapheme'), whole(text, 'grapheme'))
-  const sentences = segmenters.cuts(text, 'sentence')
-  t.ok(sentences.every((p, i) => p > 0 && p < text.length && (i === 0 || p > sentences[i - 1]!)))
-  t.ok(whole(text, 'sentence').every((p) => sentences.includes(p)), 'every sentence boundary is a cut')
+  t.same(segmenters.cuts(text, 'sentence'), whole(text, 'sentence'), 'a window\'s edge is no sentence end')
+  fc.assert(fc.property(fc.array(line, { minLength: 400, maxLength: 900 }), (parts) => {
+    const long = parts.join(' ')
+    t.same(segmenters.cuts(long, 'sentence'), whole(long, 'sentence'), `sentence, ${long.length} characters`)
+  }), { numRuns: 6, seed: 5 })
+})
+
+t.test('a long line with no sentence end is cut at words, never labelled sentence', async (t) => {
+  const words = ['the', 'farmer', 'sells', 'eggs', 'for', '$3', 'each,', 'and', 'buys', 'feed']
+  const text = Array.from({ length: 12000 }, (_, i) => words[(i * 3) % words.length]).join(' ') + '\n'
+  t.same(segmenters.cuts(text, 'sentence'), [], 'no sentence cut in 60,000 characters without a stop')
+  const r = await split(text, { input_format: 'text', max_tokens: 2048 })
+  t.same([...new Set(r.chunks.slice(0, -1).map((c) => c.boundary))], ['word'], 'every chunk but the last ends at a word')
+  t.ok(r.chunks.slice(0, -1).every((c) => c.token_count > 2048 * 0.9), 'and is full: no chunk ends at a window of the segmenter')
 })
 
 t.test('a 2 MB paragraph of short lines at a large budget splits in linear time', async (t) => {
