@@ -144,6 +144,27 @@ export function softBreaksAsSpaces (text: string): string {
   return text.replace(SOFT_BREAK, (m) => m.length === 2 ? '  ' : ' ')
 }
 
+/** Opening brackets and quotes (`(`, `「`, `“`, `«`). */
+const OPENER = /[\p{Ps}\p{Pi}]/u
+const SPACE = /\s/
+
+/**
+ * Unicode's sentence rules keep the quotes and brackets after a sentence's stop with it, so
+ * `参数。“super” 调用` had its next sentence's opening quote at the end of the one before. A
+ * cut moves back over opening quotes and brackets that touch the text after them (a German
+ * closing `“` is followed by a space, and stays).
+ */
+function openersToNextSentence (text: string, cuts: number[]): number[] {
+  for (let i = 0; i < cuts.length; i++) {
+    let p = cuts[i]!
+    const floor = i > 0 ? cuts[i - 1]! + 1 : 1
+    if (p >= text.length || SPACE.test(text[p]!)) continue
+    while (p > floor && OPENER.test(text[p - 1]!)) p--
+    cuts[i] = p
+  }
+  return cuts
+}
+
 export const segmenters: Segmenters = {
   cuts (text, level) {
     switch (level) {
@@ -151,7 +172,7 @@ export const segmenters: Segmenters = {
         return lineCuts(text)
       case 'sentence':
         sentenceSegmenter ??= new Intl.Segmenter(undefined, { granularity: 'sentence' })
-        return segmentStarts(softBreaksAsSpaces(text), sentenceSegmenter, false, true)
+        return openersToNextSentence(text, segmentStarts(softBreaksAsSpaces(text), sentenceSegmenter, false, true))
       case 'word':
         if (ASCII.test(text)) return asciiWordCuts(text)
         wordSegmenter ??= new Intl.Segmenter(undefined, { granularity: 'word' })

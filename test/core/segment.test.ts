@@ -74,3 +74,10 @@ t.test('a 2 MB paragraph of short lines at a large budget splits in linear time'
   t.equal(r.chunks.map((c) => c.text).join(''), text)
   t.ok(r.chunks.every((c) => c.token_count <= 100_000))
 })
+
+t.test('an opening quote or bracket starts the next sentence, not the end of the one before', async (t) => {
+  const text = '他说了参数。“super” 调用的是父类。（注意）这很重要。Er sagte: „Ja.“ Dann ging er.'
+  const cuts = segmenters.cuts(text, 'sentence')
+  const pieces = [0, ...cuts].map((p, i) => text.slice(p, cuts[i] ?? text.length))
+  t.same(pieces, ['他说了参数。', '“super” 调用的是父类。', '（注意）这很重要。', 'Er sagte: „Ja.“ ', 'Dann ging er.'], 'a closing quote before a space stays with its sentence')
+})
