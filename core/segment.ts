@@ -148,18 +148,26 @@ export function softBreaksAsSpaces (text: string): string {
 const OPENER = /[\p{Ps}\p{Pi}]/u
 const SPACE = /\s/
 
+/** Whether text[i] opens: an opening bracket or quote, or a straight quote after a space (or at the start). */
+function opens (text: string, i: number): boolean {
+  const c = text[i]!
+  if (c === '"' || c === "'") return i === 0 || SPACE.test(text[i - 1]!)
+  return OPENER.test(c)
+}
+
 /**
  * Unicode's sentence rules keep the quotes and brackets after a sentence's stop with it, so
- * `参数。“super” 调用` had its next sentence's opening quote at the end of the one before. A
- * cut moves back over opening quotes and brackets that touch the text after them (a German
- * closing `“` is followed by a space, and stays).
+ * `参数。“super” 调用` had its next sentence's opening quote at the end of the one before; word
+ * cuts, made before a word, left `(` and `“` behind too. A cut moves back over opening quotes
+ * and brackets that touch the text after them (a German closing `“` is followed by a space,
+ * and stays).
  */
-function openersToNextSentence (text: string, cuts: number[]): number[] {
+function openersToNext (text: string, cuts: number[]): number[] {
   for (let i = 0; i < cuts.length; i++) {
     let p = cuts[i]!
     const floor = i > 0 ? cuts[i - 1]! + 1 : 1
     if (p >= text.length || SPACE.test(text[p]!)) continue
-    while (p > floor && OPENER.test(text[p - 1]!)) p--
+    while (p > floor && opens(text, p - 1)) p--
     cuts[i] = p
   }
   return cuts
@@ -172,11 +180,11 @@ export const segmenters: Segmenters = {
         return lineCuts(text)
       case 'sentence':
         sentenceSegmenter ??= new Intl.Segmenter(undefined, { granularity: 'sentence' })
-        return openersToNextSentence(text, segmentStarts(softBreaksAsSpaces(text), sentenceSegmenter, false, true))
+        return openersToNext(text, segmentStarts(softBreaksAsSpaces(text), sentenceSegmenter, false, true))
       case 'word':
-        if (ASCII.test(text)) return asciiWordCuts(text)
+        if (ASCII.test(text)) return openersToNext(text, asciiWordCuts(text))
         wordSegmenter ??= new Intl.Segmenter(undefined, { granularity: 'word' })
-        return segmentStarts(text, wordSegmenter, true)
+        return openersToNext(text, segmentStarts(text, wordSegmenter, true))
       case 'grapheme':
         if (SIMPLE_GRAPHEMES.test(text)) return simpleGraphemeCuts(text)
         graphemeSegmenter ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' })

@@ -80,4 +80,9 @@ t.test('an opening quote or bracket starts the next sentence, not the end of the
   const cuts = segmenters.cuts(text, 'sentence')
   const pieces = [0, ...cuts].map((p, i) => text.slice(p, cuts[i] ?? text.length))
   t.same(pieces, ['他说了参数。', '“super” 调用的是父类。', '（注意）这很重要。', 'Er sagte: „Ja.“ ', 'Dann ging er.'], 'a closing quote before a space stays with its sentence')
+  for (const words of ['call (foo) and "bar" or “baz” it\'s \'q\' done', 'call (fóo) and "bär" or “baz” it\'s \'q\' done']) {
+    const at = segmenters.cuts(words, 'word')
+    t.same([0, ...at].map((p, i) => words.slice(p, at[i] ?? words.length)).filter((w) => /^["'(“]/.test(w)).map((w) => w[0]), ['(', '"', '“', "'"],
+      `word cuts go before the opening quote or bracket (${/ó/.test(words) ? 'segmenter' : 'ASCII'}), not an apostrophe inside a word`)
+  }
 })
