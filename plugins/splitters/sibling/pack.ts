@@ -31,6 +31,8 @@ const WRAPPED_LINE = 25
 const levelStrength = (style: CutStyle, level: CutLevel): number => style === 'prose' && level === 'line' ? WRAPPED_LINE : LEVEL_STRENGTH[level]
 /** After a heading or decorator: used only when nothing else fits. */
 const ATTACHED = 1
+/** A chunk under this share of the budget does not end where a container too big for one chunk opens. */
+const SMALL_SHARE = 0.5
 /** Summed estimates of small pieces may overstate their joined count this many times. */
 const EXTEND_FACTOR = 10
 /** Characters a token of the budget above which a unit is first checked with `exceeds`. */
@@ -52,6 +54,8 @@ interface Unit {
   path: string[]
   /** Strength of the gap after this unit, and the reason a chunk ending there gives. */
   after: number
+  /** The gap after it only opens containers (none closes there): what follows starts inside them. */
+  enters: boolean
   reason: Boundary
   attachNext: boolean
   refs: RefUse[] | undefined
@@ -196,6 +200,7 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
         pending: last && region !== u.text,
         path: u.path,
         after: last ? u.after : levelStrength(u.cut, name),
+        enters: last ? u.enters : false,
         reason: last ? u.reason : cutBoundary[name],
         attachNext: last ? u.attachNext : false,
         refs: u.refs?.filter((r) => r.offset >= u.start + from && r.offset < u.start + to),
@@ -303,11 +308,15 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     return fits
   }
 
-  /** Emits the best chunk among the gaps after units 1..k; false when even unit 0 is over budget. */
-  const emitBest = (k: number, final: boolean): boolean => {
+  /**
+   * The best gap among those after units 1..k that fits: the strongest, the furthest among
+   * equals. `demoted` overrides some gaps' strength. Returns the gap, its chunk's count and
+   * text (when counted), and the strength it had.
+   */
+  const bestGap = (k: number, final: boolean, demoted: Map<number, number>): [number, number, string | undefined, number] | undefined => {
     const candidates: number[] = []
     for (let j = 1; j <= k; j++) candidates.push(j)
-    const strength = (j: number): number => (final && j === queue.length ? END : queue[j - 1]!.after)
+    const strength = (j: number): number => demoted.get(j) ?? (final && j === queue.length ? END : queue[j - 1]!.after)
     candidates.sort((a, b) => strength(b) - strength(a) || b - a)
     // Candidates of one strength form a tier, longest first; fitting is monotone in length,
     // so test the longest, then the shortest, then binary-search between.
@@ -340,14 +349,62 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
           }
         }
       }
-      if (best !== undefined) {
-        const [j, n, text] = best
-        emit(j, n, text ?? joined(j), s === END ? lastBoundary(queue[j - 1]!) : queue[j - 1]!.reason)
-        return true
-      }
+      if (best !== undefined) return [...best, s]
       t = e + 1
     }
-    return false
+    return undefined
+  }
+
+  /** The strongest gap after units j+1..k weaker than `than`, or 0 when there is none. */
+  const strongestInside = (j: number, k: number, than: number): number => {
+    let strongest = 0
+    for (let g = j + 1; g <= k && g < queue.length; g++) {
+      const after = queue[g - 1]!.after
+      if (after < than && after > strongest) strongest = after
+    }
+    return strongest
+  }
+
+  /**
+   * Whether the container that opens after unit j-1 (its gap of strength `s`) is over the
+   * budget: it cannot be one chunk, whatever chunk it starts. 'wait' while it is still open
+   * and what has arrived of it fits.
+   */
+  const containerOver = (j: number, final: boolean, s: number): boolean | 'wait' => {
+    let m = j
+    while (m < queue.length - 1 && queue[m]!.after < s) m++
+    for (let i = j; i <= m; i++) if (queue[i]!.pending || overBudget(queue[i]!)) return true
+    if (meter.count(joined(m + 1, j)) > budget) return true
+    return m < queue.length - 1 || final ? false : 'wait'
+  }
+
+  /**
+   * Emits the best chunk among the gaps after units 1..k; false when even unit 0 is over budget.
+   * A chunk under SMALL_SHARE of the budget that would end where containers open (a lead-in,
+   * then a list, section or statement too big for one chunk) is not worth its gap: that gap
+   * counts as one inside the container, so the lead-in goes with the container's first part.
+   * 'wait': whether the container fits one chunk is not known yet.
+   */
+  const emitBest = (k: number, final: boolean): boolean | 'wait' => {
+    const demoted = new Map<number, number>()
+    for (;;) {
+      const choice = bestGap(k, final, demoted)
+      if (choice === undefined) return false
+      const [j, n, text, s] = choice
+      if (s !== END && s > ATTACHED && n < budget * SMALL_SHARE && queue[j - 1]!.enters && !demoted.has(j)) {
+        const inner = strongestInside(j, k, s)
+        if (inner > ATTACHED) {
+          const over = containerOver(j, final, s)
+          if (over === 'wait') return 'wait'
+          if (over) {
+            demoted.set(j, inner)
+            continue
+          }
+        }
+      }
+      emit(j, n, text ?? joined(j), s === END ? lastBoundary(queue[j - 1]!) : queue[j - 1]!.reason)
+      return true
+    }
   }
 
   /** Whether the queue may still all fit, judged from the proven prefix (cheap tokenizers). */
@@ -424,7 +481,11 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
           if (overLimit(next) && cut(k)) continue
         }
       }
-      if (k > 0 && emitBest(k, final)) continue
+      if (k > 0) {
+        const done = emitBest(k, final)
+        if (done === 'wait') return
+        if (done) continue
+      }
       // Over the budget but within max_tokens: whole and alone, or with the unit after it if
       // it is a heading (cut it, as over the budget, if even that does not fit).
       const whole = withinLimit(queue[0]!.after === ATTACHED ? 2 : 1, final)
@@ -448,9 +509,10 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
       } else {
         prev.after = STRUCTURE - minDepthSinceUnit
         prev.reason = structureChanged ? 'section' : prev.reason
+        prev.enters = structureChanged && !exitedSinceUnit
       }
     }
-    add({ start, text, kind, cut, level: -1, pending: false, path: containers.path, after: END, reason, attachNext, refs, est: -1, tokens, context })
+    add({ start, text, kind, cut, level: -1, pending: false, path: containers.path, after: END, enters: false, reason, attachNext, refs, est: -1, tokens, context })
     minDepthSinceUnit = containers.depth
     structureChanged = false
     exitedSinceUnit = false

@@ -211,3 +211,19 @@ t.test('with overlap, a heading over the budget but within max_tokens stays with
   t.equal(r.chunks.length, 1, r.chunks.map((c) => `${c.token_count}:${JSON.stringify(c.kinds)}`).join(' '))
   t.same(r.chunks[0]!.kinds, ['heading', 'paragraph'])
 })
+
+t.test('a short lead-in goes with the first part of a container too big for one chunk', async (t) => {
+  const items = (n: number): string => Array.from({ length: n }, (_, i) => `- item ${i}: ${'word '.repeat(20).trim()}\n`).join('')
+  const big = '# Title\n\nAn intro of a few words.\n\n' + items(12) + '\nAfter.\n'
+  const r = await split(big, { input_format: 'markdown', max_tokens: 128 })
+  t.match(r.chunks[0]!.text, /^# Title\n\nAn intro of a few words\.\n\n- item 0:/, 'the list cannot be one chunk: the intro starts its first')
+  t.ok(r.chunks[0]!.token_count > 64, `and the chunk is more than half full (${r.chunks[0]!.token_count})`)
+  const intro = '# Title\n\nAn intro that says, in a sentence of some twenty words or so, what the list below it holds.\n\n'
+  const small = intro + items(4) + '\nAfter.\n'
+  const s = await split(small, { input_format: 'markdown', max_tokens: 128 })
+  t.same(s.chunks.map((c) => c.text), [intro, items(4) + '\nAfter.\n'], 'a list that fits one chunk (not with the intro) starts its own')
+  const sections = '# A\n\nShort.\n\n# B\n\n' + 'A sentence of some words in section B. '.repeat(40) + '\n'
+  const c = await split(sections, { input_format: 'markdown', max_tokens: 128 })
+  t.equal(c.chunks[0]!.text, '# A\n\nShort.\n\n', 'a section that ends is not joined to the next one')
+  for (const [doc, res] of [[big, r], [small, s], [sections, c]] as const) t.same(invariantProblems(res, doc, { tokenizer: tokenizers[0]![1]! }), [])
+})
