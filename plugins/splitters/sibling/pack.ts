@@ -164,6 +164,7 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     if (first.context !== undefined) draft.context = first.context
     if (estimating) for (const u of units) queuedEstimate -= estimate(u)
     queue.splice(0, j)
+    scan = undefined
     proven = { units: 0, count: 0 }
     resetTally()
     if (queue.length === 0) queuedEstimate = 0
@@ -214,6 +215,8 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     // sentences, more arguments than the stack holds.
     const after = queue.splice(i + 1)
     queue.length = i
+    scan = undefined
+    waiting = undefined
     for (const piece of pieces) queue.push(piece)
     for (const unit of after) queue.push(unit)
     if (i === prefix.length - 1) {
@@ -366,16 +369,49 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
   }
 
   /**
+   * What containerOver has read of the container after a gap while it waits for more of it:
+   * the container's first unit, the next unit to read, the sum of the estimates read, and the
+   * sum at which to count its text again. Cleared when the queue changes (emit, cut).
+   */
+  let scan: { unit: Unit, next: number, est: number, countAt: number } | undefined
+  /**
+   * The gap whose container emitBest waits to know, with the queue's first unit then: until the
+   * front changes, the choice of gap does not (units come after the extent), so the next units
+   * only go to containerOver, not through the whole choice again.
+   */
+  let waiting: { front: Unit, j: number, s: number } | undefined
+
+  /**
    * Whether the container that opens after unit j-1 (its gap of strength `s`) is over the
    * budget: it cannot be one chunk, whatever chunk it starts. 'wait' while it is still open
-   * and what has arrived of it fits.
+   * and what has arrived of it may fit. Reads each unit once, and counts the container's text
+   * only when its estimate says it may be over: a few times per container.
    */
   const containerOver = (j: number, final: boolean, s: number): boolean | 'wait' => {
-    let m = j
-    while (m < queue.length - 1 && queue[m]!.after < s) m++
-    for (let i = j; i <= m; i++) if (queue[i]!.pending || overBudget(queue[i]!)) return true
-    if (meter.count(joined(m + 1, j)) > budget) return true
-    return m < queue.length - 1 || final ? false : 'wait'
+    let read = scan
+    if (read === undefined || read.unit !== queue[j]) read = scan = { unit: queue[j]!, next: j, est: 0, countAt: 0 }
+    let closed = final
+    for (;;) {
+      // The gap after the last unit read is known once a unit follows it.
+      const last = read.next - 1
+      if (last >= j && last < queue.length - 1 && queue[last]!.after >= s) {
+        closed = true
+        break
+      }
+      if (read.next >= queue.length) break
+      const u = queue[read.next]!
+      if (u.pending || overBudget(u)) return true
+      read.est += estimate(u)
+      read.next++
+    }
+    if (!closed && (read.est <= budget || read.est < read.countAt)) return 'wait'
+    const n = meter.count(joined(read.next, j))
+    if (n > budget) return true
+    if (closed) return false
+    // Count again once the estimate, read at this count's ratio to it, reaches the budget (and
+    // has grown by an eighth of it at least): estimates may run at twice the real count.
+    read.countAt = Math.max(read.est * budget / Math.max(n, 1), read.est + budget / 8)
+    return 'wait'
   }
 
   /**
@@ -395,7 +431,10 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
         const inner = strongestInside(j, k, s)
         if (inner > ATTACHED) {
           const over = containerOver(j, final, s)
-          if (over === 'wait') return 'wait'
+          if (over === 'wait') {
+            waiting = { front: queue[0]!, j, s }
+            return 'wait'
+          }
           if (over) {
             demoted.set(j, inner)
             continue
@@ -464,6 +503,8 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
 
   const pump = (final: boolean): void => {
     while (queue.length > 0) {
+      if (waiting !== undefined && waiting.front === queue[0] && containerOver(waiting.j, final, waiting.s) === 'wait') return
+      waiting = undefined
       let k = newTally === undefined ? -1 : fitting()
       if (k < 0) k = estimatedExtent(final)
       if (k < 0 || (k === queue.length && !final)) return

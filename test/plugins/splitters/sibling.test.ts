@@ -227,3 +227,15 @@ t.test('a short lead-in goes with the first part of a container too big for one 
   t.equal(c.chunks[0]!.text, '# A\n\nShort.\n\n', 'a section that ends is not joined to the next one')
   for (const [doc, res] of [[big, r], [small, s], [sections, c]] as const) t.same(invariantProblems(res, doc, { tokenizer: tokenizers[0]![1]! }), [])
 })
+
+t.test('waiting to know whether a big container fits one chunk reads it a few times, not once per unit', async (t) => {
+  // A short lead-in, then a list of many small items, far over a large budget: the lead-in
+  // waits for the list to prove itself over the budget, item by item.
+  const text = '# T\n\nIntro.\n\n' + Array.from({ length: 40_000 }, (_, i) => `- w${i}\n`).join('')
+  read.length = 0
+  const r = await split(text, { input_format: 'markdown', max_tokens: 20_000, tokenizer: 'test-quarters' })
+  const total = read.reduce((a, b) => a + b, 0)
+  t.ok(total < text.length * 4, `read ${total} characters for a text of ${text.length}`)
+  t.match(r.chunks[0]!.text, /^# T\n\nIntro\.\n\n- w0\n/, 'the lead-in starts the list\'s first chunk')
+  t.same(invariantProblems(r, text, { tokenizer: await tokenizerByName('test-quarters').load() }), [])
+})
