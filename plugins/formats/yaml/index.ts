@@ -1,14 +1,22 @@
 /**
  * YAML parser (yaml 2.x CST). Records:
- * - a stream of several documents: each document is a record (`doc[2]`); a document longer than
- *   the budget (about 4 characters per token) whose body is a block mapping or sequence is opened
- *   (enter/exit `doc[2]`) and its top-level items become the records;
+ * - a stream of several documents: each document is a record (`doc[2]`); a document over the
+ *   budget whose body is a block mapping or sequence is opened (enter/exit `doc[2]`, kind
+ *   `document`) and its top-level items become the records;
  * - a single document: the items of its top-level block sequence (`[3]`) or the pairs of its
  *   top-level block mapping (the key: `server`), inside enter/exit `doc[0]`; any other body is one
  *   record.
+ * A record over the budget (by the context's estimate) whose value is a block mapping or
+ * sequence of two items or more is opened in turn, as JSON members and XML elements are:
+ * enter/exit (kind `mapping` or `sequence`, labelled as the record was), and its items become
+ * the records (`paths` > `/pets` > `get`), and so on down while a record is over the budget. A
+ * mapping or sequence of one item is opened when that item opens (an envelope, `data:` >
+ * `items:` > ...). Scalars and flow collections (`{...}`, `[...]`) are never opened: over the
+ * budget, they are a record alone.
  * A record starts at the start of its line; comment lines right above an item or a `---` (not
  * more indented than the item) belong to it; blank lines and trailing comments go with the record
- * before. Directives, `---` and the text before the first item go with the first record.
+ * before. Directives, `---` and the text before the first item (an opened record's key line,
+ * `paths:`) go with the first record.
  *
  * YAML does not stream: the text is buffered and parsed at the end. Aliases are never expanded
  * (nothing is converted to JS values), so an alias bomb costs no more than its own text.
@@ -20,8 +28,8 @@ import type { ParserContext, ParserHandler, ParserPlugin } from '../../../core/t
 import type { DocEvent } from '../../../core/events.js'
 import { walkObjects } from '../../../core/walk.js'
 
-const CHARS_PER_TOKEN = 4
-
+/** UTF-8 bytes of a UTF-16 code unit at most: a record of fewer bytes than the budget is under it (no encoding spends more tokens than bytes) and is not estimated. */
+const MOST_BYTES_PER_UNIT = 3
 /** The yaml library loads with the first YAML document, not with docsplit (70 modules). */
 let lib: typeof import('yaml') | undefined
 /**
@@ -53,11 +61,61 @@ function tooDeep (src: string): number {
 }
 
 type Item = CST.CollectionItem
+type Body = CST.BlockMap | CST.BlockSequence
 
 interface Span {
   start: number
   label: string
+  /** The item's value when it is a block collection, which the record may be opened into; none when two items share the span. */
+  body?: Body
 }
+
+/** Opened records whose records are being emitted: their spans, the next one, and their own span. */
+interface Frame {
+  spans: Span[]
+  next: number
+  start: number
+  end: number
+  /** Known to be over the budget (a single item spanning all of it is too). */
+  over: boolean
+}
+
+/** The block collection a value is, or undefined: scalars and flow collections are never opened. */
+function collection (value: CST.Token | null | undefined): Body | undefined {
+  return value?.type === 'block-map' || value?.type === 'block-seq' ? value : undefined
+}
+
+/**
+ * An item of comment lines only: yaml's CST ends a nested collection followed by comment lines
+ * with one (`  x: 1\n  # trailing\n`). No item: its lines stay with the record before.
+ */
+function commentsOnly (item: Item): boolean {
+  return (item.key === undefined || item.key === null) && item.sep === undefined && (item.value === undefined || item.value === null) &&
+    item.start.every((t) => t.type === 'comment' || t.type === 'newline' || t.type === 'space')
+}
+
+/** The items of a collection, the trailing comment lines aside (they can only come last). */
+function itemCount (body: Body): number {
+  const n = body.items.length
+  return n > 0 && commentsOnly(body.items[n - 1]!) ? n - 1 : n
+}
+
+/**
+ * Whether opening a record into `body` gives more than one record, or one that opens in turn
+ * (a mapping of one key over a larger one: `data:` > `items:`). A lone scalar is not worth a
+ * level of path: opened, it would be the same text under a longer label. Follows a chain of
+ * lone items down, without recursion.
+ */
+function opens (body: Body | undefined): boolean {
+  for (let b = body; b !== undefined; b = collection(b.items[0]?.value)) {
+    const n = itemCount(b)
+    if (n !== 1) return n > 1
+  }
+  return false
+}
+
+/** `opens` for spans already cut: two items in one span count as one, never opened. */
+const opensInto = (spans: Span[]): boolean => spans.length > 1 || (spans.length === 1 && opens(spans[0]!.body))
 
 /**
  * Adds the comment tokens in `token` that are the first thing on their line (line start →
@@ -101,8 +159,11 @@ function largestDocument (src: string): { start: number, length: number } {
 class YamlHandler implements ParserHandler<string> {
   private src = ''
   private comments = new Map<number, number>()
+  private readonly maxTokens: number
 
-  constructor (private readonly ctx: ParserContext) {}
+  constructor (private readonly ctx: ParserContext) {
+    this.maxTokens = typeof ctx.options.max_tokens === 'number' ? ctx.options.max_tokens : 512
+  }
 
   write (all: string): void {
     this.src += all
@@ -145,29 +206,67 @@ class YamlHandler implements ParserHandler<string> {
     return `[${k}]`
   }
 
-  /** Record starts of the top-level items of a document body in [start, end). */
-  private items (doc: CST.Document, start: number, end: number): Span[] | undefined {
-    const body = doc.value
-    if (body === undefined || (body.type !== 'block-map' && body.type !== 'block-seq') || body.items.length === 0) return undefined
+  /**
+   * The records of the items of `body`, in [start, end): the first starts at `start` (with the
+   * text before it: directives, `---`, the key line of the record opened), the others at the
+   * start of their line or above their comments.
+   */
+  private spans (body: Body, start: number, end: number): Span[] {
     const out: Span[] = []
     let floor = start
     body.items.forEach((item, k) => {
-      const label = this.itemLabel(body, item, k)
-      if (k === 0) {
-        out.push({ start, label })
-        return
+      if (commentsOnly(item)) return
+      const span: Span = { start, label: this.itemLabel(body, item, k), body: collection(item.value) }
+      if (k > 0) {
+        const at = this.itemStart(item)
+        if (at === undefined || at <= floor || at >= end) {
+          // nothing to cut on: the item stays with the one before, which then is never opened
+          out[out.length - 1]!.body = undefined
+          return
+        }
+        const col = at - (this.src.lastIndexOf('\n', at - 1) + 1)
+        span.start = floor = this.boundary(at, Math.min(col, body.indent), floor)
       }
-      const at = this.itemStart(item)
-      if (at === undefined || at <= floor || at >= end) {
-        // nothing to cut on: the item stays with the one before
-        return
-      }
-      const col = at - (this.src.lastIndexOf('\n', at - 1) + 1)
-      const b = this.boundary(at, Math.min(col, body.indent), floor)
-      out.push({ start: b, label })
-      floor = b
+      out.push(span)
     })
     return out
+  }
+
+  /** Whether the text in [start, end) is over the budget by the context's estimate. */
+  private over (start: number, end: number): boolean {
+    if ((end - start) * MOST_BYTES_PER_UNIT <= this.maxTokens) return false
+    return this.ctx.estimate(this.src.slice(start, end)) > this.maxTokens
+  }
+
+  /**
+   * Emits the records of `spans` (the last ends at `end`), opening a record over the budget
+   * whose value opens: enter, its items' records, exit, and so on down. An explicit stack, not
+   * recursion: nesting goes to MAX_DEPTH levels. `over`: [start, end) is known over the budget.
+   */
+  private emitSpans (spans: Span[], start: number, end: number, over: boolean): void {
+    const src = this.src
+    const stack: Frame[] = [{ spans, next: 0, start, end, over }]
+    while (stack.length > 0) {
+      const f = stack[stack.length - 1]!
+      if (f.next === f.spans.length) {
+        stack.pop()
+        if (stack.length > 0) this.ctx.emit({ type: 'exit', end: f.end })
+        continue
+      }
+      const s = f.spans[f.next++]!
+      const e = f.next < f.spans.length ? f.spans[f.next]!.start : f.end
+      const body = s.body
+      // a lone item spanning all of an opened record is over the budget as that record is
+      const kids = body !== undefined && opens(body) && ((f.over && s.start === f.start && e === f.end) || this.over(s.start, e))
+        ? this.spans(body, s.start, e)
+        : undefined
+      if (body !== undefined && kids !== undefined && opensInto(kids)) {
+        this.ctx.emit({ type: 'enter', kind: body.type === 'block-map' ? 'mapping' : 'sequence', label: s.label, start: s.start })
+        stack.push({ spans: kids, next: 0, start: s.start, end: e, over: true })
+      } else {
+        this.ctx.emit({ type: 'record', start: s.start, end: e, text: src.slice(s.start, e), label: s.label })
+      }
+    }
   }
 
   private fail (offset: number, lineCounter: LineCounter, code: string, limit = false): never {
@@ -205,7 +304,6 @@ class YamlHandler implements ParserHandler<string> {
         if (err !== undefined) this.fail(err.pos[0], lineCounter, err.code, err.code === 'RESOURCE_EXHAUSTION')
       }
     }
-    const threshold = (typeof this.ctx.options.max_tokens === 'number' ? this.ctx.options.max_tokens : 512) * CHARS_PER_TOKEN
     const emit = (e: DocEvent): void => { this.ctx.emit(e) }
     /** The document read last, waiting for the start of the next (or the end) to know its end. */
     let held: { doc: CST.Document, start: number } | undefined
@@ -214,17 +312,16 @@ class YamlHandler implements ParserHandler<string> {
     let pending: number | undefined
     const emitDocument = (doc: CST.Document, start: number, end: number, single: boolean): void => {
       const label = `doc[${index++}]`
-      const open = single || end - start > threshold
-      const spans = open ? this.items(doc, start, end) : undefined
-      if (spans === undefined || (!single && spans.length < 2)) {
+      const body = collection(doc.value)
+      // a single document is always opened; one of a stream when it is over the budget
+      const over = !single && opens(body) && this.over(start, end)
+      const spans = body !== undefined && itemCount(body) > 0 && (single || over) ? this.spans(body, start, end) : undefined
+      if (spans === undefined || (!single && !opensInto(spans))) {
         emit({ type: 'record', start, end, text: src.slice(start, end), label })
         return
       }
       emit({ type: 'enter', kind: 'document', label, start })
-      spans.forEach((s, k) => {
-        const e = k + 1 < spans.length ? spans[k + 1]!.start : end
-        emit({ type: 'record', start: s.start, end: e, text: src.slice(s.start, e), label: s.label })
-      })
+      this.emitSpans(spans, start, end, over)
       emit({ type: 'exit', end })
     }
     try {
@@ -269,7 +366,7 @@ const yaml: ParserPlugin = definePlugin({
   kind: 'parser',
   name: 'yaml',
   docsplit: '^1',
-  description: 'YAML: the documents of a stream, or the top-level items of a document, as records with their comments.',
+  description: 'YAML: the documents of a stream, or the top-level items of a document, as records with their comments (an item over budget whose value is a block mapping or sequence is opened).',
   formats: ['yaml', 'yml'],
   formatAliases: { yml: 'yaml' },
   extensions: ['.yaml', '.yml'],
