@@ -30,6 +30,23 @@ import { walkObjects } from '../../../core/walk.js'
 
 /** UTF-8 bytes of a UTF-16 code unit at most: a record of fewer bytes than the budget is under it (no encoding spends more tokens than bytes) and is not estimated. */
 const MOST_BYTES_PER_UNIT = 3
+/**
+ * A record is estimated on its first (this many times max_tokens) characters, then on twice as
+ * many, and so on to its end: the estimate never falls as text is added, so a prefix over the
+ * budget decides. Dense text (YAML runs 3-4 characters a token) is decided on the first; sparse
+ * text (deep indentation costs next to nothing) reads at most twice what decides it, and a
+ * record that fits at most twice its length.
+ */
+const PREFIX_CHARS_PER_TOKEN = 8
+/**
+ * Characters estimated in all, per character of the text. A level of opened records may read
+ * up to twice the text under it, so a document nested hundreds of levels deep and sparse (over
+ * the budget only near its end, at every level) would be read hundreds of times: past this
+ * allowance nothing more is opened (records left over the budget are protected). Real documents
+ * open a few levels and read a small multiple of their text.
+ */
+const ESTIMATED_PER_CHARACTER = 16
+
 /** The yaml library loads with the first YAML document, not with docsplit (70 modules). */
 let lib: typeof import('yaml') | undefined
 /**
@@ -160,6 +177,8 @@ class YamlHandler implements ParserHandler<string> {
   private src = ''
   private comments = new Map<number, number>()
   private readonly maxTokens: number
+  /** Characters that may still be estimated (see ESTIMATED_PER_CHARACTER); -1 once spent. */
+  private allowance = 0
 
   constructor (private readonly ctx: ParserContext) {
     this.maxTokens = typeof ctx.options.max_tokens === 'number' ? ctx.options.max_tokens : 512
@@ -232,10 +251,25 @@ class YamlHandler implements ParserHandler<string> {
     return out
   }
 
-  /** Whether the text in [start, end) is over the budget by the context's estimate. */
+  /**
+   * Whether the text in [start, end) is over the budget by the context's estimate: on prefixes
+   * that double (PREFIX_CHARS_PER_TOKEN), within the allowance (else false).
+   */
   private over (start: number, end: number): boolean {
-    if ((end - start) * MOST_BYTES_PER_UNIT <= this.maxTokens) return false
-    return this.ctx.estimate(this.src.slice(start, end)) > this.maxTokens
+    const length = end - start
+    if (length * MOST_BYTES_PER_UNIT <= this.maxTokens) return false
+    for (let prefix = Math.min(length, PREFIX_CHARS_PER_TOKEN * this.maxTokens); ; prefix = Math.min(length, 2 * prefix)) {
+      if (!this.spend(prefix)) return false
+      if (this.ctx.estimate(this.src.slice(start, start + prefix)) > this.maxTokens) return true
+      if (prefix === length) return false
+    }
+  }
+
+  private spend (characters: number): boolean {
+    if (characters > this.allowance) this.allowance = -1
+    if (this.allowance < 0) return false
+    this.allowance -= characters
+    return true
   }
 
   /**
@@ -304,6 +338,7 @@ class YamlHandler implements ParserHandler<string> {
         if (err !== undefined) this.fail(err.pos[0], lineCounter, err.code, err.code === 'RESOURCE_EXHAUSTION')
       }
     }
+    this.allowance = ESTIMATED_PER_CHARACTER * src.length
     const emit = (e: DocEvent): void => { this.ctx.emit(e) }
     /** The document read last, waiting for the start of the next (or the end) to know its end. */
     let held: { doc: CST.Document, start: number } | undefined

@@ -241,6 +241,57 @@ t.test('hostile YAML: aliases never expanded, deep nesting is a limit, never a h
   }
 })
 
+/** The parser's events for `text`, and how many characters it estimated. */
+async function estimating (text: string, maxTokens: number): Promise<{ events: DocEvent[], estimated: number }> {
+  const events: DocEvent[] = []
+  let estimated = 0
+  const handler = await yaml.create({
+    options: { input_format: 'yaml', max_tokens: maxTokens, splitter: 'record', tokenizer: 'approx', overlap_tokens: 0, encoding: 'utf-8' },
+    estimate: (s) => { estimated += s.length; return tokenizer.count(s) },
+    emit: (e) => { events.push(e) },
+    fail: (code, message) => { throw new DocsplitError(code, message) },
+  })
+  ;(handler.write as (p: string) => void)(text)
+  handler.end()
+  return { events, estimated }
+}
+
+/** `levels` nested mappings, a short key beside each next level, and at the bottom a scalar of `words` `times` over, on one line. */
+function nested (levels: number, words: string, times: number): string {
+  let out = ''
+  for (let i = 0; i < levels; i++) out += `${' '.repeat(i)}s${i}: x\n${' '.repeat(i)}k${i}:\n`
+  return out + `${' '.repeat(levels)}text: ${words.repeat(times)}end\n`
+}
+
+const depthOf = (events: DocEvent[]): number => {
+  let depth = 0
+  let most = 0
+  for (const e of events) {
+    if (e.type === 'enter') most = Math.max(most, ++depth)
+    else if (e.type === 'exit') depth--
+  }
+  return most
+}
+
+t.test('deep nesting over the budget: each level estimated on a prefix, the total bounded', async (t) => {
+  // 200 levels over 2 MB of dense text: each level is over the budget a few prefixes in (read
+  // whole, the levels would cost 200 times the text)
+  const dense = nested(200, 'lorem ipsum dolor sit amet, consectetur adipiscing elit ', 36_000)
+  const d = await estimating(dense, 512)
+  assertTiles(d.events, dense)
+  t.equal(depthOf(d.events), 200, 'the document and 199 levels opened, down to the mapping of the lone scalar')
+  checkOpened(checkRecordsWhole(d.events, dense), dense, 512)
+  t.ok(d.estimated < 4 * dense.length, `${d.estimated} characters estimated for ${dense.length}`)
+  // sparse: each level is over the budget only well into its text; past the allowance, no more opening
+  const sparse = nested(400, 'x' + ' '.repeat(1000), 3000)
+  const started = performance.now()
+  const s = await estimating(sparse, 2048)
+  assertTiles(s.events, sparse)
+  t.ok(s.estimated <= 16 * sparse.length, `${s.estimated} characters estimated for ${sparse.length}`)
+  t.ok(depthOf(s.events) > 2, `${depthOf(s.events)} levels opened`)
+  t.comment(`sparse: ${Math.round(performance.now() - started)} ms`)
+})
+
 t.test('nesting past the limit, again and again, leaves the process whole', async (t) => {
   // A stack overflow in yaml's composer once left V8 unable to compile a regexp: the next
   // document killed the process. Deep documents are now refused before they are composed.
