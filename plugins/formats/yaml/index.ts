@@ -174,6 +174,9 @@ function largestDocument (src: string): { start: number, length: number } {
 }
 
 class YamlHandler implements ParserHandler<string> {
+  /** The text as given: the events' text. */
+  private text = ''
+  /** The copy that is parsed and searched: a lone CR (a line end in YAML) is a LF, as yaml reads only LF and CRLF; same length, so the same offsets. */
   private src = ''
   private comments = new Map<number, number>()
   private readonly maxTokens: number
@@ -185,7 +188,7 @@ class YamlHandler implements ParserHandler<string> {
   }
 
   write (all: string): void {
-    this.src += all
+    this.text += all
   }
 
   /**
@@ -278,7 +281,6 @@ class YamlHandler implements ParserHandler<string> {
    * recursion: nesting goes to MAX_DEPTH levels. `over`: [start, end) is known over the budget.
    */
   private emitSpans (spans: Span[], start: number, end: number, over: boolean): void {
-    const src = this.src
     const stack: Frame[] = [{ spans, next: 0, start, end, over }]
     while (stack.length > 0) {
       const f = stack[stack.length - 1]!
@@ -298,7 +300,7 @@ class YamlHandler implements ParserHandler<string> {
         this.ctx.emit({ type: 'enter', kind: body.type === 'block-map' ? 'mapping' : 'sequence', label: s.label, start: s.start })
         stack.push({ spans: kids, next: 0, start: s.start, end: e, over: true })
       } else {
-        this.ctx.emit({ type: 'record', start: s.start, end: e, text: src.slice(s.start, e), label: s.label })
+        this.ctx.emit({ type: 'record', start: s.start, end: e, text: this.text.slice(s.start, e), label: s.label })
       }
     }
   }
@@ -311,8 +313,9 @@ class YamlHandler implements ParserHandler<string> {
   }
 
   end (): void {
-    const src = this.src
-    if (src.length === 0) return
+    const text = this.text
+    if (text.length === 0) return
+    const src = this.src = text.indexOf('\r') === -1 ? text : text.replace(/\r(?!\n)/g, '\n')
     const { LineCounter, Parser, Composer } = lib!
     const lineCounter = new LineCounter()
     const countLinesTo = (offset: number): void => {
@@ -352,7 +355,7 @@ class YamlHandler implements ParserHandler<string> {
       const over = !single && opens(body) && this.over(start, end)
       const spans = body !== undefined && itemCount(body) > 0 && (single || over) ? this.spans(body, start, end) : undefined
       if (spans === undefined || (!single && !opensInto(spans))) {
-        emit({ type: 'record', start, end, text: src.slice(start, end), label })
+        emit({ type: 'record', start, end, text: text.slice(start, end), label })
         return
       }
       emit({ type: 'enter', kind: 'document', label, start })
@@ -383,7 +386,7 @@ class YamlHandler implements ParserHandler<string> {
       throw e
     }
     if (held === undefined) {
-      emit({ type: 'block', kind: 'comment', start: 0, end: src.length, text: src })
+      emit({ type: 'block', kind: 'comment', start: 0, end: text.length, text })
       return
     }
     emitDocument(held.doc, held.start, src.length, count === 1)

@@ -87,6 +87,17 @@ t.test('a single document: its top-level pairs or items, comments with the item 
   t.same(await collectEvents(yaml, ''), [])
 })
 
+t.test('line ends: a lone CR is one, as LF and CRLF are (YAML 1.2), and stays in the text', async (t) => {
+  const lf = '# lead\na: 1\nb:\n  - x\n  - y\n# about c\nc: 3\n---\nd: 4\n'
+  const expected = summary(await collectEvents(yaml, lf))
+  for (const [name, end] of [['CRLF', '\r\n'], ['lone CR', '\r']] as const) {
+    const text = lf.replaceAll('\n', end)
+    const ev = await collectEvents(yaml, text)
+    assertTiles(ev, text)
+    t.same(summary(ev), JSON.parse(JSON.stringify(expected).replaceAll('\\n', end === '\r' ? '\\r' : '\\r\\n')), `${name}: the records of the LF text, with their own line ends`)
+  }
+})
+
 const api = '# the API\nopenapi: 3.0.0\npaths:\n  /pets:\n    get:\n      summary: List all pets\n      operationId: listPets\n    post:\n      summary: Create a pet\n    # end of /pets\n\n' +
   '  # about owners\n  /owners:\n    - name: first owner\n      id: 1\n    - name: second owner\n# components\ncomponents: {schemas: {Pet: {type: object}}}\n'
 
