@@ -94,6 +94,19 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
   /** The boundary of a chunk that ends with the last unit, once no more will come. */
   const lastBoundary = (u: Unit): Boundary => interrupted ? u.reason : 'end'
 
+  /**
+   * What containerOver has read of the container after a gap while it waits for more of it:
+   * the container's first unit, the next unit to read, the sum of the estimates read, and the
+   * sum at which to count its text again. Cleared when the queue changes (emit, cut).
+   */
+  let scan: { unit: Unit, next: number, est: number, countAt: number } | undefined
+  /**
+   * The gap whose container emitBest waits to know, with the queue's first unit then: until the
+   * front changes, the choice of gap does not (units come after the extent), so the next units
+   * only go to containerOver, not through the whole choice again.
+   */
+  let waiting: { front: Unit, j: number, s: number } | undefined
+
   // Structure seen since the last unit.
   const containers = new ContainerPath()
   let minDepthSinceUnit = 0
@@ -367,19 +380,6 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     }
     return strongest
   }
-
-  /**
-   * What containerOver has read of the container after a gap while it waits for more of it:
-   * the container's first unit, the next unit to read, the sum of the estimates read, and the
-   * sum at which to count its text again. Cleared when the queue changes (emit, cut).
-   */
-  let scan: { unit: Unit, next: number, est: number, countAt: number } | undefined
-  /**
-   * The gap whose container emitBest waits to know, with the queue's first unit then: until the
-   * front changes, the choice of gap does not (units come after the extent), so the next units
-   * only go to containerOver, not through the whole choice again.
-   */
-  let waiting: { front: Unit, j: number, s: number } | undefined
 
   /**
    * Whether the container that opens after unit j-1 (its gap of strength `s`) is over the
