@@ -3,12 +3,10 @@
  * `docsplit.chunk.v1` chunks, so a splitter's slip would otherwise reach every consumer.
  * (Text, offsets and the budget are checked by the pipeline itself.)
  */
-import { Chunk } from './schema.js'
+import { CORE_CHUNK_FIELDS } from './event-check.js'
 import type { ChunkDraft } from './types.js'
 
 const BOUNDARIES = new Set(['section', 'block', 'line', 'sentence', 'word', 'grapheme', 'record', 'end'])
-/** Fields core sets: a record's extra `fields` may add to a chunk, never replace these. */
-const CORE_FIELDS = new Set(Object.keys(Chunk.properties))
 
 function isStringList (value: unknown): boolean {
   if (!Array.isArray(value)) return false
@@ -31,9 +29,12 @@ export function draftProblem (draft: ChunkDraft, budget: number): string | undef
     return `protected set on a chunk of ${draft.recordCount ?? 'no'} record${draft.recordCount === 1 ? '' : 's'} and ${draft.tokenCount} tokens: protected is only for a single record over the budget (${budget})`
   }
   if (draft.context !== undefined && typeof draft.context !== 'string') return 'a context that is not a string'
+  if (draft.refs !== undefined && !isStringList(draft.refs)) return 'refs that are not a list of strings (reference labels)'
+  if (draft.noOverlap !== undefined && typeof draft.noOverlap !== 'boolean') return 'a noOverlap flag that is not true or false'
+  if (draft.overlapStarts !== undefined && (!Array.isArray(draft.overlapStarts) || !draft.overlapStarts.every((s) => isCount(s) && s !== undefined))) return 'overlapStarts that are not a list of whole numbers of at least 0'
   if (draft.fields !== undefined) {
     for (const [name, value] of Object.entries(draft.fields)) {
-      if (CORE_FIELDS.has(name)) return `a record field "${name}", which is a chunk field core sets`
+      if (CORE_CHUNK_FIELDS.has(name)) return `a record field "${name}", which is a chunk field core sets`
       if (typeof value !== 'string' && typeof value !== 'number') return `a record field "${name.slice(0, 64)}" that is not a string or a number`
     }
   }

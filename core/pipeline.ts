@@ -18,6 +18,7 @@ import { StreamDecoder, UTF8, byteOrderMark, encodingInfo, type EncodingInfo } f
 import type { BlockEvent, DocEvent, RecordEvent } from './events.js'
 import { DocsplitError, isDocsplitError, isErrorCode, type ErrorCode } from './errors.js'
 import { draftProblem } from './draft-check.js'
+import { eventFieldProblem } from './event-check.js'
 import { isModuleNotFound } from './load.js'
 import { DEFAULT_TOKENIZER, applyPluginDefaults, inTableOrder, prepareOptionChecks, resolveOptions } from './options.js'
 import { withOverlap } from './overlap.js'
@@ -530,6 +531,11 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
       if (event.type === 'enter' || (event.type === 'record' && event.label !== undefined)) {
         if (typeof event.label !== 'string') contract(`parser "${parser.name}" emitted ${event.type === 'enter' ? 'an enter' : 'a record'} whose label is not a string`)
         if (event.label.length > MAX_LABEL) event = { ...event, label: shortLabel(event.label) }
+      }
+      const problem = eventFieldProblem(event)
+      if (problem !== undefined) {
+        const what = event.type === 'block' || event.type === 'record' ? `a ${event.type} at ${String(event.start)}` : event.type === 'info' ? 'an info event' : `a ${String(event.type)}`
+        contract(`parser "${parser.name}" emitted ${what} with ${problem}`)
       }
       switch (event.type) {
         case 'block':

@@ -12,6 +12,7 @@ import type { DocEvent } from './events.js'
 import { DocsplitError, isDocsplitError } from './errors.js'
 import { structureEstimate } from './budget.js'
 import { DEFAULT_TOKENIZER } from './base-options.js'
+import { eventFieldProblem } from './event-check.js'
 import { endSteps, split } from './pipeline.js'
 import { isFrozen, isRegistered, register, tokenizerByName, validatePlugin } from './registry.js'
 import type { SplitResponse } from './schema.js'
@@ -95,6 +96,8 @@ export function eventProblem (list: DocEvent[], text: string | undefined): strin
   let pos = 0
   let depth = 0
   for (const e of list) {
+    const field = eventFieldProblem(e)
+    if (field !== undefined) return `${e.type}${e.type === 'block' || e.type === 'record' ? ` at ${e.start}` : ''} with ${field}`
     if (e.type === 'enter') depth++
     else if (e.type === 'exit') {
       if (--depth < 0) return 'an exit without an enter'

@@ -6,7 +6,7 @@
 import t, { type Test } from 'tap'
 import { DocsplitError, definePlugin, register, split, type ChunkDraft, type PackerPlugin, type ParserPlugin } from '../../index.js'
 import { validatePlugin } from '../../core/registry.js'
-import { oneRecord } from '../helpers/plugins.js'
+import { oneEvent, oneRecord } from '../helpers/plugins.js'
 
 /** A parser of one record per line whose texts have their letters blanked: same lengths, other text. */
 const blankLines = oneRecord('blank-lines-test', {
@@ -54,6 +54,8 @@ register([
   onePacker('boundary-test', (d) => { d.boundary = 'whatever' as never }),
   onePacker('protected-small-test', (d) => { d.protected = true }),
   onePacker('protected-many-test', (d) => { d.protected = true; d.recordCount = 2; d.tokenCount = 10_000 }),
+  onePacker('refs-draft-test', (d) => { d.refs = 'intro' as never }),
+  onePacker('overlap-starts-test', (d) => { d.overlapStarts = [0, -1] }),
   onePacker('throwing-packer-test', () => { throw new Error('packer broke') }),
   definePlugin({ kind: 'packer', name: 'no-handler-test', docsplit: '^1', create: () => undefined as never }),
   throwingTokenizer,
@@ -113,6 +115,17 @@ register([
   definePlugin({ kind: 'tokenizer', name: 'fraction-test', docsplit: '^1', load: () => ({ name: 'fraction-test', count: (s: string) => s.length / 3 }) }),
   definePlugin({ kind: 'tokenizer', name: 'nameless-test', docsplit: '^1', load: () => ({ count: (s: string) => s.length }) as never }),
   definePlugin({ kind: 'tokenizer', name: 'countless-test', docsplit: '^1', load: () => ({ name: 'countless-test' }) as never }),
+  oneEvent('cut-sentences-test', { cut: 'sentences' }),
+  oneEvent('attach-string-test', { attachNext: 'yes' }),
+  oneEvent('context-number-test', { context: 5 }),
+  oneEvent('refs-string-test', { refs: 'intro' }),
+  oneEvent('refs-outside-test', { refs: [{ label: 'intro', offset: 1000 }] }),
+  oneEvent('tokens-test', { tokens: 3 }),
+  oneEvent('record-fields-test', { type: 'record', fields: { index: 3 } }, 'record'),
+  oneEvent('record-context-test', { type: 'record', context: ['a', 'b'] }, 'record'),
+  oneEvent('info-scope-test', { type: 'info', key: 'x', value: 1, scope: 'chunk' }),
+  oneEvent('info-metadata-test', { type: 'info', key: 'max_tokens', value: 1, scope: 'metadata' }),
+  oneEvent('definition-url-test', { type: 'definition', label: 'a', url: 5 }),
   definePlugin({ kind: 'tokenizer', name: 'failing-load-test', docsplit: '^1', load: () => { throw new Error('no tables') } }),
 ])
 
@@ -200,6 +213,8 @@ t.test('a chunk draft of the wrong shape is refused, naming the splitter', async
   await refusal(t, run('boundary-test'), 'DOCSPLIT_PLUGIN_CONTRACT', /splitter "boundary-test" .* boundary "whatever", not one of section, block/)
   await refusal(t, run('protected-small-test'), 'DOCSPLIT_PLUGIN_CONTRACT', /protected set on a chunk of 1 record and \d+ tokens: protected is only for a single record over the budget \(100\)/)
   await refusal(t, run('protected-many-test'), 'DOCSPLIT_PLUGIN_CONTRACT', /protected set on a chunk of 2 records/)
+  await refusal(t, run('refs-draft-test'), 'DOCSPLIT_PLUGIN_CONTRACT', /^splitter "refs-draft-test" emitted a chunk at 0 with refs that are not a list of strings/)
+  await refusal(t, run('overlap-starts-test'), 'DOCSPLIT_PLUGIN_CONTRACT', /^splitter "overlap-starts-test" emitted a chunk at 0 with overlapStarts that are not a list of whole numbers/)
   await refusal(t, run('no-handler-test'), 'DOCSPLIT_PLUGIN_CONTRACT', /^splitter "no-handler-test": create\(\) must return a handler with push\(event\) and end\(\)$/)
 })
 
@@ -219,4 +234,26 @@ t.test('a tokenizer whose package is missing is DOCSPLIT_TOKENIZER_UNAVAILABLE, 
 t.test('a detect() score that is not a number from 0 to 1 cannot take auto detection', async (t) => {
   const r = await split('# Title\n\nSome text with a [link](http://example.com).\n\n## Part\n\n- a\n- b\n', {})
   t.equal(r.document.input_format, 'markdown', 'NaN and a string score count as 0')
+})
+
+t.test('an optional field of an event of the wrong type or value is refused, naming the parser, before a splitter reads it', async (t) => {
+  // A long paragraph, so that sibling has to cut it by its `cut`.
+  const long = 'One sentence here. Another one follows it. '.repeat(20)
+  for (const splitter of ['sibling', 'record']) {
+    await refusal(t, split(long, { input_format: 'cut-sentences-test', splitter, max_tokens: 16 }), 'DOCSPLIT_PLUGIN_CONTRACT',
+      /^parser "cut-sentences-test" emitted a block at 0 with cut "sentences"; a cut is "prose" or "lines" \(or left out: prose\)$/)
+  }
+  const cases: Array<[string, RegExp]> = [
+    ['attach-string-test', /^parser "attach-string-test" emitted a block at 0 with attachNext "yes", not true or false$/],
+    ['context-number-test', /^parser "context-number-test" emitted a block at 0 with a context that is 5, not a string$/],
+    ['refs-string-test', /^parser "refs-string-test" emitted a block at 0 with refs that are "intro", not a list of \{ label, offset \}$/],
+    ['refs-outside-test', /^parser "refs-outside-test" emitted a block at 0 with a ref that is not \{ label, offset \} with a string label and an offset inside the block$/],
+    ['tokens-test', /^parser "tokens-test" emitted a block at 0 with tokens, which only the engine sets/],
+    ['record-fields-test', /^parser "record-fields-test" emitted a record at 0 with a field "index", which is a chunk field core sets$/],
+    ['record-context-test', /^parser "record-context-test" emitted a record at 0 with a context that is a list, not a string$/],
+    ['info-scope-test', /^parser "info-scope-test" emitted an info event with scope "chunk"; a scope is "document" or "metadata"$/],
+    ['info-metadata-test', /^parser "info-metadata-test" emitted an info event with metadata "max_tokens", which core sets$/],
+    ['definition-url-test', /^parser "definition-url-test" emitted a definition with a label or url that is not a string$/],
+  ]
+  for (const [format, message] of cases) await refusal(t, split(TEXT, { input_format: format, max_tokens: 100 }), 'DOCSPLIT_PLUGIN_CONTRACT', message)
 })

@@ -64,11 +64,27 @@ const eachRecord: PackerPlugin = definePlugin({
   },
 })
 
-register(asyncEnd, throwing, sampleOnly, dropsTail, leaky, eachRecord)
+/** One block per line, with a `cut` the docs do not allow. */
+const badCut = definePlugin({
+  kind: 'parser', name: 'kit-bad-cut-test', docsplit: '^1', formats: ['kit-bad-cut-test'], extensions: [], reads: 'text', defaultSplitter: 'sibling',
+  create: (ctx) => {
+    let text = ''
+    return {
+      write: (piece: string) => { text += piece },
+      end: () => { if (text !== '') ctx.emit({ type: 'block', kind: 'paragraph', start: 0, end: text.length, text, cut: 'sentences' as never }) },
+    }
+  },
+} as ParserPlugin)
+
+register(asyncEnd, throwing, sampleOnly, dropsTail, leaky, eachRecord, badCut)
 
 t.test('a broken parser fails the kit with the sample and what is wrong', async (t) => {
   await t.rejects(checkParser(asyncEnd, [{ name: 'one line', input: 'a line\n' }]), { message: /parser "kit-async-end-test".*one line.*end\(\) must finish before it returns/s })
   await t.rejects(checkParser(throwing, [{ name: 'one line', input: 'a line\n' }]), { message: /parser "kit-throwing-test".*one line.*threw TypeError: cannot read x of undefined; only a DocsplitError about the input may leave a plugin/s })
+})
+
+t.test('an event field of the wrong value fails the kit, as it fails the engine', async (t) => {
+  await t.rejects(checkParser(badCut, [{ name: 'one line', input: 'a line\n' }]), { message: /^parser "kit-bad-cut-test": one line: block at 0 with cut "sentences"; a cut is "prose" or "lines"/ })
 })
 
 t.test('a parser right on its samples only fails on the kit\'s own inputs: split() wraps its faults, the kit does not pass them', async (t) => {

@@ -1,5 +1,5 @@
 /** Small plugins for tests of what the engine checks of plugins. */
-import { definePlugin, type ParserPlugin } from '../../index.js'
+import { definePlugin, type DocEvent, type ParserPlugin } from '../../index.js'
 
 /** A parser of one record holding the whole text, as `record` turns it; `change` edits it. */
 export function oneRecord (name: string, more: Partial<ParserPlugin> = {}, change: (text: string) => string = (x) => x): ParserPlugin {
@@ -20,4 +20,21 @@ export function oneRecord (name: string, more: Partial<ParserPlugin> = {}, chang
     },
     ...more,
   } as ParserPlugin)
+}
+
+/**
+ * A parser of one event holding the whole text, a block unless `fields` says otherwise, with
+ * `fields` added: for tests of the optional fields of events (`cut`, `attachNext`, `refs`).
+ */
+export function oneEvent (name: string, fields: Record<string, unknown>, defaultSplitter = 'sibling'): ParserPlugin {
+  return oneRecord(name, {
+    defaultSplitter,
+    create (ctx) {
+      let text = ''
+      return {
+        write (piece: string) { text += piece },
+        end () { if (text !== '') ctx.emit({ type: 'block', kind: 'paragraph', start: 0, end: text.length, text, ...fields } as DocEvent) },
+      }
+    },
+  } as Partial<ParserPlugin>)
 }
