@@ -299,6 +299,42 @@ function finished (result: unknown, plugin: string, method: string): void {
   }
 }
 
+const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0
+const isPromise = (value: unknown): boolean => typeof (value as { then?: unknown } | null)?.then === 'function'
+
+/** A count that is not one, as a message shows it: `4.5`, `the string "4"`, `an object`. */
+function shownCount (value: unknown): string {
+  if (typeof value === 'number') return String(value)
+  if (typeof value === 'string') return `the string ${JSON.stringify(value.slice(0, 16))}`
+  if (value === undefined || value === null) return String(value)
+  return /^[aeiou]/.test(typeof value) ? `an ${typeof value}` : `a ${typeof value}`
+}
+
+/**
+ * Whose fault a count that is not a whole number is. A splitter's draft (`start` given): the
+ * tokenizer's, when its own count of the draft's text is no count either, else the splitter's
+ * (which counted otherwise, or changed the count). Only on this failing path does core count a
+ * draft itself. A count core made (with overlap, `start` undefined) is the tokenizer's.
+ */
+function countFault (tokenizer: Tokenizer, tokenizerName: string, splitter: string, text: string, count: unknown, start?: number): DocsplitError {
+  let own: unknown = count
+  if (start !== undefined) {
+    try {
+      own = tokenizer.count(text)
+    } catch (error) {
+      return pluginFailure(error, `${tokenizerName} tokenizer`)
+    }
+  }
+  if (isPromise(own)) {
+    silence(own)
+    return new DocsplitError('DOCSPLIT_PLUGIN_CONTRACT', `tokenizer "${tokenizerName}" returned a promise from count(): count must be synchronous (load() may be async)`)
+  }
+  if (start === undefined || !isCount(own)) {
+    return new DocsplitError('DOCSPLIT_PLUGIN_CONTRACT', `tokenizer "${tokenizerName}" returned ${shownCount(own)} from count() for a chunk's text (splitter "${splitter}"); a count is a whole number of at least 0`)
+  }
+  return new DocsplitError('DOCSPLIT_PLUGIN_CONTRACT', `splitter "${splitter}" emitted a chunk at ${start} with tokenCount ${shownCount(count)}, where tokenizer "${tokenizerName}" counts ${own}; a count is a whole number of at least 0`)
+}
+
 /** Wraps a failure inside a plugin so that nothing but a DocsplitError leaves the engine. */
 function pluginFailure (error: unknown, what: string): DocsplitError {
   if (isDocsplitError(error)) return error
@@ -454,9 +490,12 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
     source: (start, end) => sourceText?.slice(start, end),
     emit (draft) {
       tracker ??= new PositionTracker(encoding.byteLength, decoder?.bomBytes ?? 0, encoding === UTF8)
-      if (draft.start !== tracker.end || draft.end !== draft.start + draft.text.length || draft.text.length === 0) {
+      if (typeof draft.text !== 'string') contract(`splitter "${packerPlugin.name}" emitted a chunk at ${draft.start} whose text is not a string`)
+      if (draft.text.length === 0) contract(`splitter "${packerPlugin.name}" emitted an empty chunk at ${draft.start}; a chunk holds at least one character`)
+      if (draft.start !== tracker.end || draft.end !== draft.start + draft.text.length) {
         contract(`splitter "${packerPlugin.name}" emitted a chunk at ${draft.start} that does not continue the previous one (at ${tracker.end})`)
       }
+      if (!isCount(draft.tokenCount)) throw countFault(tokenizer, tokenizerPlugin.name, packerPlugin.name, draft.text, draft.tokenCount, draft.start)
       let start = draft.start
       let text = draft.text
       let tokenCount = draft.tokenCount
@@ -464,9 +503,8 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
         const o = withOverlap(previous, draft, overlapTokens, maxTokens, meter, segmenters)
         if (o !== undefined) ({ start, text, tokenCount } = o)
       }
-      if (!Number.isSafeInteger(tokenCount) || tokenCount < 0) {
-        contract(`tokenizer "${tokenizerPlugin.name}" (splitter "${packerPlugin.name}") gave a chunk ${typeof tokenCount === 'number' ? String(tokenCount) : `a ${typeof tokenCount} as its count of`} tokens; a count is a whole number of at least 0`)
-      }
+      // Counted by core with the tokenizer: a count that is not one is the tokenizer's.
+      if (!isCount(tokenCount)) throw countFault(tokenizer, tokenizerPlugin.name, packerPlugin.name, text, tokenCount)
       if (sourceText !== undefined && !sourceText.matches(draft.start, draft.text)) {
         contract(`the chunk at ${draft.start}..${draft.end} is not the source text there: parser "${parser.name}" or splitter "${packerPlugin.name}" changed it`)
       }

@@ -56,6 +56,22 @@ register([
   onePacker('protected-many-test', (d) => { d.protected = true; d.recordCount = 2; d.tokenCount = 10_000 }),
   onePacker('refs-draft-test', (d) => { d.refs = 'intro' as never }),
   onePacker('overlap-starts-test', (d) => { d.overlapStarts = [0, -1] }),
+  onePacker('half-count-test', (d) => { d.tokenCount += 0.5 }),
+  onePacker('negative-count-test', (d) => { d.tokenCount = -3 }),
+  onePacker('string-count-packer-test', (d) => { d.tokenCount = String(d.tokenCount) as never }),
+  onePacker('empty-draft-test', () => {}, {
+    create (ctx) {
+      let text = ''
+      return {
+        push (event) { if (event.type === 'record' || event.type === 'block') text += event.text },
+        end () {
+          const draft: ChunkDraft = { start: 0, end: text.length, text, tokenCount: ctx.meter.count(text), path: [], kinds: ['record'], boundary: 'end', recordStart: 0, recordCount: 1 }
+          ctx.emit({ ...draft, end: 0, text: '', tokenCount: 0 })
+          ctx.emit(draft)
+        },
+      }
+    },
+  }),
   onePacker('throwing-packer-test', () => { throw new Error('packer broke') }),
   definePlugin({ kind: 'packer', name: 'no-handler-test', docsplit: '^1', create: () => undefined as never }),
   throwingTokenizer,
@@ -112,6 +128,7 @@ register([
   } as Partial<ParserPlugin>),
   definePlugin({ kind: 'tokenizer', name: 'negative-test', docsplit: '^1', load: () => ({ name: 'negative-test', count: () => -1 }) }),
   definePlugin({ kind: 'tokenizer', name: 'string-count-test', docsplit: '^1', load: () => ({ name: 'string-count-test', count: () => '39' as never }) }),
+  definePlugin({ kind: 'tokenizer', name: 'async-count-test', docsplit: '^1', load: () => ({ name: 'async-count-test', count: async (s: string) => s.length }) as never }),
   definePlugin({ kind: 'tokenizer', name: 'fraction-test', docsplit: '^1', load: () => ({ name: 'fraction-test', count: (s: string) => s.length / 3 }) }),
   definePlugin({ kind: 'tokenizer', name: 'nameless-test', docsplit: '^1', load: () => ({ count: (s: string) => s.length }) as never }),
   definePlugin({ kind: 'tokenizer', name: 'countless-test', docsplit: '^1', load: () => ({ name: 'countless-test' }) as never }),
@@ -151,10 +168,25 @@ t.test('an event or a chunk whose text is not the source text is refused, naming
   await refusal(t, split(TEXT, { input_format: 'text', splitter: 'upper-packer-test' }), 'DOCSPLIT_PLUGIN_CONTRACT', /not the source text there: parser "text" or splitter "upper-packer-test"/)
 })
 
-t.test('a token count must be a whole number of at least 0', async (t) => {
-  await refusal(t, split(TEXT, { input_format: 'text', tokenizer: 'negative-test' }), 'DOCSPLIT_PLUGIN_CONTRACT', /tokenizer "negative-test".* -1 tokens/)
-  await refusal(t, split(TEXT + '!', { input_format: 'text', tokenizer: 'fraction-test', max_tokens: 100 }), 'DOCSPLIT_PLUGIN_CONTRACT', /tokenizer "fraction-test".*whole number/)
-  await refusal(t, split(TEXT, { input_format: 'text', tokenizer: 'string-count-test', max_tokens: 100 }), 'DOCSPLIT_PLUGIN_CONTRACT', /tokenizer "string-count-test".* gave a chunk a string as its count of tokens/)
+t.test('a token count must be a whole number of at least 0: the tokenizer\'s fault when its own count is not one', async (t) => {
+  await refusal(t, split(TEXT, { input_format: 'text', tokenizer: 'negative-test' }), 'DOCSPLIT_PLUGIN_CONTRACT', /^tokenizer "negative-test" returned -1 from count\(\) for a chunk's text \(splitter "sibling"\); a count is a whole number of at least 0$/)
+  await refusal(t, split(TEXT + '!', { input_format: 'text', tokenizer: 'fraction-test', max_tokens: 100 }), 'DOCSPLIT_PLUGIN_CONTRACT', /^tokenizer "fraction-test" returned 6\.333\d* from count\(\) for a chunk's text/)
+  await refusal(t, split(TEXT, { input_format: 'text', tokenizer: 'string-count-test', max_tokens: 100 }), 'DOCSPLIT_PLUGIN_CONTRACT', /^tokenizer "string-count-test" returned the string "39" from count\(\) for a chunk's text/)
+  await refusal(t, split(TEXT, { input_format: 'text', tokenizer: 'async-count-test', max_tokens: 100 }), 'DOCSPLIT_PLUGIN_CONTRACT', /^tokenizer "async-count-test" returned a promise from count\(\): count must be synchronous \(load\(\) may be async\)$/)
+})
+
+t.test('a splitter\'s count that is not one is the splitter\'s fault when the tokenizer counts the text right', async (t) => {
+  for (const tokenizer of ['approx', 'o200k_base']) {
+    const count = (await split(TEXT, { input_format: 'text', tokenizer, max_tokens: 100 })).chunks[0]!.token_count
+    await refusal(t, split(TEXT, { input_format: 'text', splitter: 'half-count-test', tokenizer, max_tokens: 100 }), 'DOCSPLIT_PLUGIN_CONTRACT',
+      new RegExp(`^splitter "half-count-test" emitted a chunk at 0 with tokenCount ${count}\\.5, where tokenizer "${tokenizer}" counts ${count}; a count is a whole number of at least 0$`))
+  }
+  await refusal(t, split(TEXT, { input_format: 'text', splitter: 'negative-count-test', max_tokens: 100 }), 'DOCSPLIT_PLUGIN_CONTRACT', /^splitter "negative-count-test" emitted a chunk at 0 with tokenCount -3, where tokenizer "approx" counts \d+/)
+  await refusal(t, split(TEXT, { input_format: 'text', splitter: 'string-count-packer-test', max_tokens: 100 }), 'DOCSPLIT_PLUGIN_CONTRACT', /^splitter "string-count-packer-test" emitted a chunk at 0 with tokenCount the string "\d+", where tokenizer "approx" counts \d+/)
+})
+
+t.test('an empty chunk is said to be empty', async (t) => {
+  await refusal(t, split(TEXT, { input_format: 'text', splitter: 'empty-draft-test', max_tokens: 100 }), 'DOCSPLIT_PLUGIN_CONTRACT', /^splitter "empty-draft-test" emitted an empty chunk at 0; a chunk holds at least one character$/)
 })
 
 t.test('a tokenizer without a name is reported by its plugin name; one without count() or whose load throws is named', async (t) => {

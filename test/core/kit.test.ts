@@ -5,7 +5,7 @@
  */
 import t from 'tap'
 import fc from 'fast-check'
-import { checkPacker, checkParser } from '../../testing.js'
+import { checkPacker, checkParser, checkTokenizer } from '../../testing.js'
 import { definePlugin, register, type ChunkDraft, type PackerPlugin, type ParserPlugin } from '../../index.js'
 
 function lineParser (name: string, handler: (emit: (text: string, at: number) => void) => { write: (piece: string) => void, end: () => unknown }): ParserPlugin {
@@ -76,7 +76,10 @@ const badCut = definePlugin({
   },
 } as ParserPlugin)
 
-register(asyncEnd, throwing, sampleOnly, dropsTail, leaky, eachRecord, badCut)
+/** eachRecord, with a count half a token off. */
+const halfCount: PackerPlugin = { ...eachRecord, name: 'kit-half-count-test', create: (ctx) => eachRecord.create({ ...ctx, emit: (d) => { ctx.emit({ ...d, tokenCount: d.tokenCount + 0.5 }) } }) }
+
+register(asyncEnd, throwing, sampleOnly, dropsTail, leaky, eachRecord, badCut, halfCount)
 
 t.test('a broken parser fails the kit with the sample and what is wrong', async (t) => {
   await t.rejects(checkParser(asyncEnd, [{ name: 'one line', input: 'a line\n' }]), { message: /parser "kit-async-end-test".*one line.*end\(\) must finish before it returns/s })
@@ -103,4 +106,11 @@ t.test('a splitter of its own may protect a single record over budget', async (t
 t.test('after the first split, an unregistered plugin is refused with the way out', async (t) => {
   const late = lineParser('kit-late-test', () => ({ write: () => {}, end: () => {} }))
   await t.rejects(checkParser(late, [{ name: 'x', input: 'x' }]), { code: 'DOCSPLIT_REGISTRY_FROZEN', message: /register every plugin a test file checks before the first check/ })
+})
+
+t.test('a count that is not a whole number: the kit names the splitter whose draft has it, or the tokenizer that returned it', async (t) => {
+  await t.rejects(checkPacker(halfCount, [{ name: 'rows', input: 'id,text\n1,a\n', options: { input_format: 'csv' } }], { budgets: [64] }),
+    { message: /^packer "kit-half-count-test": rows: threw DOCSPLIT_PLUGIN_CONTRACT: splitter "kit-half-count-test" emitted a chunk at 0 with tokenCount \d+\.5, where tokenizer "approx" counts \d+/ })
+  const asyncCount = definePlugin({ kind: 'tokenizer', name: 'kit-async-count-test', docsplit: '^1', load: () => ({ name: 'kit-async-count-test', count: async (s: string) => s.length }) as never })
+  await t.rejects(checkTokenizer(asyncCount), { message: /^tokenizer "kit-async-count-test": empty string: count returned a promise: count must be synchronous/ })
 })
