@@ -496,6 +496,9 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
         contract(`splitter "${packerPlugin.name}" emitted a chunk at ${draft.start} that does not continue the previous one (at ${tracker.end})`)
       }
       if (!isCount(draft.tokenCount)) throw countFault(tokenizer, tokenizerPlugin.name, packerPlugin.name, draft.text, draft.tokenCount, draft.start)
+      if (previous?.boundary === 'end') {
+        contract(`splitter "${packerPlugin.name}" emitted a chunk at ${draft.start} after one whose boundary is "end"; only the last chunk of the document ends there`)
+      }
       let start = draft.start
       let text = draft.text
       let tokenCount = draft.tokenCount

@@ -177,6 +177,7 @@ export function invariantProblems (response: SplitResponse, source: string, opti
     if (!c.protected && count > max) add(`chunk ${i}: ${count} tokens over budget ${max}`)
     if (c.protected && c.record_count !== 1) add(`chunk ${i}: protected but holds ${c.record_count ?? 'no'} records (protected is for a single record over budget)`)
     if (c.text.length === 0) add(`chunk ${i}: empty`)
+    if (c.boundary === 'end' && i !== response.chunks.length - 1) add(`chunk ${i}: boundary "end", but chunks follow it (only the last chunk of the document ends there)`)
   })
   if (options.lossless !== false && end !== cps.length - 1) add(`chunks end at ${end} of ${cps.length - 1} code points`)
   if (response.chunk_count !== response.chunks.length) add('chunk_count differs from the number of chunks')

@@ -72,6 +72,17 @@ register([
       }
     },
   }),
+  definePlugin({
+    kind: 'packer',
+    name: 'end-every-chunk-test',
+    docsplit: '^1',
+    create: (ctx) => ({
+      push (event) {
+        if (event.type === 'record' || event.type === 'block') ctx.emit({ start: event.start, end: event.end, text: event.text, tokenCount: ctx.meter.count(event.text), path: [], kinds: [event.kind ?? event.type], boundary: 'end' })
+      },
+      end () {},
+    }),
+  }),
   onePacker('throwing-packer-test', () => { throw new Error('packer broke') }),
   definePlugin({ kind: 'packer', name: 'no-handler-test', docsplit: '^1', create: () => undefined as never }),
   throwingTokenizer,
@@ -288,4 +299,11 @@ t.test('an optional field of an event of the wrong type or value is refused, nam
     ['definition-url-test', /^parser "definition-url-test" emitted a definition with a label or url that is not a string$/],
   ]
   for (const [format, message] of cases) await refusal(t, split(TEXT, { input_format: format, max_tokens: 100 }), 'DOCSPLIT_PLUGIN_CONTRACT', message)
+})
+
+t.test('a chunk after one whose boundary is "end" is refused, naming the splitter', async (t) => {
+  await refusal(t, split('alpha line one\n\nbeta line two\n', { input_format: 'text', splitter: 'end-every-chunk-test' }), 'DOCSPLIT_PLUGIN_CONTRACT',
+    /^splitter "end-every-chunk-test" emitted a chunk at 16 after one whose boundary is "end"; only the last chunk of the document ends there$/)
+  const one = await split('alpha line one\n', { input_format: 'text', splitter: 'end-every-chunk-test' })
+  t.equal(one.chunks.length, 1, 'a single chunk may end the document')
 })

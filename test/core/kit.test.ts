@@ -5,8 +5,9 @@
  */
 import t from 'tap'
 import fc from 'fast-check'
-import { checkPacker, checkParser, checkTokenizer } from '../../testing.js'
-import { definePlugin, register, type ChunkDraft, type PackerPlugin, type ParserPlugin } from '../../index.js'
+import { checkPacker, checkParser, checkTokenizer, invariantProblems } from '../../testing.js'
+import { tokenizerByName } from '../../core/registry.js'
+import { definePlugin, register, split, type ChunkDraft, type PackerPlugin, type ParserPlugin } from '../../index.js'
 
 function lineParser (name: string, handler: (emit: (text: string, at: number) => void) => { write: (piece: string) => void, end: () => unknown }): ParserPlugin {
   return definePlugin({
@@ -79,7 +80,10 @@ const badCut = definePlugin({
 /** eachRecord, with a count half a token off. */
 const halfCount: PackerPlugin = { ...eachRecord, name: 'kit-half-count-test', create: (ctx) => eachRecord.create({ ...ctx, emit: (d) => { ctx.emit({ ...d, tokenCount: d.tokenCount + 0.5 }) } }) }
 
-register(asyncEnd, throwing, sampleOnly, dropsTail, leaky, eachRecord, badCut, halfCount)
+/** eachRecord, saying every chunk ends the document. */
+const endsEach: PackerPlugin = { ...eachRecord, name: 'kit-ends-each-test', create: (ctx) => eachRecord.create({ ...ctx, emit: (d) => { ctx.emit({ ...d, boundary: 'end' }) } }) }
+
+register(asyncEnd, throwing, sampleOnly, dropsTail, leaky, eachRecord, badCut, halfCount, endsEach)
 
 t.test('a broken parser fails the kit with the sample and what is wrong', async (t) => {
   await t.rejects(checkParser(asyncEnd, [{ name: 'one line', input: 'a line\n' }]), { message: /parser "kit-async-end-test".*one line.*end\(\) must finish before it returns/s })
@@ -113,4 +117,19 @@ t.test('a count that is not a whole number: the kit names the splitter whose dra
     { message: /^packer "kit-half-count-test": rows: threw DOCSPLIT_PLUGIN_CONTRACT: splitter "kit-half-count-test" emitted a chunk at 0 with tokenCount \d+\.5, where tokenizer "approx" counts \d+/ })
   const asyncCount = definePlugin({ kind: 'tokenizer', name: 'kit-async-count-test', docsplit: '^1', load: () => ({ name: 'kit-async-count-test', count: async (s: string) => s.length }) as never })
   await t.rejects(checkTokenizer(asyncCount), { message: /^tokenizer "kit-async-count-test": empty string: count returned a promise: count must be synchronous/ })
+})
+
+t.test('a chunk that says "end" before the last fails the kit', async (t) => {
+  await t.rejects(checkPacker(endsEach, [{ name: 'rows', input: 'id,text\n1,a\n2,b\n', options: { input_format: 'csv' } }], { budgets: [8] }),
+    { message: /^packer "kit-ends-each-test": rows: threw DOCSPLIT_PLUGIN_CONTRACT: splitter "kit-ends-each-test" emitted a chunk at \d+ after one whose boundary is "end"/ })
+})
+
+t.test('the kit\'s check of a response finds an "end" before the last chunk', async (t) => {
+  const text = 'id,text\n1,a\n2,b\n'
+  const r = await split(text, { input_format: 'csv', max_tokens: 8 })
+  t.ok(r.chunks.length > 1)
+  const tokenizer = await tokenizerByName('approx').load()
+  t.same(invariantProblems(r, text, { tokenizer }), [])
+  r.chunks[0]!.boundary = 'end'
+  t.same(invariantProblems(r, text, { tokenizer }), ['chunk 0: boundary "end", but chunks follow it (only the last chunk of the document ends there)'])
 })
