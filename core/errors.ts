@@ -144,6 +144,34 @@ export const errorTable = {
 
 export type ErrorCode = keyof typeof errorTable
 
+/**
+ * The codes a parser fails with through `ctx.fail`: what is wrong with the input, or with the
+ * request as it applies to the format. The service's own (rate limit, timeout), the engine's
+ * (a broken contract, an internal error) and the checks' (`--verify`) are not a parser's to give.
+ */
+export const PARSER_ERROR_CODES = [
+  'DOCSPLIT_PARSE_ERROR',
+  'DOCSPLIT_LIMIT_EXCEEDED',
+  'DOCSPLIT_INVALID_UTF8',
+  'DOCSPLIT_UNSUPPORTED_ENCODING',
+  'DOCSPLIT_INVALID_OPTION',
+  'DOCSPLIT_UNSUPPORTED_FORMAT',
+  'DOCSPLIT_EXTRA_UNAVAILABLE',
+] as const satisfies readonly ErrorCode[]
+
+export type ParserErrorCode = typeof PARSER_ERROR_CODES[number]
+
+/**
+ * The error of a parser's `ctx.fail(code, message)`: the code it gave, when a parser may give
+ * it, else DOCSPLIT_PLUGIN_CONTRACT naming the parser. A code that is not one is not quoted:
+ * what a plugin passes may be document text.
+ */
+export function parserFailError (parser: string, code: unknown, message: string): DocsplitError {
+  if ((PARSER_ERROR_CODES as readonly unknown[]).includes(code)) return new DocsplitError(code as ParserErrorCode, message)
+  const given = isErrorCode(code) ? code : `a ${typeof code} that is not a docsplit error code`
+  return new DocsplitError('DOCSPLIT_PLUGIN_CONTRACT', `parser "${parser}" failed with ${given}; ctx.fail takes ${PARSER_ERROR_CODES.join(', ')}`)
+}
+
 /** The one error class of docsplit. `code` is stable; `message` is safe to show to a client. */
 export class DocsplitError extends Error {
   readonly code: ErrorCode

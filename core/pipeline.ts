@@ -16,7 +16,7 @@ import { Meter, structureEstimate } from './budget.js'
 import { chunkId } from './chunk-id.js'
 import { StreamDecoder, UTF8, byteOrderMark, encodingInfo, type EncodingInfo } from './decode.js'
 import type { BlockEvent, DocEvent, RecordEvent } from './events.js'
-import { DocsplitError, isDocsplitError, isErrorCode, type ErrorCode } from './errors.js'
+import { DocsplitError, isDocsplitError, parserFailError, type ErrorCode, type ParserErrorCode } from './errors.js'
 import { draftProblem } from './draft-check.js'
 import { eventFieldProblem } from './event-check.js'
 import { isModuleNotFound } from './load.js'
@@ -618,10 +618,8 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
       else pushEvent(event)
     },
     estimate: structureEstimate(defaultTokenizer),
-    fail (code: ErrorCode, message: string): never {
-      // Not quoted: what a plugin passes may be document text.
-      if (!isErrorCode(code)) contract(`parser "${parser.name}" failed with a ${typeof code} that is not a docsplit error code (DOCSPLIT_PARSE_ERROR, DOCSPLIT_LIMIT_EXCEEDED, ...)`)
-      throw new DocsplitError(code, message)
+    fail (code: ParserErrorCode, message: string): never {
+      throw parserFailError(parser.name, code, message)
     },
   }
   // Counting ahead (see the file comment).

@@ -9,7 +9,7 @@
  */
 import fc from 'fast-check'
 import type { DocEvent } from './events.js'
-import { DocsplitError, isDocsplitError } from './errors.js'
+import { DocsplitError, isDocsplitError, parserFailError } from './errors.js'
 import { structureEstimate } from './budget.js'
 import { DEFAULT_TOKENIZER } from './base-options.js'
 import { eventFieldProblem } from './event-check.js'
@@ -70,7 +70,7 @@ export async function parserEvents (plugin: ParserPlugin, input: string | Uint8A
     options: resolved,
     estimate: structureEstimate(defaultTokenizer),
     emit: (e) => { out.push(e) },
-    fail: (code, message) => { throw new DocsplitError(code, message) },
+    fail: (code, message) => { throw parserFailError(plugin.name, code, message) },
   }) as ParserHandler<string | Uint8Array>
   const data = plugin.reads === 'text' ? decodeText(input) : input
   if (plugin.whole === true) {

@@ -4,7 +4,7 @@
  */
 import type { TObject } from 'typebox'
 import type { DocEvent } from './events.js'
-import type { ErrorCode } from './errors.js'
+import type { ParserErrorCode } from './errors.js'
 import type { Segmenters } from './segment.js'
 import type { Meter } from './budget.js'
 
@@ -90,8 +90,12 @@ export interface ParserContext {
   readonly options: ResolvedOptions
   /** Hands one event to the packer. Events must tile the text (see events.ts). */
   emit (event: DocEvent): void
-  /** Throws a DocsplitError; the message must not contain document text. */
-  fail (code: ErrorCode, message: string): never
+  /**
+   * Throws a DocsplitError with one of the codes a parser may give (PARSER_ERROR_CODES:
+   * DOCSPLIT_PARSE_ERROR, DOCSPLIT_LIMIT_EXCEEDED, ...); another is DOCSPLIT_PLUGIN_CONTRACT.
+   * The message must not contain document text: the service sends it to clients as it is.
+   */
+  fail (code: ParserErrorCode, message: string): never
   /**
    * An estimate of the tokens in `text`, for decisions about structure (is this member too long
    * to stay one record?): the default tokenizer's count (approx, which errs high against the real

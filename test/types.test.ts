@@ -48,6 +48,11 @@ export const text = definePlugin({
   kind: 'parser', name: 'my-text', docsplit: '^1', formats: ['my-text'], extensions: ['.mt'], reads: 'text', defaultSplitter: 'record',
   create (ctx) {
     let all = ''
+    // ctx.fail takes the codes a parser may give, not the service's own
+    // @ts-expect-error
+    const limited = (): never => ctx.fail('DOCSPLIT_RATE_LIMITED', 'slow down')
+    const invalid = (): never => ctx.fail('DOCSPLIT_PARSE_ERROR', 'line 1, column 1: unexpected character')
+    void limited; void invalid
     return { write (piece) { all += piece.toUpperCase() === '' ? '' : piece }, end () { ctx.emit({ type: 'record', start: 0, end: all.length, text: all }) } }
   },
 })

@@ -90,6 +90,9 @@ register([
   definePlugin({ kind: 'tokenizer', name: 'missing-module-test', docsplit: '^1', load: async () => await import('docsplit-no-such-package-test' as string) as never }),
   oneRecord('no-end-test', { create: () => ({ write () {} }) as never }),
   oneRecord('bad-code-test', { create: (ctx) => ({ write () {}, end () { ctx.fail('NOT_A_CODE' as never, 'x') } }) }),
+  oneRecord('rate-limited-test', { create: (ctx) => ({ write () {}, end () { ctx.fail('DOCSPLIT_RATE_LIMITED' as never, 'slow down') } }) }),
+  oneRecord('verify-failed-test', { create: (ctx) => ({ write () {}, end () { ctx.fail('DOCSPLIT_VERIFY_FAILED' as never, 'x') } }) }),
+  oneRecord('limit-test', { create: (ctx) => ({ write () {}, end () { ctx.fail('DOCSPLIT_LIMIT_EXCEEDED', 'too deep') } }) }),
   oneRecord('nan-detect-test', { detect: () => Number.NaN }),
   oneRecord('string-detect-test', { detect: () => '0.99' as never }),
   blankLines,
@@ -265,7 +268,7 @@ t.test('a failure is named after the plugin it happened in', async (t) => {
   await refusal(t, split(TEXT, { input_format: 'text', splitter: 'throwing-packer-test' }), 'DOCSPLIT_INTERNAL', /^the throwing-packer-test splitter \(counting with the approx tokenizer\) failed unexpectedly$/)
   await refusal(t, split(TEXT, { input_format: 'csv', tokenizer: 'throwing-count-test' }), 'DOCSPLIT_INTERNAL', /^the record splitter \(counting with the throwing-count-test tokenizer\) failed unexpectedly$/)
   await refusal(t, split(TEXT, { input_format: 'no-end-test' }), 'DOCSPLIT_PLUGIN_CONTRACT', /^parser "no-end-test": create\(\) must return a handler with write\(piece\) and end\(\)$/)
-  await refusal(t, split(TEXT, { input_format: 'bad-code-test' }), 'DOCSPLIT_PLUGIN_CONTRACT', /^parser "bad-code-test" failed with a string that is not a docsplit error code \(DOCSPLIT_PARSE_ERROR, DOCSPLIT_LIMIT_EXCEEDED, \.\.\.\)$/)
+  await refusal(t, split(TEXT, { input_format: 'bad-code-test' }), 'DOCSPLIT_PLUGIN_CONTRACT', /^parser "bad-code-test" failed with a string that is not a docsplit error code; ctx\.fail takes DOCSPLIT_PARSE_ERROR, DOCSPLIT_LIMIT_EXCEEDED, .*DOCSPLIT_EXTRA_UNAVAILABLE$/)
   t.equal(new DocsplitError('NOT_A_CODE' as never, 'x').code, 'DOCSPLIT_INTERNAL', 'an unknown code does not crash the error class')
 })
 
@@ -306,4 +309,10 @@ t.test('a chunk after one whose boundary is "end" is refused, naming the splitte
     /^splitter "end-every-chunk-test" emitted a chunk at 16 after one whose boundary is "end"; only the last chunk of the document ends there$/)
   const one = await split('alpha line one\n', { input_format: 'text', splitter: 'end-every-chunk-test' })
   t.equal(one.chunks.length, 1, 'a single chunk may end the document')
+})
+
+t.test('ctx.fail takes only the codes a parser may give: a service or engine code is the parser\'s contract error', async (t) => {
+  await refusal(t, split(TEXT, { input_format: 'rate-limited-test' }), 'DOCSPLIT_PLUGIN_CONTRACT', /^parser "rate-limited-test" failed with DOCSPLIT_RATE_LIMITED; ctx\.fail takes DOCSPLIT_PARSE_ERROR, DOCSPLIT_LIMIT_EXCEEDED, DOCSPLIT_INVALID_UTF8, DOCSPLIT_UNSUPPORTED_ENCODING, DOCSPLIT_INVALID_OPTION, DOCSPLIT_UNSUPPORTED_FORMAT, DOCSPLIT_EXTRA_UNAVAILABLE$/)
+  await refusal(t, split(TEXT, { input_format: 'verify-failed-test' }), 'DOCSPLIT_PLUGIN_CONTRACT', /^parser "verify-failed-test" failed with DOCSPLIT_VERIFY_FAILED; /)
+  await refusal(t, split(TEXT, { input_format: 'limit-test' }), 'DOCSPLIT_LIMIT_EXCEEDED', /^too deep$/)
 })

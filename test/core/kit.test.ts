@@ -5,7 +5,7 @@
  */
 import t from 'tap'
 import fc from 'fast-check'
-import { checkPacker, checkParser, checkTokenizer, invariantProblems } from '../../testing.js'
+import { checkPacker, checkParser, checkTokenizer, invariantProblems, parserEvents } from '../../testing.js'
 import { tokenizerByName } from '../../core/registry.js'
 import { definePlugin, register, split, type ChunkDraft, type PackerPlugin, type ParserPlugin } from '../../index.js'
 
@@ -132,4 +132,12 @@ t.test('the kit\'s check of a response finds an "end" before the last chunk', as
   t.same(invariantProblems(r, text, { tokenizer }), [])
   r.chunks[0]!.boundary = 'end'
   t.same(invariantProblems(r, text, { tokenizer }), ['chunk 0: boundary "end", but chunks follow it (only the last chunk of the document ends there)'])
+})
+
+t.test('the kit refuses a ctx.fail code that is not a parser\'s, as the engine does', async (t) => {
+  const limited = definePlugin({
+    kind: 'parser', name: 'kit-rate-limited-test', docsplit: '^1', formats: ['kit-rate-limited-test'], extensions: [], reads: 'text', defaultSplitter: 'record',
+    create: (ctx) => ({ write: () => { ctx.fail('DOCSPLIT_RATE_LIMITED' as never, 'slow down') }, end: () => {} }),
+  } as ParserPlugin)
+  await t.rejects(parserEvents(limited, 'a line\n'), { code: 'DOCSPLIT_PLUGIN_CONTRACT', message: /^parser "kit-rate-limited-test" failed with DOCSPLIT_RATE_LIMITED; ctx\.fail takes / })
 })
