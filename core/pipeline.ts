@@ -234,26 +234,28 @@ function checkedDeclaredEncoding (parser: ParserPlugin, head: Uint8Array): strin
   return name === 'utf-16le' || name === 'utf-16be' ? undefined : label
 }
 
-/** A parser's content score; a detect() that throws only takes its own format out of the running. */
+/** A parser's content score; a detect() that throws is the parser's failure, named (as any exception of a plugin). */
 function detectScore (parser: ParserPlugin, text: string): number {
+  let score: unknown
   try {
-    // A score is 0 to 1: one out of range must not outrank every other format.
-    const score = parser.detect?.(text) ?? 0
-    return typeof score === 'number' && score > 0 ? Math.min(score, 1) : 0
-  } catch {
-    return 0
+    score = parser.detect?.(text) ?? 0
+  } catch (error) {
+    throw pluginFailure(error, `${parser.name} parser's detect()`)
   }
+  // A score is 0 to 1: one out of range must not outrank every other format.
+  return typeof score === 'number' && score > 0 ? Math.min(score, 1) : 0
 }
 
 /** Which of its formats a parser that content detection chose says the sample is (see formatOf). */
 function formatByContent (parser: ParserPlugin, text: string): string {
+  let named: unknown
   try {
-    const named = parser.formatOf?.(text)
-    const format = typeof named === 'string' ? named.toLowerCase() : undefined
-    if (format !== undefined && parser.formats.some((f) => f.toLowerCase() === format)) return format
-  } catch {
-    // as for detect: a sniffer that fails says nothing
+    named = parser.formatOf?.(text)
+  } catch (error) {
+    throw pluginFailure(error, `${parser.name} parser's formatOf()`)
   }
+  const format = typeof named === 'string' ? named.toLowerCase() : undefined
+  if (format !== undefined && parser.formats.some((f) => f.toLowerCase() === format)) return format
   return parser.formats[0]!
 }
 

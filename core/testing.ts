@@ -250,8 +250,21 @@ export async function checkParser (plugin: ParserPlugin, samples: Sample[], opti
     if (isDocsplitError(out)) fail(name, sample.name, `failed with ${out.code}: ${out.message}`)
     return out as DocEvent[]
   }
+  /** detect() and formatOf() on a text: an exception fails the check (the engine names the parser). */
+  const sniffs = (label: string, text: string): void => {
+    for (const method of ['detect', 'formatOf'] as const) {
+      if (plugin[method] === undefined) continue
+      try {
+        plugin[method]!(text.slice(0, 1 << 16))
+      } catch (error) {
+        fail(name, label, `${method}() threw ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}; a sniffer that cannot tell answers ${method === 'detect' ? '0' : 'undefined'}`)
+      }
+    }
+  }
+  sniffs('empty input', '')
   for (const sample of samples) {
     const opts = sample.options ?? {}
+    sniffs(sample.name, typeof sample.input === 'string' ? sample.input : new TextDecoder().decode(sample.input))
     const whole = await events(sample)
     const text = plugin.reads === 'text' ? decodeText(sample.input) : undefined
     const problem = eventProblem(whole, text)
@@ -282,6 +295,7 @@ export async function checkParser (plugin: ParserPlugin, samples: Sample[], opti
       if (p !== undefined) fail(name, 'a 1 MB line', p)
     }
     await holds(fc.asyncProperty(options.arbitrary ?? fc.string({ unit: 'binary', maxLength: 300 }), fc.constantFrom(8, 64), async (input, max) => {
+      sniffs(`generated input ${JSON.stringify(input.slice(0, 80))}`, input)
       const r = await expectOnlyDocsplitErrors(name, 'generated input', () => split(input, { input_format: format, max_tokens: max }))
       if (isDocsplitError(r) && quotesInput(r.message, input)) {
         fail(name, `generated input ${JSON.stringify(input.slice(0, 80))}`, `its ${r.code} message quotes the input; messages never contain document text (the service sends them to clients)`)

@@ -1,7 +1,8 @@
 /**
  * What the engine checks of every plugin while it splits, built in or third-party: a chunk's
  * text is the source text, counts are whole numbers, containers close, end() finishes, and a
- * failing detect, load or defaultSplitter is named, never an anonymous internal error.
+ * failing load or defaultSplitter is named, never an anonymous internal error (detect and
+ * formatOf: sniff.test.ts).
  */
 import t, { type Test } from 'tap'
 import { DocsplitError, definePlugin, register, split, type ChunkDraft, type PackerPlugin, type ParserPlugin } from '../../index.js'
@@ -98,7 +99,6 @@ register([
   blankLines,
   onePacker('upper-packer-test', (d) => { d.text = d.text.toUpperCase() }),
   oneRecord('upper-test', {}, (x) => x.toUpperCase()),
-  oneRecord('throwing-detect-test', { detect: () => { throw new Error('detect broke') } }),
   oneRecord('short-text-test', {}, (x) => x.slice(1)),
   oneRecord('no-splitter-test', { defaultSplitter: 'nope' }),
   oneRecord('async-end-test', {
@@ -208,11 +208,6 @@ t.test('a tokenizer without a name is reported by its plugin name; one without c
   t.equal(r.metadata.tokenizer, 'nameless-test')
   await refusal(t, split(TEXT, { input_format: 'text', tokenizer: 'countless-test' }), 'DOCSPLIT_PLUGIN_CONTRACT', /tokenizer "countless-test": load\(\) must return an object with count/)
   await refusal(t, split(TEXT, { input_format: 'text', tokenizer: 'failing-load-test' }), 'DOCSPLIT_INTERNAL', /failing-load-test tokenizer failed/)
-})
-
-t.test('a detect() that throws takes only its own format out of auto detection', async (t) => {
-  const r = await split('# Title\n\nSome text with a [link](http://example.com).\n\n## Part\n\n- a\n- b\n', {})
-  t.equal(r.document.input_format, 'markdown')
 })
 
 t.test('a parser that names an unknown default splitter, ends with a promise or leaves a container open is named', async (t) => {
