@@ -12,7 +12,7 @@ import { writeSync } from 'node:fs'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import '../plugins/index.js'
 import { DocsplitError, isDocsplitError } from '../core/errors.js'
-import { loadPlugins, pluginsLoading } from '../core/load.js'
+import { checkDefaultSplitters, loadPluginModules, pluginsLoading } from '../core/load.js'
 import { describeSchema, optionsSchema } from '../core/options.js'
 import { VERSION } from '../core/version.js'
 import { printFormats } from './formats.js'
@@ -96,7 +96,8 @@ function pluginModules (argv: string[]): string[] {
 let step = 'docsplit'
 
 async function main (argv: string[]): Promise<number> {
-  await loadPlugins(pluginModules(argv))
+  // The set is checked once the command is known: `serve` loads DOCSPLIT_PLUGINS as well.
+  await loadPluginModules(pluginModules(argv))
   const schema = optionsSchema()
   const flags: NonNullable<ParseArgsConfig['options']> = {
     help: { type: 'boolean', short: 'h' },
@@ -136,6 +137,7 @@ async function main (argv: string[]): Promise<number> {
   }
   const [command, ...rest] = positionals
   if (command !== undefined) step = `docsplit ${command}`
+  if (command !== 'serve') checkDefaultSplitters()
   if (values.help === true || command === undefined || command === 'help') {
     process.stdout.write(help())
     return command === undefined && values.help !== true ? 2 : 0

@@ -82,7 +82,7 @@ export const errorTable = {
   },
   DOCSPLIT_PLUGIN_LOAD_FAILED: {
     status: 500, exit: 2, title: 'Plugin failed to load',
-    description: 'A plugin module (or a package or file it imports) could not be found, threw on import or did not finish loading within 30 s (a top-level `await` that never settles), registered a name that is taken, or is not a valid plugin.',
+    description: 'A plugin module (or a package or file it imports) could not be found, threw on import or did not finish loading within 30 s (a top-level `await` that never settles), registered a name that is taken, is not a valid plugin, or is a parser whose `defaultSplitter` no loaded plugin registers.',
   },
   DOCSPLIT_PLUGIN_API_MISMATCH: {
     status: 500, exit: 2, title: 'Plugin built for another API version',

@@ -7,8 +7,8 @@ import { existsSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
-import { DocsplitError, isDocsplitError } from './errors.js'
-import { register } from './registry.js'
+import { DocsplitError, isDocsplitError, listValues } from './errors.js'
+import { listPackers, parsersWithUnknownSplitter, register } from './registry.js'
 import type { Plugin } from './types.js'
 
 /**
@@ -125,7 +125,32 @@ async function importWithin (url: string, name: string, ms: number): Promise<{ d
   }
 }
 
+/** The module each plugin loaded by name came from, for messages about the plugin later. */
+const moduleOf = new WeakMap<Plugin, string>()
+
+/**
+ * Every parser's default splitter is registered: DOCSPLIT_PLUGIN_LOAD_FAILED naming the first
+ * parser whose is not (and its module), with the splitters there are. Run once all plugins are
+ * loaded: at the end of loadPlugins, and before the first split.
+ */
+export function checkDefaultSplitters (): void {
+  const parser = parsersWithUnknownSplitter()[0]
+  if (parser === undefined) return
+  const from = moduleOf.get(parser)
+  throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', `${from !== undefined ? `plugin module "${from}": ` : ''}parser "${parser.name}" names defaultSplitter "${parser.defaultSplitter.slice(0, 64)}", which is not a registered splitter; registered: ${listValues(listPackers().map((p) => p.name))}`)
+}
+
+/**
+ * Loads plugin modules by name or path, then checks the whole set (checkDefaultSplitters): a
+ * parser may name a splitter of a module later in the list, not of a later call.
+ */
 export async function loadPlugins (names: readonly string[], timeoutMs = LOAD_TIMEOUT_MS): Promise<void> {
+  await loadPluginModules(names, timeoutMs)
+  checkDefaultSplitters()
+}
+
+/** loadPlugins without the check of the set: for a caller that loads more before it checks (docsplit serve). */
+export async function loadPluginModules (names: readonly string[], timeoutMs = LOAD_TIMEOUT_MS): Promise<void> {
   for (const name of names) {
     if (name.trim() === '') throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', 'a plugin module needs a name: a package name or a path')
     const url = specifier(name)
@@ -150,6 +175,7 @@ export async function loadPlugins (names: readonly string[], timeoutMs = LOAD_TI
     }
     try {
       register(exported as Plugin | Plugin[])
+      for (const plugin of [exported as Plugin | Plugin[]].flat()) moduleOf.set(plugin, name)
     } catch (error) {
       if (isDocsplitError(error)) throw new DocsplitError(error.code, `plugin module "${name}": ${error.message}`, { cause: error })
       throw error

@@ -19,13 +19,13 @@ import type { BlockEvent, DocEvent, RecordEvent } from './events.js'
 import { DocsplitError, isDocsplitError, parserFailError, type ErrorCode, type ParserErrorCode } from './errors.js'
 import { draftProblem } from './draft-check.js'
 import { eventFieldProblem } from './event-check.js'
-import { isModuleNotFound } from './load.js'
+import { checkDefaultSplitters, isModuleNotFound } from './load.js'
 import { DEFAULT_TOKENIZER, applyPluginDefaults, inTableOrder, prepareOptionChecks, resolveOptions } from './options.js'
 import { withOverlap } from './overlap.js'
 import { PositionTracker, isHighSurrogate } from './positions.js'
 import { SourceWindow } from './source.js'
 import { WellFormedCheck } from './well-formed.js'
-import { freeze, packerByName, parserForFilename, parserForFormat, listParsers, tokenizerByName, tokenizerSpelling, formatNames } from './registry.js'
+import { freeze, isFrozen, packerByName, parserForFilename, parserForFormat, listParsers, tokenizerByName, tokenizerSpelling, formatNames } from './registry.js'
 import { SCHEMA_VERSION, type Chunk, type Metadata, type SplitResponse, type SplitSummary } from './schema.js'
 import { segmenters } from './segment.js'
 import type { ChunkDraft, PackerHandler, ParserHandler, ParserPlugin, ResolvedOptions, Tokenizer, TokenizerPlugin } from './types.js'
@@ -386,6 +386,8 @@ function release (input: SplitInput): void {
 }
 
 async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (start: SplitStart) => void, idsLater: boolean): AsyncGenerator<Chunk[], SplitSummary> {
+  // The plugins are all there now: a set that does not hold together is not frozen.
+  if (!isFrozen()) checkDefaultSplitters()
   freeze()
   raw = optionsObject(raw)
   await prepareOptionChecks(raw)

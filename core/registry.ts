@@ -52,6 +52,7 @@ export function validatePlugin (plugin: Plugin): void {
     if (plugin.extensions.some((e) => typeof e !== 'string' || !/^\.[^./\\\s]+(\.[^./\\\s]+)*$/.test(e))) {
       fail(`parser "${plugin.name}": every entry of \`extensions\` starts with its dot, such as ".ini" (a bare "ini" would match any name ending in those letters)`)
     }
+    if (typeof plugin.defaultSplitter !== 'string' || plugin.defaultSplitter === '') fail(`parser "${plugin.name}" needs a \`defaultSplitter\`: the name of a splitter, such as "sibling" or "record"`)
     const reads: unknown = plugin.reads
     if (reads !== 'text' && reads !== 'bytes') fail(`parser "${plugin.name}": \`reads\` must be "text" or "bytes"`)
     if (plugin.whole !== undefined && (typeof plugin.whole !== 'boolean' || (plugin.whole && plugin.reads !== 'text'))) fail(`parser "${plugin.name}": \`whole\` is true or false, and true only for a parser that reads text`)
@@ -155,6 +156,14 @@ export function listParsers (): ParserPlugin[] {
 
 export function listPackers (): PackerPlugin[] {
   return [...packers.values()]
+}
+
+/**
+ * Parsers whose `defaultSplitter` is not a registered splitter. Checked once every plugin is
+ * loaded (the splitter may come from a plugin loaded after the parser), not at registration.
+ */
+export function parsersWithUnknownSplitter (): ParserPlugin[] {
+  return [...parsers.values()].filter((p) => lookup(packers, p.defaultSplitter) === undefined)
 }
 
 export function listTokenizers (): TokenizerPlugin[] {

@@ -1,8 +1,8 @@
 /**
  * What the engine checks of every plugin while it splits, built in or third-party: a chunk's
  * text is the source text, counts are whole numbers, containers close, end() finishes, and a
- * failing load or defaultSplitter is named, never an anonymous internal error (detect and
- * formatOf: sniff.test.ts).
+ * failing load is named, never an anonymous internal error (detect and formatOf: sniff.test.ts;
+ * an unknown defaultSplitter: default-splitter.test.ts).
  */
 import t, { type Test } from 'tap'
 import { DocsplitError, definePlugin, register, split, type ChunkDraft, type PackerPlugin, type ParserPlugin } from '../../index.js'
@@ -100,7 +100,6 @@ register([
   onePacker('upper-packer-test', (d) => { d.text = d.text.toUpperCase() }),
   oneRecord('upper-test', {}, (x) => x.toUpperCase()),
   oneRecord('short-text-test', {}, (x) => x.slice(1)),
-  oneRecord('no-splitter-test', { defaultSplitter: 'nope' }),
   oneRecord('async-end-test', {
     create (ctx) {
       let text = ''
@@ -210,10 +209,7 @@ t.test('a tokenizer without a name is reported by its plugin name; one without c
   await refusal(t, split(TEXT, { input_format: 'text', tokenizer: 'failing-load-test' }), 'DOCSPLIT_INTERNAL', /failing-load-test tokenizer failed/)
 })
 
-t.test('a parser that names an unknown default splitter, ends with a promise or leaves a container open is named', async (t) => {
-  await refusal(t, split(TEXT, { input_format: 'no-splitter-test' }), 'DOCSPLIT_PLUGIN_CONTRACT', /parser "no-splitter-test" names defaultSplitter "nope"/)
-  const named = await split(TEXT, { input_format: 'no-splitter-test', splitter: 'record' })
-  t.equal(named.chunks.length, 1, 'a splitter given by name still works')
+t.test('a parser that ends with a promise or leaves a container open is named', async (t) => {
   await refusal(t, split(TEXT, { input_format: 'async-end-test' }), 'DOCSPLIT_PLUGIN_CONTRACT', /parser "async-end-test": end\(\) must finish/)
   // A promise that rejects is refused the same, and its rejection is not left unhandled (it would end the process).
   const unhandled: unknown[] = []

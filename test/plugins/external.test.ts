@@ -57,12 +57,20 @@ t.test('should refuse bad plugins at start, naming the module and the reason', a
     [join(fixtures, 'bad/taken.js'), /DOCSPLIT_PLUGIN_LOAD_FAILED: plugin module ".*taken.js": format "markdown" is already registered/],
     [join(fixtures, 'bad/future.js'), /DOCSPLIT_PLUGIN_API_MISMATCH: plugin module ".*future.js": plugin "future" was built for docsplit plugin API \^2/],
     [join(fixtures, 'bad/not-a-plugin.js'), /DOCSPLIT_PLUGIN_LOAD_FAILED: plugin module ".*not-a-plugin.js" must default-export a plugin/],
+    [join(fixtures, 'bad/splitter-typo.js'), /^docsplit: DOCSPLIT_PLUGIN_LOAD_FAILED: plugin module ".*splitter-typo.js": parser "typo" names defaultSplitter "recrod", which is not a registered splitter; registered: "sibling", "record"\n$/],
   ]
   for (const [module, message] of cases) {
-    const r = docsplit(['formats', '--plugin', module])
-    t.equal(r.code, 2, module)
-    t.match(r.stderr, message)
+    for (const command of [['formats'], ['split', '-', '--input-format', 'text']]) {
+      const r = docsplit([...command, '--plugin', module])
+      t.equal(r.code, 2, `${command[0]!} ${module}`)
+      t.match(r.stderr, message)
+      t.equal(r.stdout, '', 'nothing split, nothing listed')
+    }
   }
+  // The service: the same failed start.
+  const serve = spawnSync(process.execPath, [bin, 'serve'], { cwd: root, encoding: 'utf8', timeout: 60_000, env: { ...process.env, HOST: '127.0.0.1', PORT: '0', DOCSPLIT_PLUGINS: join(fixtures, 'bad/splitter-typo.js') } })
+  t.equal(serve.status, 2, serve.stderr)
+  t.match(serve.stderr, /DOCSPLIT_PLUGIN_LOAD_FAILED: plugin module ".*splitter-typo.js": parser "typo" names defaultSplitter "recrod"/)
 })
 
 t.test('should pass the conformance kit, like every built-in', async (t) => {
