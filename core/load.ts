@@ -173,6 +173,10 @@ export async function loadPluginModules (names: readonly string[], timeoutMs = L
     if (exported === undefined || exported === null || typeof exported !== 'object') {
       throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', `plugin module "${name}" must default-export a plugin made with definePlugin (or a list of them)`)
     }
+    // Loading it would do nothing, silently: as for a module that exports no plugin.
+    if (Array.isArray(exported) && exported.length === 0) {
+      throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', `plugin module "${name}" default-exports an empty list; it must export a plugin made with definePlugin (or a list of them)`)
+    }
     try {
       register(exported as Plugin | Plugin[])
       for (const plugin of [exported as Plugin | Plugin[]].flat()) moduleOf.set(plugin, name)

@@ -106,3 +106,8 @@ t.test('a module that throws a DocsplitError while loading is still named, as a 
   write('own-error.js', `import { DocsplitError } from '${errors}'\nthrow new DocsplitError('DOCSPLIT_EXTRA_UNAVAILABLE', 'needs the foo extra')\n`)
   t.equal(await failure('./own-error.js'), 'plugin module "./own-error.js" threw while loading: needs the foo extra')
 })
+
+t.test('a module that exports an empty list: a load failure, as one that exports no plugin', async (t) => {
+  write('empty.js', 'export default []\n')
+  t.equal(await failure('./empty.js'), 'plugin module "./empty.js" default-exports an empty list; it must export a plugin made with definePlugin (or a list of them)')
+})

@@ -57,6 +57,7 @@ t.test('should refuse bad plugins at start, naming the module and the reason', a
     [join(fixtures, 'bad/taken.js'), /DOCSPLIT_PLUGIN_LOAD_FAILED: plugin module ".*taken.js": format "markdown" is already registered/],
     [join(fixtures, 'bad/future.js'), /DOCSPLIT_PLUGIN_API_MISMATCH: plugin module ".*future.js": plugin "future" was built for docsplit plugin API \^2/],
     [join(fixtures, 'bad/not-a-plugin.js'), /DOCSPLIT_PLUGIN_LOAD_FAILED: plugin module ".*not-a-plugin.js" must default-export a plugin/],
+    [join(fixtures, 'bad/empty-list.js'), /^docsplit: DOCSPLIT_PLUGIN_LOAD_FAILED: plugin module ".*empty-list.js" default-exports an empty list; it must export a plugin made with definePlugin \(or a list of them\)\n$/],
     [join(fixtures, 'bad/splitter-typo.js'), /^docsplit: DOCSPLIT_PLUGIN_LOAD_FAILED: plugin module ".*splitter-typo.js": parser "typo" names defaultSplitter "recrod", which is not a registered splitter; registered: "sibling", "record"\n$/],
   ]
   for (const [module, message] of cases) {
