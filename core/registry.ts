@@ -78,7 +78,7 @@ function ownerOf (what: string, name: string): string | undefined {
     : what === 'format' ? parsersByFormat.get(name)
       : what === 'ext' ? parsersByExtension.get(name)
         : what === 'packer' ? lookup(packers, name)
-          : lookup(tokenizers, name) ?? lookup(tokenizersByAlias, name)
+          : lookup(tokenizers, name) ?? lookup(tokenizersByAlias, name) // a tokenizer's name or alias
   return p === undefined ? undefined : `${p.kind === 'packer' ? 'splitter' : p.kind} "${p.name}"`
 }
 
@@ -88,8 +88,10 @@ function optionOwner (name: string): ParserPlugin | PackerPlugin | undefined {
   return undefined
 }
 
-function taken (what: string, name: string, owner: string | undefined): never {
+function taken (what: string, name: string, owner: string | undefined, plugin: Plugin): never {
   const by = owner !== undefined ? ` by ${owner}` : ' by another plugin in the same list'
+  // An alias is a model name the plugin gives besides its own: its name is not the clash.
+  if (what === 'alias') fail(`tokenizer "${plugin.name}": its alias "${name}" is already registered${by}; drop it from the plugin's \`aliases\``)
   const remedy = what === 'format' || what === 'extension' ? `drop it from the plugin's \`${what}s\` or give another` : 'give the plugin another name'
   fail(`${what} "${name}" is already registered${by}; ${remedy}`)
 }
@@ -107,12 +109,14 @@ export function register (...entries: Array<Plugin | Plugin[]>): void {
   for (const p of list) {
     const keys = p.kind === 'parser'
       ? [`parser:${p.name}`, ...p.formats.map((f) => `format:${f.toLowerCase()}`), ...p.extensions.map((e) => `ext:${e.toLowerCase()}`)]
-      : p.kind === 'packer' ? [`packer:${p.name}`] : [`tokenizer:${p.name}`, ...(p.aliases ?? []).map((a) => `tokenizer:${a}`)]
+      : p.kind === 'packer' ? [`packer:${p.name}`] : [`tokenizer:${p.name}`, ...(p.aliases ?? []).map((a) => `alias:${a}`)]
     for (const key of keys) {
       const [what, name] = key.split(/:(.*)/s) as [string, string]
-      const owner = ownerOf(what, name)
-      if (owner !== undefined || seen.has(key.toLowerCase())) taken(what === 'ext' ? 'extension' : what, name, owner)
-      seen.add(key.toLowerCase())
+      // Tokenizer names and aliases share one namespace (either selects a tokenizer).
+      const owner = ownerOf(what === 'alias' ? 'tokenizer' : what, name)
+      const unique = (what === 'alias' ? `tokenizer:${name}` : key).toLowerCase()
+      if (owner !== undefined || seen.has(unique)) taken(what === 'ext' ? 'extension' : what, name, owner, p)
+      seen.add(unique)
     }
     // Options are one table shared by every front: one name, one schema.
     for (const option of p.kind === 'tokenizer' ? [] : pluginOptionNames(p.options)) {

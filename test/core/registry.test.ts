@@ -21,6 +21,20 @@ t.test('an extension without its dot, or a format named auto, is refused', async
   t.doesNotThrow(() => { register(parser('registry-multi-ext-test', { extensions: ['.tar.ini'] })) })
 })
 
+t.test('a tokenizer alias that is taken is named as the alias, not as the plugin', async (t) => {
+  const tokenizer = (name: string, aliases: string[]): Parameters<typeof register>[0] => definePlugin({ kind: 'tokenizer', name, docsplit: '^1', aliases, load: () => ({ name, count: (s: string) => s.length }) })
+  t.throws(() => { register(tokenizer('mytok', ['my-model', 'gpt-4o'])) },
+    { code: 'DOCSPLIT_PLUGIN_LOAD_FAILED', message: 'tokenizer "mytok": its alias "gpt-4o" is already registered by tokenizer "o200k_base"; drop it from the plugin\'s `aliases`' })
+  t.throws(() => { register(tokenizer('mytok', ['approx'])) },
+    { message: 'tokenizer "mytok": its alias "approx" is already registered by tokenizer "approx"; drop it from the plugin\'s `aliases`' })
+  t.throws(() => { register(tokenizer('tok-a', ['shared-model']), tokenizer('tok-b', ['Shared-Model'])) },
+    { message: 'tokenizer "tok-b": its alias "Shared-Model" is already registered by another plugin in the same list; drop it from the plugin\'s `aliases`' })
+  t.throws(() => { register(tokenizer('tok-c', ['c-model']), tokenizer('c-model', [])) },
+    { message: 'tokenizer "c-model" is already registered by another plugin in the same list; give the plugin another name' })
+  t.throws(() => { register(tokenizer('gpt-4o', [])) },
+    { message: 'tokenizer "gpt-4o" is already registered by tokenizer "o200k_base"; give the plugin another name' }, 'a name that is taken is the plugin\'s name')
+})
+
 t.test('a taken format or extension names its holder and what to change', async (t) => {
   t.throws(() => { register(parser('registry-taken-format-test', { formats: ['markdown'] })) },
     { message: 'format "markdown" is already registered by parser "markdown"; drop it from the plugin\'s `formats` or give another' })
