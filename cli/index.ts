@@ -95,7 +95,10 @@ function pluginModules (argv: string[]): string[] {
 /** What main() is doing, named if it never finishes. */
 let step = 'docsplit'
 
-async function main (argv: string[]): Promise<number> {
+/** What main() resolves to for `serve` once it listens: the process runs on, for the server. */
+const SERVING = 'serving'
+
+async function main (argv: string[]): Promise<number | typeof SERVING> {
   // The set is checked once the command is known: `serve` loads DOCSPLIT_PLUGINS as well.
   await loadPluginModules(pluginModules(argv))
   const schema = optionsSchema()
@@ -159,7 +162,7 @@ async function main (argv: string[]): Promise<number> {
       // packages to install when they are missing).
       const { startServer } = await import('../server/start.js')
       await startServer(process.env, { plugins: pluginModules(argv) })
-      return 0
+      return SERVING
     }
     default:
       throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `unknown command "${command}"; commands: split, formats, serve (see docsplit --help)`)
@@ -194,9 +197,24 @@ process.on('beforeExit', () => {
   process.exitCode = e.exitCode
 })
 
+/**
+ * Ends the process with `code` once what was written to stdout and stderr has gone out (a
+ * write's callback comes after the writes before it; to a pipe, stdout writes asynchronously).
+ * The command is done: a plugin's timer or a module still loading (a top-level await that never
+ * settles, after the load timeout) must not keep the process alive after it printed its result.
+ */
+function exit (code: number): void {
+  process.exitCode = code
+  let open = 2
+  const flushed = (): void => { if (--open === 0) process.exit(code) }
+  // A failed write (EPIPE) calls back too; the 'error' handler above says what it means.
+  process.stdout.write('', flushed)
+  process.stderr.write('', flushed)
+}
+
 main(process.argv.slice(2)).then((code) => {
   settled = true
-  process.exitCode = code
+  if (code !== SERVING) exit(code)
 }, (error: unknown) => {
   settled = true
   const e = isDocsplitError(error) ? error : new DocsplitError('DOCSPLIT_INTERNAL', 'unexpected failure', { cause: error })
@@ -204,5 +222,6 @@ main(process.argv.slice(2)).then((code) => {
   // What went wrong inside (a plugin's exception), for whoever debugs it: never by default.
   const cause = isDocsplitError(error) ? error.cause : error
   if (cause !== undefined && process.env.DOCSPLIT_DEBUG !== undefined) console.error(cause)
-  process.exitCode = e.exitCode
+  // A failed start of `serve` too: its workers, or a plugin's timer, would keep it alive.
+  exit(e.exitCode)
 })

@@ -269,6 +269,34 @@ await new Promise(() => {})
   t.equal(stalls.stderr, 'docsplit: DOCSPLIT_INTERNAL: docsplit split stopped before it finished: it was waiting for a step that can never complete\n')
 })
 
+t.test('a plugin\'s timer keeps no command alive: a failed start exits with its code, a split once its output is out', async (t) => {
+  writeFileSync(join(dir, 'ticks-throws.mjs'), 'setInterval(() => {}, 1000)\nthrow new Error(\'cannot start\')\n')
+  writeFileSync(join(dir, 'ticks.mjs'), `setInterval(() => {}, 1000)
+export default { kind: 'parser', name: 'ticks', docsplit: '^1', formats: ['ticks'], extensions: ['.ticks'], reads: 'text', defaultSplitter: 'record',
+  create (ctx) { let text = ''; return { write (p) { text += p }, end () { let at = 0; for (const line of text.split(/(?<=\\n)/)) { ctx.emit({ type: 'record', start: at, end: at + line.length, text: line }); at += line.length } } } } }
+`)
+  // A timeout stands for "never exits" (status null).
+  const run = (args: string[], env: Record<string, string> = {}): { code: number | null, stdout: string, stderr: string } => {
+    const r = spawnSync(process.execPath, [bin, ...args], { cwd: dir, encoding: 'utf8', timeout: 20_000, maxBuffer: 1 << 28, env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...env } })
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr }
+  }
+  const failed = /^docsplit: DOCSPLIT_PLUGIN_LOAD_FAILED: plugin module "\.\/ticks-throws\.mjs" threw while loading: cannot start\n$/
+  for (const [args, env] of [[['formats', '--plugin', './ticks-throws.mjs']], [['serve', '--plugin', './ticks-throws.mjs']], [['serve'], { DOCSPLIT_PLUGINS: './ticks-throws.mjs' }]] as Array<[string[], Record<string, string>?]>) {
+    const r = run(args, env)
+    t.equal(r.code, 2, `${args.join(' ')} ${JSON.stringify(env ?? {})}: exits 2`)
+    t.match(r.stderr, failed)
+  }
+  // A few MB of output through a pipe: all of it goes out before the exit.
+  const lines = Array.from({ length: 60_000 }, (_, i) => `line ${i} of a document with a timer\n`).join('')
+  const ok = run(['split', file('doc.ticks', lines), '--plugin', './ticks.mjs', '--max-tokens', '16'])
+  t.equal(ok.code, 0, ok.stderr)
+  const out = JSON.parse(ok.stdout) as { chunks: Array<{ text: string }> }
+  t.equal(out.chunks.map((c) => c.text).join(''), lines, 'the whole response')
+  const jsonl = run(['split', file('doc2.ticks', lines), '--plugin', './ticks.mjs', '--max-tokens', '16', '--jsonl'])
+  t.equal(jsonl.code, 0, jsonl.stderr)
+  t.equal(jsonl.stdout.trimEnd().split('\n').map((l) => (JSON.parse(l) as { text: string }).text).join(''), lines, 'every line of JSONL')
+})
+
 t.test('after --, an argument that looks like --plugin is a file name', async (t) => {
   const name = '--plugin=notes.md'
   writeFileSync(join(dir, name), '# Notes\n\nA line.\n')
