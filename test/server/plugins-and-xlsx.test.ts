@@ -12,7 +12,8 @@ import { FILE, TEXT, postFile, postJson, serve, testPlugins } from './helpers.js
 const ini = fileURLToPath(new URL('../fixtures/plugins/docsplit-plugin-ini/index.js', import.meta.url))
 const sample = '[server]\nhost = 127.0.0.1\nport = 8000\n\n[paths]\nroot = /srv\n'
 const mixedCase = fileURLToPath(new URL('./fixtures/mixed-case-tokenizer.mjs', import.meta.url))
-const served = await serve({ plugins: [...testPlugins(), ini, mixedCase] })
+const quoting = fileURLToPath(new URL('./fixtures/quoting-parser.mjs', import.meta.url))
+const served = await serve({ plugins: [...testPlugins(), ini, mixedCase, quoting] })
 t.teardown(served.close)
 
 t.test('should list a loaded plugin\'s formats in /openapi.json', async (t) => {
@@ -95,4 +96,12 @@ t.test('should take a list option as repeated form parts (one value each) or as 
   const refused = await fetch(`${served.url}${FILE}`, { method: 'POST', body: proto })
   t.equal(refused.status, 400)
   t.match((await refused.json() as { detail: string }).detail, /named like a built-in property of objects/, 'said as it is, not as invalid JSON')
+})
+
+t.test('a third-party plugin\'s failure message is its own: sent sanitized, not searched for document text (README, Privacy)', async (t) => {
+  const res = await postJson(`${served.url}${TEXT}`, { text: 'Quarterly figures: secret\n', input_format: 'quoting-test' })
+  t.equal(res.status, 422)
+  const problem = await res.json() as { code: string, detail: string }
+  t.equal(problem.code, 'DOCSPLIT_PARSE_ERROR')
+  t.equal(problem.detail, 'line 1, column 1: unexpected "Quarterly figures: s" in <path>', 'the path goes, the quoted text is the plugin\'s to leave out')
 })
