@@ -46,7 +46,7 @@ export const envSchema = {
   DOCSPLIT_MAX_INFLATED_BYTES: Type.Integer({ minimum: MIN_INFLATED_BYTES, maximum: MAX_INFLATED_BYTES, default: DEFAULT_MAX_INFLATED_BYTES, description: 'Largest size an XLSX upload may inflate to (all its zip entries together), in bytes. Past it: 422 DOCSPLIT_LIMIT_EXCEEDED, before any parsing. Also read by the library and the CLI.' }),
   DOCSPLIT_TRUST_PROXY: Type.String({ default: 'off', description: 'Trust `X-Forwarded-For` for the client address (rate limiting): `off`, `on`, a hop count (1-32: the client is the address that many hops back, whoever sent it, so only where clients reach the service through those proxies alone), or a comma-separated list of proxy addresses or CIDRs.' }),
   DOCSPLIT_BUILD_COMMIT: Type.String({ pattern: '^[0-9A-Za-z._-]{1,64}$', description: 'Commit the service was built from, shown by /version.' }),
-  DOCSPLIT_PLUGINS: Type.String({ maxLength: 4096, description: 'Comma-separated plugin modules to load at start.' }),
+  DOCSPLIT_PLUGINS: Type.String({ maxLength: 4096, description: 'Comma-separated plugin modules to load at start: package names (resolved from the current directory, then from docsplit\'s own dependencies) or paths (`./x.js`, `/abs/x.js`).' }),
 } as const satisfies Record<string, TSchema>
 
 export type TrustProxy = boolean | number | string

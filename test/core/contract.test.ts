@@ -153,6 +153,7 @@ register([
   oneEvent('tokens-test', { tokens: 3 }),
   oneEvent('record-fields-test', { type: 'record', fields: { index: 3 } }, 'record'),
   oneEvent('record-context-test', { type: 'record', context: ['a', 'b'] }, 'record'),
+  oneEvent('record-fields-ok-test', { type: 'record', fields: { sheet: 'People', row_start: 1 } }, 'record'),
   oneEvent('info-scope-test', { type: 'info', key: 'x', value: 1, scope: 'chunk' }),
   oneEvent('info-metadata-test', { type: 'info', key: 'max_tokens', value: 1, scope: 'metadata' }),
   oneEvent('definition-url-test', { type: 'definition', label: 'a', url: 5 }),
@@ -253,6 +254,21 @@ t.test('a chunk draft of the wrong shape is refused, naming the splitter', async
   await refusal(t, run('refs-draft-test'), 'DOCSPLIT_PLUGIN_CONTRACT', /^splitter "refs-draft-test" emitted a chunk at 0 with refs that are not a list of strings/)
   await refusal(t, run('overlap-starts-test'), 'DOCSPLIT_PLUGIN_CONTRACT', /^splitter "overlap-starts-test" emitted a chunk at 0 with overlapStarts that are not a list of whole numbers/)
   await refusal(t, run('no-handler-test'), 'DOCSPLIT_PLUGIN_CONTRACT', /^splitter "no-handler-test": create\(\) must return a handler with push\(event\) and end\(\)$/)
+})
+
+t.test('a plugin\'s exception is the cause of the DOCSPLIT_INTERNAL that names it (README, Library)', async (t) => {
+  const error = await split(TEXT, { input_format: 'text', splitter: 'throwing-packer-test' }).then(() => undefined, (e: unknown) => e)
+  t.equal((error as DocsplitError).code, 'DOCSPLIT_INTERNAL')
+  t.match((error as DocsplitError).cause, { name: 'Error', message: 'packer broke' })
+})
+
+t.test('records\' fields and numbering come with the record splitter; sibling leaves them out, context stays (README, Output)', async (t) => {
+  const byRecord = (await split(TEXT, { input_format: 'record-fields-ok-test', max_tokens: 100 })).chunks[0]!
+  t.match(byRecord, { sheet: 'People', row_start: 1, record_start: 0, record_count: 1 })
+  const bySibling = (await split(TEXT, { input_format: 'record-fields-ok-test', splitter: 'sibling', max_tokens: 100 })).chunks[0]!
+  for (const field of ['sheet', 'row_start', 'record_start', 'record_count']) t.notOk(field in bySibling, `no ${field} under sibling`)
+  const csv = await split('a,b\n1,2\n', { input_format: 'csv', splitter: 'sibling', max_tokens: 100 })
+  t.equal(csv.chunks[0]!.context, 'a,b', 'a CSV header still travels as context')
 })
 
 t.test('a failure is named after the plugin it happened in', async (t) => {
