@@ -28,6 +28,20 @@ export interface LanguageSpec {
   unwrap?: string[]
   /** Declaration types that are their own body (Zig `struct`, C `#ifdef`): members are their named children. */
   selfBodies?: string[]
+  /**
+   * The cases of a switch or match, each with the tokens (or node types) that end its label: `case 1:`
+   * ends at `:`, `Some(v) =>` at `=>`, Zig's `.a => |v|` at its payload; the last one found counts.
+   * A node with a case among its children is a switch: its members are its cases. A case too big
+   * to fit is a container of what follows its label (a block there is looked into). A case
+   * with none of its tokens has its members after its first body, like any compound statement.
+   */
+  cases?: Record<string, string[]>
+  /**
+   * Statements that hold a compound expression (`let y = match x {...};`, `return switch ...`):
+   * each gives the node it holds (looked through up to 4 times). When such a statement is too big
+   * to fit and holds a switch, match, `if` or loop, that is opened as if it were the statement.
+   */
+  holders?: Record<string, (node: Node) => Node | null>
   /** Line comment markers, for the fallback splitter. */
   lineComments: string[]
   /** `/* *\/` block comments, for the fallback splitter. */
@@ -45,6 +59,21 @@ export const TYPE_KINDS = new Set(['class', 'struct', 'interface', 'trait', 'imp
 const field = (name: string) => (n: Node): Node | null => n.childForFieldName(name)
 
 const lastNamed = (n: Node): Node | null => n.namedChild(n.namedChildCount - 1)
+
+/** The last named child that is not a comment: the value of `let x = ...`, `return ...`, `x = ...`. */
+const held = (n: Node): Node | null => {
+  for (let i = n.namedChildCount - 1; i >= 0; i--) {
+    const c = n.namedChild(i)
+    if (c !== null && !c.type.includes('comment')) return c
+  }
+  return null
+}
+
+/** `holders` for the statement types listed. */
+const holding = (...types: string[]): Record<string, (n: Node) => Node | null> => Object.fromEntries(types.map((t) => [t, held]))
+
+const JS_CASES = { switch_case: [':'], switch_default: [':'] }
+const C_CASES = { case_statement: [':'] }
 
 /** The first named child of one of `types`. */
 function childOfType (n: Node, types: Set<string>): Node | null {
@@ -146,7 +175,8 @@ export const LANGUAGES: LanguageSpec[] = [
     extensions: ['.js', '.mjs', '.cjs', '.jsx'],
     declarations: jsDeclarations,
     wrappers: jsWrappers,
-    bodies: ['class_body', 'statement_block'],
+    bodies: ['class_body', 'statement_block', 'switch_body'],
+    cases: JS_CASES,
     ...C_LIKE,
   },
   {
@@ -156,7 +186,8 @@ export const LANGUAGES: LanguageSpec[] = [
     extensions: ['.ts', '.mts', '.cts'],
     declarations: tsDeclarations,
     wrappers: tsWrappers,
-    bodies: ['class_body', 'statement_block', 'interface_body', 'enum_body', 'object_type'],
+    bodies: ['class_body', 'statement_block', 'interface_body', 'enum_body', 'object_type', 'switch_body'],
+    cases: JS_CASES,
     ...C_LIKE,
   },
   {
@@ -166,7 +197,8 @@ export const LANGUAGES: LanguageSpec[] = [
     extensions: ['.tsx'],
     declarations: tsDeclarations,
     wrappers: tsWrappers,
-    bodies: ['class_body', 'statement_block', 'interface_body', 'enum_body', 'object_type'],
+    bodies: ['class_body', 'statement_block', 'interface_body', 'enum_body', 'object_type', 'switch_body'],
+    cases: JS_CASES,
     ...C_LIKE,
   },
   {
@@ -176,6 +208,7 @@ export const LANGUAGES: LanguageSpec[] = [
     extensions: ['.sh', '.bash'],
     declarations: { function_definition: 'function' },
     bodies: ['compound_statement'],
+    cases: { case_item: [')'] },
     lineComments: ['#'],
     blockComments: false,
   },
@@ -188,6 +221,7 @@ export const LANGUAGES: LanguageSpec[] = [
     wrappers: { type_definition: cTypeOf, declaration: cTypeOf },
     bodies: ['compound_statement', 'field_declaration_list', 'enumerator_list'],
     selfBodies: ['preproc_ifdef', 'preproc_if'],
+    cases: C_CASES,
     ...C_LIKE,
   },
   {
@@ -204,6 +238,7 @@ export const LANGUAGES: LanguageSpec[] = [
     wrappers: { type_definition: cTypeOf, declaration: cTypeOf, template_declaration: lastNamed },
     bodies: ['compound_statement', 'field_declaration_list', 'enumerator_list', 'declaration_list'],
     selfBodies: ['preproc_ifdef', 'preproc_if'],
+    cases: C_CASES,
     ...C_LIKE,
   },
   {
@@ -224,7 +259,9 @@ export const LANGUAGES: LanguageSpec[] = [
       operator_declaration: 'method',
       local_function_statement: 'function',
     },
-    bodies: ['declaration_list', 'block', 'enum_member_declaration_list'],
+    bodies: ['declaration_list', 'block', 'enum_member_declaration_list', 'switch_body'],
+    cases: { switch_section: [':'], switch_expression_arm: ['=>'] },
+    holders: holding('local_declaration_statement', 'variable_declaration', 'variable_declarator', 'return_statement', 'expression_statement', 'assignment_expression'),
     ...C_LIKE,
   },
   {
@@ -237,6 +274,8 @@ export const LANGUAGES: LanguageSpec[] = [
     wrappers: { type_declaration: (n) => n.namedChildCount === 1 ? childOfType(n, new Set(['type_spec'])) : null },
     bodies: ['block', 'struct_type', 'interface_type'],
     unwrap: ['statement_list', 'field_declaration_list'],
+    // A switch's cases are its own children (no body node).
+    cases: { expression_case: [':'], type_case: [':'], communication_case: [':'], default_case: [':'] },
     ...C_LIKE,
   },
   {
@@ -253,7 +292,9 @@ export const LANGUAGES: LanguageSpec[] = [
       method_declaration: 'method',
       constructor_declaration: 'method',
     },
-    bodies: ['class_body', 'interface_body', 'enum_body', 'block', 'constructor_body', 'annotation_type_body'],
+    bodies: ['class_body', 'interface_body', 'enum_body', 'block', 'constructor_body', 'annotation_type_body', 'switch_block'],
+    cases: { switch_block_statement_group: [':'], switch_rule: ['->'] },
+    holders: holding('local_variable_declaration', 'variable_declarator', 'return_statement', 'expression_statement', 'assignment_expression', 'yield_statement'),
     ...C_LIKE,
   },
   {
@@ -269,6 +310,8 @@ export const LANGUAGES: LanguageSpec[] = [
     },
     bodies: ['class_body', 'enum_class_body', 'function_body'],
     unwrap: ['block', 'statements'],
+    cases: { when_entry: ['->'] },
+    holders: holding('property_declaration', 'assignment', 'jump_expression'),
     ...C_LIKE,
   },
   {
@@ -295,7 +338,9 @@ export const LANGUAGES: LanguageSpec[] = [
       function_definition: 'function',
       method_declaration: 'method',
     },
-    bodies: ['declaration_list', 'compound_statement', 'enum_declaration_list'],
+    bodies: ['declaration_list', 'compound_statement', 'enum_declaration_list', 'switch_block', 'match_block'],
+    cases: { case_statement: [':'], default_statement: [':'], match_conditional_expression: ['=>'], match_default_expression: ['=>'] },
+    holders: holding('expression_statement', 'assignment_expression', 'return_statement'),
     lineComments: ['//', '#'],
     blockComments: true,
   },
@@ -305,7 +350,10 @@ export const LANGUAGES: LanguageSpec[] = [
     grammar: 'ruby',
     extensions: ['.rb'],
     declarations: { class: 'class', module: 'module', singleton_class: 'class', method: 'function', singleton_method: 'method' },
-    bodies: ['body_statement'],
+    // `then`: the body of `when`, `in`, `if`, `elsif`; an `else` has its statements as children.
+    bodies: ['body_statement', 'then'],
+    cases: { when: [], in_clause: [], else: ['else'] },
+    holders: holding('assignment'),
     lineComments: ['#'],
     blockComments: false,
   },
@@ -324,7 +372,10 @@ export const LANGUAGES: LanguageSpec[] = [
       mod_item: 'module',
       foreign_mod_item: 'module',
     },
-    bodies: ['block', 'declaration_list', 'field_declaration_list', 'enum_variant_list'],
+    bodies: ['block', 'declaration_list', 'field_declaration_list', 'enum_variant_list', 'match_block'],
+    cases: { match_arm: ['=>'] },
+    // `match`, `if` and loops are expressions: in a statement, a `let`, a `return`, an assignment.
+    holders: holding('expression_statement', 'let_declaration', 'return_expression', 'assignment_expression'),
     ...C_LIKE,
   },
   {
@@ -341,6 +392,7 @@ export const LANGUAGES: LanguageSpec[] = [
     },
     bodies: ['class_body', 'protocol_body', 'enum_class_body', 'function_body'],
     unwrap: ['statements'],
+    cases: { switch_entry: [':'] },
     ...C_LIKE,
   },
   {
@@ -358,6 +410,8 @@ export const LANGUAGES: LanguageSpec[] = [
     wrappers: { variable_declaration: (n) => childOfType(n, new Set(['struct_declaration', 'enum_declaration', 'union_declaration'])) },
     bodies: ['block'],
     selfBodies: ['struct_declaration', 'enum_declaration', 'union_declaration'],
+    cases: { switch_case: ['=>', 'payload'] },
+    holders: holding('variable_declaration', 'expression_statement', 'return_expression'),
     ...C_LIKE,
   },
 ]

@@ -24,10 +24,12 @@ interface Child {
   start: number
   end: number
   node: Node | null
-  /** A statement with a body of its own (`if`, `for`, `try`, an `else` clause), too big to fit. */
+  /** A statement with a body of its own (`if`, `for`, `try`, an `else` clause, a switch or one of its cases), too big to fit. */
   compound: boolean
   /** An expression statement that is only a string (a docstring, where the language has them). */
   doc: boolean
+  /** A case with nothing after its label (`case A:` falling through to `case B:`): attached to the next. */
+  bare: boolean
 }
 
 interface Decl {
@@ -122,6 +124,8 @@ export class SyntaxWalker {
   private readonly bodies: Set<string>
   private readonly unwrap: Set<string>
   private readonly selfBodies: Set<string>
+  private readonly cases: Map<string, Set<string>>
+  private readonly holders: Map<string, (n: Node) => Node | null>
   private readonly docstrings: boolean
 
   /**
@@ -135,6 +139,8 @@ export class SyntaxWalker {
     this.bodies = new Set(spec.bodies)
     this.unwrap = new Set(spec.unwrap ?? [])
     this.selfBodies = new Set(spec.selfBodies ?? [])
+    this.cases = new Map(Object.entries(spec.cases ?? {}).map(([k, v]) => [k, new Set(v)]))
+    this.holders = new Map(Object.entries(spec.holders ?? {}))
     this.docstrings = spec.docstrings === true
   }
 
@@ -169,21 +175,29 @@ export class SyntaxWalker {
           if (start === end) continue
           if (self && SKIP_FIELDS.has(c.currentFieldName ?? '')) continue
           const type = c.nodeType
-          let compound = false
+          const big = !this.fits(start, end)
+          let compound = big && this.cases.has(type)
           let doc = false
           const docCandidate = this.docstrings && type === 'expression_statement'
-          if ((docCandidate || !this.fits(start, end)) && c.gotoFirstChild()) {
+          if ((docCandidate || big) && c.gotoFirstChild()) {
             let named = 0
             do {
               const t = c.nodeType
-              if (this.bodies.has(t)) compound = true
+              if (this.bodies.has(t) || this.cases.has(t)) compound = true
               if (c.nodeIsNamed) doc = ++named === 1 && (t === 'string' || t === 'concatenated_string')
             } while (c.gotoNextSibling())
             c.gotoParent()
             doc &&= docCandidate && named === 1
           }
-          const wanted = compound || this.bodies.has(type) || this.decls.has(type) || this.wrappers.has(type) || this.unwrap.has(type)
-          out.push({ type, start, end, node: wanted ? c.currentNode : null, compound, doc })
+          const ends = this.cases.get(type)
+          let bare = false
+          if (ends !== undefined && ends.size > 0 && c.gotoFirstChild()) {
+            do bare = ends.has(c.nodeType)
+            while (c.gotoNextSibling())
+            c.gotoParent()
+          }
+          const wanted = compound || this.bodies.has(type) || this.decls.has(type) || this.wrappers.has(type) || this.unwrap.has(type) || (big && this.holders.has(type))
+          out.push({ type, start, end, node: wanted ? c.currentNode : null, compound, doc, bare })
         } while (c.gotoNextSibling())
       }
     } finally {
@@ -210,18 +224,79 @@ export class SyntaxWalker {
       }
       return before.length > 0 ? [...before, ...members] : members
     }
-    // A compound statement: the statements of each body, and the clauses after the first body.
+    // A compound statement: the statements of each body, and the clauses after the first body;
+    // a switch: its cases; a case: what follows its label (see LanguageSpec.cases).
     const out: Child[] = []
-    let seenBody = false
-    for (const ch of this.children(d.body, false)) {
-      if (this.bodies.has(ch.type)) {
-        seenBody = true
+    const list = this.children(d.body, false)
+    const labelEnd = this.caseLabelEnd(d.body)
+    let on = false
+    for (const ch of list) {
+      if (labelEnd >= 0) {
+        if (ch.start < labelEnd) continue
+        if (ch.node !== null && (this.bodies.has(ch.type) || this.unwrap.has(ch.type))) for (const m of this.children(ch.node, false)) out.push(m)
+        else out.push(ch)
+      } else if (this.bodies.has(ch.type)) {
+        on = true
         if (ch.node !== null) for (const m of this.children(ch.node, false)) out.push(m)
-      } else if (seenBody) {
+      } else if (on || this.cases.has(ch.type)) {
+        on = true
         out.push(ch)
       }
     }
     return out
+  }
+
+  /** Where the label of a case ends (after its last `:`, `=>`, ...), or -1: not a case, or none found. */
+  private caseLabelEnd (n: Node): number {
+    const ends = this.cases.get(n.type)
+    if (ends === undefined || ends.size === 0) return -1
+    let at = -1
+    const c = n.walk()
+    try {
+      if (c.gotoFirstChild()) {
+        do {
+          if (ends.has(c.nodeType)) at = c.endIndex
+        } while (c.gotoNextSibling())
+      }
+    } finally {
+      c.delete()
+    }
+    return at
+  }
+
+  /** Whether `n` is a compound statement: a body or a case among its children, or a case itself. */
+  private isCompound (n: Node): boolean {
+    if (this.cases.has(n.type)) return true
+    const c = n.walk()
+    try {
+      if (c.gotoFirstChild()) {
+        do {
+          if (this.bodies.has(c.nodeType) || this.cases.has(c.nodeType)) return true
+        } while (c.gotoNextSibling())
+      }
+    } finally {
+      c.delete()
+    }
+    return false
+  }
+
+  /**
+   * A statement that is not a declaration, as a compound statement (too big to fit): itself, or
+   * the switch, match, `if` or loop that it holds (`let y = match x {...};`); else null.
+   */
+  private compound (child: Child): Decl | null {
+    const outer = child.node
+    if (outer === null) return null
+    if (child.compound) return { kind: 'statement', outer, inner: outer, body: outer, self: false, compound: true }
+    if (!this.holders.has(child.type) || this.fits(child.start, child.end)) return null
+    let n: Node | null = outer
+    for (let hops = 0; hops < 4 && n !== null; hops++) {
+      const hold = this.holders.get(n.type)
+      if (hold === undefined) break
+      n = hold(n)
+      if (n !== null && this.isCompound(n)) return { kind: 'statement', outer, inner: n, body: n, self: false, compound: true }
+    }
+    return null
   }
 
   private describe (child: Child): Decl | null {
@@ -232,14 +307,12 @@ export class SyntaxWalker {
       const wrap = this.wrappers.get(inner.type)
       if (wrap === undefined) break
       const next: Node | null = wrap(inner)
-      if (next === null) return child.compound ? { kind: 'statement', outer, inner: outer, body: outer, self: false, compound: true } : null
+      if (next === null) return this.compound(child)
       inner = next
     }
     if (inner === null) return null
     const k = this.decls.get(inner.type)
-    if (k === undefined) {
-      return child.compound && inner === outer ? { kind: 'statement', outer, inner, body: inner, self: false, compound: true } : null
-    }
+    if (k === undefined) return inner === outer ? this.compound(child) : null
     const kind = typeof k === 'function' ? k(inner) : k
     if (this.selfBodies.has(inner.type)) return { kind, outer, inner, body: inner, self: true, compound: false }
     let body = inner.childForFieldName('body')
@@ -298,7 +371,7 @@ export class SyntaxWalker {
       } else {
         flush(true)
         const doc = k === 0 && ch.doc
-        items.push({ start: ch.start, nodeStart: ch.start, kind: doc ? 'docstring' : kind, attachNext: doc })
+        items.push({ start: ch.start, nodeStart: ch.start, kind: doc ? 'docstring' : kind, attachNext: doc || (ch.bare && k + 1 < list.length) })
       }
       prevEnd = ch.end
     }

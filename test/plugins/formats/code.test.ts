@@ -566,3 +566,163 @@ t.test('a bare TypeScript namespace and a Go struct or interface are containers'
   const g = await split(go, { input_format: 'go', max_tokens: 48 })
   t.ok(g.chunks.slice(1).every((c) => c.path[0] === 'type Reader'), g.chunks.map((c) => JSON.stringify(c.path)).join(' '))
 })
+
+/**
+ * A switch (match, when, case) in each language: a function around it, then `n` cases of
+ * `lines[i]` statements each. `cases` are the offsets of each case's label and the end of its
+ * last statement, and the label each case gets.
+ */
+interface SwitchDoc { src: string, cases: Array<{ start: number, end: number, label: string }> }
+interface SwitchSyntax { head: string, label: (i: number) => string, open?: string, stmt: (i: number, j: number) => string, close?: string, tail: string, indent: string, labelOf: (i: number) => string }
+const C_SWITCH = (head: string, tail: string, stmt = (i: number, j: number) => `x += input[${j}] * ${i};`): SwitchSyntax =>
+  ({ head, label: (i) => `case ${i}:`, stmt, close: 'break;', tail, indent: '      ', labelOf: (i) => `case ${i}` })
+const SWITCHES: Record<string, SwitchSyntax> = {
+  typescript: C_SWITCH('export function step (s: number, input: number[]): number {\n  let x = 0\n  switch (s) {\n', '  }\n  return x\n}\n'),
+  javascript: C_SWITCH('function step (s, input) {\n  let x = 0\n  switch (s) {\n', '  }\n  return x\n}\n'),
+  tsx: C_SWITCH('export function step (s: number, input: number[]): number {\n  let x = 0\n  switch (s) {\n', '  }\n  return x\n}\n'),
+  c: C_SWITCH('int step(int s, int *input) {\n  int x = 0;\n  switch (s) {\n', '  }\n  return x;\n}\n'),
+  cpp: C_SWITCH('int step(int s, int *input) {\n  int x = 0;\n  switch (s) {\n', '  }\n  return x;\n}\n'),
+  java: C_SWITCH('class M {\n  int step(int s, int[] input) {\n    int x = 0;\n    switch (s) {\n', '    }\n    return x;\n  }\n}\n'),
+  csharp: C_SWITCH('class M {\n  int Step(int s, int[] input) {\n    int x = 0;\n    switch (s) {\n', '    }\n    return x;\n  }\n}\n'),
+  php: C_SWITCH('<?php\nfunction step($s, $input) {\n  $x = 0;\n  switch ($s) {\n', '  }\n  return $x;\n}\n', (i, j) => `$x += $input[${j}] * ${i};`),
+  go: { ...C_SWITCH('package main\n\nfunc step(s int, input []int) int {\n\tx := 0\n\tswitch s {\n', '\t}\n\treturn x\n}\n', (i, j) => `x += input[${j}] * ${i}`), close: undefined, indent: '\t\t' },
+  swift: { ...C_SWITCH('func step(s: Int, input: [Int]) -> Int {\n    var x = 0\n    switch s {\n', '    }\n    return x\n}\n', (i, j) => `x += input[${j}] * ${i}`), close: undefined },
+  rust: { head: 'fn step(s: u32, input: &[u32]) -> u32 {\n    let mut x = 0;\n    match s {\n', label: (i) => `${i} => {`, stmt: (i, j) => `x += input[${j}] * ${i};`, close: '}', tail: '        _ => {}\n    }\n    x\n}\n', indent: '            ', labelOf: (i) => `${i} =>` },
+  kotlin: { head: 'fun step(s: Int, input: IntArray): Int {\n    var x = 0\n    when (s) {\n', label: (i) => `${i} -> {`, stmt: (i, j) => `x += input[${j}] * ${i}`, close: '}', tail: '    }\n    return x\n}\n', indent: '            ', labelOf: (i) => `${i} ->` },
+  zig: { head: 'fn step(s: u32, input: []const u32) u32 {\n    var x: u32 = 0;\n    switch (s) {\n', label: (i) => `${i} => {`, stmt: (i, j) => `x += input[${j}] * ${i};`, close: '},', tail: '        else => {},\n    }\n    return x;\n}\n', indent: '            ', labelOf: (i) => `${i} =>` },
+  ruby: { head: 'def step(s, input)\n  x = 0\n  case s\n', label: (i) => `when ${i}`, stmt: (i, j) => `x += input[${j}] * ${i}`, tail: '  end\n  x\nend\n', indent: '    ', labelOf: (i) => `when ${i}` },
+  bash: { head: 'step() {\n  case "$1" in\n', label: (i) => `${i})`, stmt: (i, j) => `x=$((x + $2 * ${i} + ${j}))`, close: ';;', tail: '  esac\n}\n', indent: '      ', labelOf: (i) => `${i})` },
+  python: { head: 'def step(s, input):\n    x = 0\n    match s:\n', label: (i) => `case ${i}:`, stmt: (i, j) => `x += input[${j}] * ${i}`, tail: '    return x\n', indent: '            ', labelOf: (i) => `case ${i}` },
+}
+
+function switchDoc (lang: string, lines: number[]): SwitchDoc {
+  const s = SWITCHES[lang]!
+  const caseIndent = s.indent.slice(0, s.indent.length - (s.indent.startsWith('\t') ? 1 : s.indent.length > 6 ? 4 : 2))
+  let src = s.head
+  const cases: SwitchDoc['cases'] = []
+  lines.forEach((n, i) => {
+    src += caseIndent
+    const start = src.length
+    src += s.label(i) + '\n'
+    for (let j = 0; j < n; j++) src += s.indent + s.stmt(i, j) + '\n'
+    if (s.close !== undefined && n > 0) src += (s.close.startsWith('}') ? caseIndent : s.indent) + s.close + '\n'
+    cases.push({ start, end: src.length - 1, label: s.labelOf(i) })
+  })
+  return { src: src + s.tail, cases }
+}
+
+t.test('a switch over budget is split between its cases, in every language that has one', async (t) => {
+  for (const lang of Object.keys(SWITCHES)) {
+    const { src, cases } = switchDoc(lang, [8, 8, 8, 8])
+    const spec = languageByFormat(lang)!
+    const g = (await loadGrammar(spec.grammar))!
+    const p = g.newParser()
+    const tree = p.parse(src)!
+    t.notOk(tree.rootNode.hasError, `${lang}: the sample parses`)
+    tree.delete()
+    p.delete()
+    const caseLength = Math.max(...cases.map((c) => c.end - c.start))
+    const max = Math.floor(caseLength * 1.6) // one case fits, two do not
+    const r = await split(src, { input_format: lang, max_tokens: max, tokenizer: CHARS, code_parsing: 'syntax' })
+    t.same(invariantProblems(r, src, { tokenizer: charCount }), [], `${lang}: invariants`)
+    const cuts = boundaries(r)
+    const inside = cuts.filter((c) => cases.some((k) => c > k.start && c < k.end))
+    t.same(inside.map((c) => JSON.stringify(src.slice(c - 20, c + 20))), [], `${lang}: no cut inside a case (${cuts.length} cuts, budget ${max})`)
+    t.ok(cuts.length >= 2, `${lang}: the cases are apart`)
+  }
+})
+
+t.test('a case over budget is a container of its statements, labelled with its label', async (t) => {
+  for (const lang of Object.keys(SWITCHES)) {
+    const { src, cases } = switchDoc(lang, [3, 40, 3])
+    const big = cases[1]!
+    const r = await split(src, { input_format: lang, max_tokens: Math.floor((big.end - big.start) / 3), tokenizer: CHARS, code_parsing: 'syntax' })
+    t.same(invariantProblems(r, src, { tokenizer: charCount }), [], `${lang}: invariants`)
+    let pos = 0
+    const paths: string[] = []
+    for (const c of r.chunks) {
+      const at = pos
+      pos += c.text.length
+      if (at > big.start + 40 && pos < big.end) paths.push(c.path.at(-1) ?? '')
+    }
+    t.ok(paths.length >= 1, `${lang}: chunks inside the big case`)
+    t.same([...new Set(paths)], [big.label], `${lang}: their path ends with the case`)
+  }
+})
+
+t.test('a switch held by a declaration, a return or an assignment is opened too', async (t) => {
+  const held: Array<[string, string, string]> = [
+    ['rust', 'fn step(s: u32, input: &[u32]) -> u32 {\n    let mut x = 0;\n    let y = match s {\n', '        _ => 0,\n    };\n    y\n}\n'],
+    ['rust', 'fn step(s: u32, input: &[u32]) -> u32 {\n    let mut x = 0;\n    return match s {\n', '        _ => 0,\n    };\n}\n'],
+    ['java', 'class M {\n  int step(int s, int[] input) {\n    int x = 0;\n    int y = switch (s) {\n', '    };\n    return y;\n  }\n}\n'],
+    ['csharp', 'class M {\n  int Step(int s, int[] input) {\n    int x = 0;\n    var y = s switch {\n', '    };\n    return y;\n  }\n}\n'],
+    ['kotlin', 'fun step(s: Int, input: IntArray): Int {\n    var x = 0\n    val y = when (s) {\n', '        else -> 0\n    }\n    return y\n}\n'],
+    ['zig', 'fn step(s: u32, input: []const u32) u32 {\n    var x: u32 = 0;\n    const y = switch (s) {\n', '        else => 0,\n    };\n    return y;\n}\n'],
+    ['php', '<?php\nfunction step($s, $input) {\n  $x = 0;\n  $y = match($s) {\n', '  };\n  return $y;\n}\n'],
+    ['ruby', 'def step(s, input)\n  x = 0\n  y = case s\n', '  end\n  y\nend\n'],
+  ]
+  const arms: Record<string, (i: number, body: string) => string> = {
+    rust: (i, b) => `        ${i} => {\n${b}            x\n        }\n`,
+    java: (i, b) => `      case ${i} -> {\n${b}        yield x;\n      }\n`,
+    csharp: (i, b) => `      ${i} => Sum(\n${b}        x),\n`,
+    kotlin: (i, b) => `        ${i} -> {\n${b}            x\n        }\n`,
+    zig: (i, b) => `        ${i} => blk: {\n${b}            break :blk x;\n        },\n`,
+    php: (i, b) => `    ${i} => sum(\n${b}      $x),\n`,
+    ruby: (i, b) => `  when ${i}\n${b}    x\n`,
+  }
+  const stmt: Record<string, (i: number, j: number) => string> = {
+    rust: (i, j) => `            x += input[${j}] * ${i};\n`,
+    java: (i, j) => `        x += input[${j}] * ${i};\n`,
+    csharp: (i, j) => `        input[${j}] * ${i},\n`,
+    kotlin: (i, j) => `            x += input[${j}] * ${i}\n`,
+    zig: (i, j) => `            x += input[${j}] * ${i};\n`,
+    php: (i, j) => `      $input[${j}] * ${i},\n`,
+    ruby: (i, j) => `    x += input[${j}] * ${i}\n`,
+  }
+  for (const [lang, head, tail] of held) {
+    let src = head
+    const cases: Array<[number, number]> = []
+    for (let i = 0; i < 4; i++) {
+      let body = ''
+      for (let j = 0; j < 8; j++) body += stmt[lang]!(i, j)
+      const arm = arms[lang]!(i, body)
+      const start = src.length + arm.length - arm.trimStart().length
+      src += arm
+      cases.push([start, src.length - 1])
+    }
+    src += tail
+    const g = (await loadGrammar(languageByFormat(lang)!.grammar))!
+    const p = g.newParser()
+    const tree = p.parse(src)!
+    t.notOk(tree.rootNode.hasError, `${lang}: the sample parses`)
+    tree.delete()
+    p.delete()
+    const max = Math.floor(Math.max(...cases.map(([a, b]) => b - a)) * 1.6)
+    const r = await split(src, { input_format: lang, max_tokens: max, tokenizer: CHARS, code_parsing: 'syntax' })
+    t.same(invariantProblems(r, src, { tokenizer: charCount }), [], `${lang}: invariants`)
+    const cuts = boundaries(r)
+    const inside = cuts.filter((c) => cases.some(([a, b]) => c > a && c < b))
+    t.same(inside.map((c) => JSON.stringify(src.slice(c - 20, c + 20))), [], `${lang} ${JSON.stringify(head.split('\n').at(-2))}: no cut inside an arm`)
+    t.ok(r.chunks.slice(1, -1).some((c) => /^(?:let y = match s|return match s|int y = switch \(s\)|var y = s switch|val y = when \(s\)|const y = switch \(s\)|\$y = match\(\$s\)|y = case s)$/.test(c.path.at(-1) ?? '')), `${lang}: the statement is the container: ${r.chunks.map((c) => JSON.stringify(c.path)).join(' ')}`)
+  }
+})
+
+t.test('rust: an if or a loop in an expression statement is a compound statement', async (t) => {
+  const body = Array.from({ length: 30 }, (_, i) => `        let v${i} = compute(${i}, ${i} * 2);\n`).join('')
+  const src = `fn f(x: i32) -> i32 {\n    if x > 0 {\n${body}    } else {\n${body}    }\n    for i in 0..x {\n${body}    }\n    0\n}\n`
+  const r = await split(src, { input_format: 'rust', max_tokens: 300, tokenizer: CHARS, code_parsing: 'syntax' })
+  t.same(invariantProblems(r, src, { tokenizer: charCount }), [], 'invariants')
+  const labelsSeen = new Set(r.chunks.flatMap((c) => c.path))
+  for (const l of ['if x > 0', 'else', 'for i in 0..x']) t.ok(labelsSeen.has(l), `${l}: ${JSON.stringify([...labelsSeen])}`)
+})
+
+t.test('a case label with nothing after it stays with the next case (fall-through)', async (t) => {
+  for (const lang of ['typescript', 'javascript', 'c', 'cpp', 'java', 'csharp', 'php']) {
+    const { src, cases } = switchDoc(lang, [8, 0, 8, 0, 8, 0, 8])
+    const max = Math.floor((cases[2]!.end - cases[1]!.start) * 1.3)
+    const r = await split(src, { input_format: lang, max_tokens: max, tokenizer: CHARS, code_parsing: 'syntax' })
+    t.same(invariantProblems(r, src, { tokenizer: charCount }), [], `${lang}: invariants`)
+    const ends = r.chunks.slice(0, -1).map((c) => c.text.trimEnd().split('\n').at(-1)!.trim())
+    t.same(ends.filter((l) => /^case \d+:$/.test(l)), [], `${lang}: no chunk ends with a bare case label (${ends.length} cuts)`)
+  }
+})
