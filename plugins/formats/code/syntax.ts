@@ -23,6 +23,8 @@ interface Child {
   type: string
   start: number
   end: number
+  /** Where its span starts: `start`, or its line's start when only indentation is before it (setHeads). */
+  head: number
   node: Node | null
   /** A statement with a body of its own (`if`, `for`, `try`, an `else` clause, a switch or one of its cases), too big to fit. */
   compound: boolean
@@ -197,7 +199,7 @@ export class SyntaxWalker {
             c.gotoParent()
           }
           const wanted = compound || this.bodies.has(type) || this.decls.has(type) || this.wrappers.has(type) || this.unwrap.has(type) || (big && this.holders.has(type))
-          out.push({ type, start, end, node: wanted ? c.currentNode : null, compound, doc, bare })
+          out.push({ type, start, end, head: start, node: wanted ? c.currentNode : null, compound, doc, bare })
         } while (c.gotoNextSibling())
       }
     } finally {
@@ -338,7 +340,7 @@ export class SyntaxWalker {
     let pending: Child[] = []
     let prevEnd = -1
     const flush = (attachNext: boolean): void => {
-      for (const p of pending) items.push({ start: p.start, nodeStart: p.start, kind: isComment(p.type) ? 'comment' : 'decorator', attachNext })
+      for (const p of pending) items.push({ start: p.head, nodeStart: p.head, kind: isComment(p.type) ? 'comment' : 'decorator', attachNext })
       pending = []
     }
     for (let k = 0; k < list.length; k++) {
@@ -367,11 +369,11 @@ export class SyntaxWalker {
         const attached = pending.slice(a)
         pending = pending.slice(0, a)
         flush(true)
-        items.push({ start: attached[0]?.start ?? ch.start, nodeStart: ch.start, kind, attachNext: false, decl, attached })
+        items.push({ start: attached[0]?.head ?? ch.head, nodeStart: ch.head, kind, attachNext: false, decl, attached })
       } else {
         flush(true)
         const doc = k === 0 && ch.doc
-        items.push({ start: ch.start, nodeStart: ch.start, kind: doc ? 'docstring' : kind, attachNext: doc || (ch.bare && k + 1 < list.length) })
+        items.push({ start: ch.head, nodeStart: ch.head, kind: doc ? 'docstring' : kind, attachNext: doc || (ch.bare && k + 1 < list.length) })
       }
       prevEnd = ch.end
     }
@@ -413,6 +415,32 @@ export class SyntaxWalker {
     return label === '' ? d.kind : label
   }
 
+  /**
+   * Where an item whose node starts at `pos` starts: at the start of its line when only
+   * indentation is before it there, so a chunk starts with the item's whole first line and the
+   * previous one does not end with the next line's indentation.
+   */
+  private lineHead (pos: number): number {
+    const text = this.text
+    let i = pos
+    while (i > 0) {
+      const c = text.charCodeAt(i - 1)
+      if (c !== 32 && c !== 9) break
+      i--
+    }
+    return i === 0 || text.charCodeAt(i - 1) === 10 ? i : pos
+  }
+
+  /** Sets the heads of a list's children (lineHead), each above `floor` and the one before. */
+  private setHeads (list: Child[], floor: number): void {
+    let prev = floor
+    for (const ch of list) {
+      const h = this.lineHead(ch.start)
+      ch.head = h > prev ? h : ch.start
+      prev = ch.head
+    }
+  }
+
   private block (start: number, end: number, kind: string, attachNext: boolean): void {
     if (end <= start) return
     const e: DocEvent = { type: 'block', kind, start, end, text: this.text.slice(start, end), cut: 'lines' }
@@ -428,6 +456,7 @@ export class SyntaxWalker {
       this.block(0, text.length, 'statement', false)
       return
     }
+    this.setHeads(top, -1)
     const stack: Frame[] = [{ items: this.items(top, ''), index: 0, lo: 0, hi: text.length, kind: '', end: -1 }]
     while (stack.length > 0) {
       const f = stack[stack.length - 1] as Frame
@@ -464,13 +493,19 @@ export class SyntaxWalker {
       const attached = item.attached ?? []
       for (let j = 0; j < attached.length; j++) {
         const c = attached[j] as Child
-        const next = j + 1 < attached.length ? (attached[j + 1] as Child).start : item.nodeStart
-        this.block(j === 0 ? start : c.start, next, isComment(c.type) ? 'comment' : 'decorator', true)
+        const next = j + 1 < attached.length ? (attached[j + 1] as Child).head : item.nodeStart
+        this.block(j === 0 ? start : c.head, next, isComment(c.type) ? 'comment' : 'decorator', true)
       }
-      const first = (members[0] as Child).start
+      this.setHeads(members, item.nodeStart)
+      const first = (members[0] as Child).head
       this.block(attached.length > 0 ? item.nodeStart : start, first, d.compound ? 'statement' : 'signature', true)
-      let close = skipSpace(text, (members[members.length - 1] as Child).end, end)
+      const last = members[members.length - 1] as Child
+      let close = skipSpace(text, Math.min(last.end, end), end)
       while (close < end && (text.charCodeAt(close) === 59 || text.charCodeAt(close) === 44)) close = skipSpace(text, close + 1, end) // `;` `,`
+      if (close < end) {
+        const h = this.lineHead(close) // a `}` on its own line closes with its indentation
+        if (h > last.head) close = h
+      }
       stack.push({ items: this.items(members, item.kind), index: 0, lo: first, hi: close, kind: item.kind, end })
     }
   }

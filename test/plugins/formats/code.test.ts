@@ -180,8 +180,8 @@ t.test('python: nesting, docstrings, decorators and comments', async (t) => {
   t.same(paths.get('def empty()'), ['class Parser', 'def empty()'])
   const feed = events.findIndex((e) => e.type === 'enter' && e.label === 'def feed(self, data)')
   const comment = events[feed + 1]
-  t.match(comment, { type: 'block', kind: 'comment', attachNext: true, text: /^# Append data/ }, 'the comment above a method is inside it, attached')
-  t.match(events[feed + 2], { type: 'block', kind: 'signature', attachNext: true, text: /^def feed/ })
+  t.match(comment, { type: 'block', kind: 'comment', attachNext: true, text: /^ {4}# Append data/ }, 'the comment above a method is inside it, attached, with its indentation')
+  t.match(events[feed + 2], { type: 'block', kind: 'signature', attachNext: true, text: /^ {4}def feed/ })
   t.match(events.find((e) => e.type === 'enter' && e.label === 'def feed(self, data)'), { kind: 'method' })
   t.match(events.find((e) => e.type === 'enter' && e.label === 'def main(argv=None)'), { kind: 'function' })
   t.match(blocks(events).find((b) => b.kind === 'docstring'), { attachNext: true, text: /^"""A small tokenizer/ })
@@ -725,4 +725,30 @@ t.test('a case label with nothing after it stays with the next case (fall-throug
     const ends = r.chunks.slice(0, -1).map((c) => c.text.trimEnd().split('\n').at(-1)!.trim())
     t.same(ends.filter((l) => /^case \d+:$/.test(l)), [], `${lang}: no chunk ends with a bare case label (${ends.length} cuts)`)
   }
+})
+
+t.test('an item first on its line starts at the line start: its indentation goes with it', async (t) => {
+  for (const spec of LANGUAGES) {
+    const src = fixture(spec.name)
+    const events = await collectEvents(code, src, { input_format: spec.name, max_tokens: 8 })
+    assertTiles(events, src)
+    assertContainers(events)
+    const bad = blocks(events).filter((b) => {
+      const ls = src.lastIndexOf('\n', b.start - 1) + 1
+      return b.start > ls && src.slice(ls, b.start).trim() === ''
+    })
+    t.same(bad.map((b) => JSON.stringify(src.slice(b.start - 8, b.start + 20))), [], `${spec.name}: no block starts after indentation`)
+    // Through split: chunks start at line starts, so none ends with the next line's indentation
+    // (at budgets over the longest line, which the packer would cut between words).
+    for (const max of [150, 250, 400]) {
+      const r = await split(src, { input_format: spec.name, max_tokens: max, tokenizer: CHARS, code_parsing: 'syntax' })
+      t.same(invariantProblems(r, src, { tokenizer: charCount }), [], `${spec.name} @${max}: invariants`)
+      const indented = r.chunks.slice(0, -1).filter((c) => /\n[ \t]+$/.test(c.text))
+      t.same(indented.map((c) => JSON.stringify(c.text.slice(-30))), [], `${spec.name} @${max}: no chunk ends with indentation`)
+    }
+  }
+  const py = 'class Wrapper:\n    def __init__(self):\n        self.width = 70\n        self.indent = ""\n\n\n    # -- Private methods\n\n    def _munge(self, text):\n        return text\n'
+  const r = await split(py, { input_format: 'python', max_tokens: 70, tokenizer: CHARS, code_parsing: 'syntax' })
+  t.same(invariantProblems(r, py, { tokenizer: charCount }), [], 'invariants')
+  t.ok(r.chunks.some((c) => c.text.startsWith('    # -- Private methods')), r.chunks.map((c) => JSON.stringify(c.text)).join(' | '))
 })
