@@ -110,6 +110,20 @@ function blankBetween (text: string, from: number, to: number): boolean {
   return false
 }
 
+/** Words that may stand between a closing `}` and the clause it introduces (see lineHead). */
+const CLAUSE_WORDS = ['else', 'while']
+
+/** Back from `pos` over spaces and tabs. */
+function skipBack (text: string, pos: number): number {
+  let i = pos
+  while (i > 0) {
+    const c = text.charCodeAt(i - 1)
+    if (c !== 32 && c !== 9) break
+    i--
+  }
+  return i
+}
+
 function skipSpace (text: string, from: number, to: number): number {
   let i = from
   while (i < to) {
@@ -418,15 +432,24 @@ export class SyntaxWalker {
   /**
    * Where an item whose node starts at `pos` starts: at the start of its line when only
    * indentation is before it there, so a chunk starts with the item's whole first line and the
-   * previous one does not end with the next line's indentation.
+   * previous one does not end with the next line's indentation. With `clause`, also when the
+   * line starts with the `}` that ends the item before, and maybe `else` or `while`
+   * (`} else {`, `} catch (e) {`, Java's `} else if`, `} while (x);`): the line goes whole
+   * with the clause instead of being cut after `} `.
    */
-  private lineHead (pos: number): number {
+  private lineHead (pos: number, clause: boolean): number {
     const text = this.text
-    let i = pos
-    while (i > 0) {
-      const c = text.charCodeAt(i - 1)
-      if (c !== 32 && c !== 9) break
-      i--
+    let i = skipBack(text, pos)
+    if (clause && i > 0 && text.charCodeAt(i - 1) !== 10) {
+      for (const word of CLAUSE_WORDS) {
+        const w = i - word.length
+        if (w > 0 && text.startsWith(word, w) && (text.charCodeAt(w - 1) <= 32 || text.charCodeAt(w - 1) === 125)) {
+          i = skipBack(text, w)
+          break
+        }
+      }
+      if (text.charCodeAt(i - 1) !== 125) return pos // `}`
+      while (i > 0 && text.charCodeAt(i - 1) === 125) i = skipBack(text, i - 1)
     }
     return i === 0 || text.charCodeAt(i - 1) === 10 ? i : pos
   }
@@ -434,8 +457,9 @@ export class SyntaxWalker {
   /** Sets the heads of a list's children (lineHead), each above `floor` and the one before. */
   private setHeads (list: Child[], floor: number): void {
     let prev = floor
-    for (const ch of list) {
-      const h = this.lineHead(ch.start)
+    for (let k = 0; k < list.length; k++) {
+      const ch = list[k] as Child
+      const h = this.lineHead(ch.start, k > 0)
       ch.head = h > prev ? h : ch.start
       prev = ch.head
     }
@@ -503,7 +527,7 @@ export class SyntaxWalker {
       let close = skipSpace(text, Math.min(last.end, end), end)
       while (close < end && (text.charCodeAt(close) === 59 || text.charCodeAt(close) === 44)) close = skipSpace(text, close + 1, end) // `;` `,`
       if (close < end) {
-        const h = this.lineHead(close) // a `}` on its own line closes with its indentation
+        const h = this.lineHead(close, false) // a `}` on its own line closes with its indentation
         if (h > last.head) close = h
       }
       stack.push({ items: this.items(members, item.kind), index: 0, lo: first, hi: close, kind: item.kind, end })

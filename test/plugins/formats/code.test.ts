@@ -752,3 +752,27 @@ t.test('an item first on its line starts at the line start: its indentation goes
   t.same(invariantProblems(r, py, { tokenizer: charCount }), [], 'invariants')
   t.ok(r.chunks.some((c) => c.text.startsWith('    # -- Private methods')), r.chunks.map((c) => JSON.stringify(c.text)).join(' | '))
 })
+
+t.test('`} else {` and `} catch (e) {` go whole with the clause: no cut after `} `', async (t) => {
+  const stmts = (n: number, f: (j: number) => string): string => Array.from({ length: n }, (_, j) => f(j)).join('')
+  const c = (ind: string) => (j: number) => `${ind}x += input[${j}] * ${j + 1};\n`
+  const docs: Array<[string, string]> = [
+    ['typescript', `function f (x: number, input: number[]): number {\n  if (x > 1) {\n${stmts(8, c('    '))}  } else if (x > 0) {\n${stmts(8, c('    '))}  } else {\n${stmts(8, c('    '))}  }\n  try {\n${stmts(8, c('    '))}  } catch (e) {\n${stmts(8, c('    '))}  } finally {\n${stmts(8, c('    '))}  }\n  do {\n${stmts(8, c('    '))}  } while (x > 0)\n  return x\n}\n`],
+    ['javascript', `function f (x, input) {\n  if (x > 1) {\n${stmts(8, c('    '))}  } else if (x > 0) {\n${stmts(8, c('    '))}  } else {\n${stmts(8, c('    '))}  }\n  try {\n${stmts(8, c('    '))}  } catch (e) {\n${stmts(8, c('    '))}  } finally {\n${stmts(8, c('    '))}  }\n  return x\n}\n`],
+    ['c', `int f(int x, int *input) {\n  if (x > 1) {\n${stmts(8, c('    '))}  } else if (x > 0) {\n${stmts(8, c('    '))}  } else {\n${stmts(8, c('    '))}  }\n  do {\n${stmts(8, c('    '))}  } while (x > 0);\n  return x;\n}\n`],
+    ['java', `class M {\n  int f(int x, int[] input) {\n    if (x > 1) {\n${stmts(8, c('      '))}    } else if (x > 0) {\n${stmts(8, c('      '))}    } else {\n${stmts(8, c('      '))}    }\n    try {\n${stmts(8, c('      '))}    } catch (Exception e) {\n${stmts(8, c('      '))}    } finally {\n${stmts(8, c('      '))}    }\n    return x;\n  }\n}\n`],
+    ['csharp', `class M {\n  int F(int x, int[] input) {\n    if (x > 1) {\n${stmts(8, c('      '))}    } else if (x > 0) {\n${stmts(8, c('      '))}    }\n    try {\n${stmts(8, c('      '))}    } catch (Exception e) {\n${stmts(8, c('      '))}    } finally {\n${stmts(8, c('      '))}    }\n    return x;\n  }\n}\n`],
+    ['go', `package main\n\nfunc f(x int, input []int) int {\n\tif x > 1 {\n${stmts(8, (j) => `\t\tx += input[${j}] * ${j + 1}\n`)}\t} else if x > 0 {\n${stmts(8, (j) => `\t\tx += input[${j}] * ${j + 1}\n`)}\t}\n\treturn x\n}\n`],
+    ['rust', `fn f(mut x: i32, input: &[i32]) -> i32 {\n    if x > 1 {\n${stmts(8, c('        '))}    } else if x > 0 {\n${stmts(8, c('        '))}    } else {\n${stmts(8, c('        '))}    }\n    x\n}\n`],
+    ['php', `<?php\nfunction f($x, $input) {\n  if ($x > 1) {\n${stmts(8, (j) => `    $x += $input[${j}] * ${j + 1};\n`)}  } elseif ($x > 0) {\n${stmts(8, (j) => `    $x += $input[${j}] * ${j + 1};\n`)}  } else {\n${stmts(8, (j) => `    $x += $input[${j}] * ${j + 1};\n`)}  }\n  try {\n${stmts(8, (j) => `    $x += $input[${j}] * ${j + 1};\n`)}  } catch (Exception $e) {\n${stmts(8, (j) => `    $x += $input[${j}] * ${j + 1};\n`)}  }\n  return $x;\n}\n`],
+  ]
+  for (const [lang, src] of docs) {
+    for (const max of [250, 400]) {
+      const r = await split(src, { input_format: lang, max_tokens: max, tokenizer: CHARS, code_parsing: 'syntax' })
+      t.same(invariantProblems(r, src, { tokenizer: charCount }), [], `${lang} @${max}: invariants`)
+      const midLine = boundaries(r).filter((b) => src[b - 1] !== '\n')
+      t.same(midLine.map((b) => JSON.stringify(src.slice(b - 12, b) + '|' + src.slice(b, b + 12))), [], `${lang} @${max}: every cut at a line start`)
+      if (max === 250) t.ok(r.chunks.some((ch) => /^\s*\} (?:else|elseif|catch|finally)\b/.test(ch.text)), `${lang} @${max}: a chunk starts with a clause line`)
+    }
+  }
+})
