@@ -74,6 +74,8 @@ const holding = (...types: string[]): Record<string, (n: Node) => Node | null> =
 
 const JS_CASES = { switch_case: [':'], switch_default: [':'] }
 const C_CASES = { case_statement: [':'] }
+/** `else if (...) {...}`: an else clause that holds an `if`, opened as that `if`. */
+const ELSE_IF = holding('else_clause')
 
 /** The first named child of one of `types`. */
 function childOfType (n: Node, types: Set<string>): Node | null {
@@ -177,6 +179,7 @@ export const LANGUAGES: LanguageSpec[] = [
     wrappers: jsWrappers,
     bodies: ['class_body', 'statement_block', 'switch_body'],
     cases: JS_CASES,
+    holders: ELSE_IF,
     ...C_LIKE,
   },
   {
@@ -188,6 +191,7 @@ export const LANGUAGES: LanguageSpec[] = [
     wrappers: tsWrappers,
     bodies: ['class_body', 'statement_block', 'interface_body', 'enum_body', 'object_type', 'switch_body'],
     cases: JS_CASES,
+    holders: ELSE_IF,
     ...C_LIKE,
   },
   {
@@ -199,6 +203,7 @@ export const LANGUAGES: LanguageSpec[] = [
     wrappers: tsWrappers,
     bodies: ['class_body', 'statement_block', 'interface_body', 'enum_body', 'object_type', 'switch_body'],
     cases: JS_CASES,
+    holders: ELSE_IF,
     ...C_LIKE,
   },
   {
@@ -222,6 +227,7 @@ export const LANGUAGES: LanguageSpec[] = [
     bodies: ['compound_statement', 'field_declaration_list', 'enumerator_list'],
     selfBodies: ['preproc_ifdef', 'preproc_if'],
     cases: C_CASES,
+    holders: ELSE_IF,
     ...C_LIKE,
   },
   {
@@ -239,6 +245,7 @@ export const LANGUAGES: LanguageSpec[] = [
     bodies: ['compound_statement', 'field_declaration_list', 'enumerator_list', 'declaration_list'],
     selfBodies: ['preproc_ifdef', 'preproc_if'],
     cases: C_CASES,
+    holders: ELSE_IF,
     ...C_LIKE,
   },
   {
@@ -375,7 +382,7 @@ export const LANGUAGES: LanguageSpec[] = [
     bodies: ['block', 'declaration_list', 'field_declaration_list', 'enum_variant_list', 'match_block'],
     cases: { match_arm: ['=>'] },
     // `match`, `if` and loops are expressions: in a statement, a `let`, a `return`, an assignment.
-    holders: holding('expression_statement', 'let_declaration', 'return_expression', 'assignment_expression'),
+    holders: holding('expression_statement', 'let_declaration', 'return_expression', 'assignment_expression', 'else_clause'),
     ...C_LIKE,
   },
   {

@@ -776,3 +776,21 @@ t.test('`} else {` and `} catch (e) {` go whole with the clause: no cut after `}
     }
   }
 })
+
+t.test('an `else if` too big to fit is opened like the `if` it holds', async (t) => {
+  const body = (ind: string): string => Array.from({ length: 12 }, (_, j) => `${ind}x += input[${j}] * ${j + 1};\n`).join('')
+  const chain = (open: (c: string) => string, ind: string): string => `${open('x > 2')}\n${body(ind)}  } else ${open('x > 1')}\n${body(ind)}  } else {\n${body(ind)}  }\n`
+  const docs: Array<[string, string, string]> = [
+    ['typescript', `function f (x: number, input: number[]): number {\n  ${chain((c) => `if (${c}) {`, '    ')}  return x\n}\n`, 'else if (x > 1)'],
+    ['javascript', `function f (x, input) {\n  ${chain((c) => `if (${c}) {`, '    ')}  return x\n}\n`, 'else if (x > 1)'],
+    ['c', `int f(int x, int *input) {\n  ${chain((c) => `if (${c}) {`, '    ')}  return x;\n}\n`, 'else if (x > 1)'],
+    ['cpp', `int f(int x, int *input) {\n  ${chain((c) => `if (${c}) {`, '    ')}  return x;\n}\n`, 'else if (x > 1)'],
+    ['rust', `fn f(mut x: i32, input: &[i32]) -> i32 {\n  ${chain((c) => `if ${c} {`, '    ')}  x\n}\n`, 'else if x > 1'],
+  ]
+  for (const [lang, src, label] of docs) {
+    const r = await split(src, { input_format: lang, max_tokens: 200, tokenizer: CHARS, code_parsing: 'syntax' })
+    t.same(invariantProblems(r, src, { tokenizer: charCount }), [], `${lang}: invariants`)
+    const inside = r.chunks.filter((c) => c.text.includes('x > 1') || (c.path.includes(label) && !c.text.includes('} else {')))
+    t.ok(inside.length >= 2 && inside.every((c) => c.path.at(-1) === label), `${lang}: the else-if branch is a container: ${r.chunks.map((c) => JSON.stringify(c.path.slice(1))).join(' ')}`)
+  }
+})
