@@ -44,6 +44,11 @@ interface Decl {
   self: boolean
   /** A compound statement: members are the statements of its bodies and its clauses. */
   compound: boolean
+  /**
+   * Where the body starts (a declaration's body, a compound's first body or case, the end of a
+   * case's label): the label runs up to it. -1 while unknown: the label ends with its line.
+   */
+  open: number
 }
 
 interface Item {
@@ -108,6 +113,18 @@ function blankBetween (text: string, from: number, to: number): boolean {
     }
   }
   return false
+}
+
+/** The first line break in text[from, to) outside brackets, or `to`. */
+function headerEnd (text: string, from: number, to: number): number {
+  let depth = 0
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 40 || c === 91 || c === 123) depth++ // ( [ {
+    else if ((c === 41 || c === 93 || c === 125) && depth > 0) depth--
+    else if (c === 10 && depth === 0) return i
+  }
+  return to
 }
 
 /** Words that may stand between a closing `}` and the clause it introduces (see lineHead). */
@@ -245,17 +262,23 @@ export class SyntaxWalker {
     const out: Child[] = []
     const list = this.children(d.body, false)
     const labelEnd = this.caseLabelEnd(d.body)
+    d.open = labelEnd
     let on = false
     for (const ch of list) {
       if (labelEnd >= 0) {
         if (ch.start < labelEnd) continue
         if (ch.node !== null && (this.bodies.has(ch.type) || this.unwrap.has(ch.type))) for (const m of this.children(ch.node, false)) out.push(m)
         else out.push(ch)
-      } else if (this.bodies.has(ch.type)) {
+        continue
+      }
+      const body = this.bodies.has(ch.type)
+      if (!on && (body || this.cases.has(ch.type))) {
         on = true
+        d.open = ch.start
+      }
+      if (body) {
         if (ch.node !== null) for (const m of this.children(ch.node, false)) out.push(m)
-      } else if (on || this.cases.has(ch.type)) {
-        on = true
+      } else if (on) {
         out.push(ch)
       }
     }
@@ -303,14 +326,14 @@ export class SyntaxWalker {
   private compound (child: Child): Decl | null {
     const outer = child.node
     if (outer === null) return null
-    if (child.compound) return { kind: 'statement', outer, inner: outer, body: outer, self: false, compound: true }
+    if (child.compound) return { kind: 'statement', outer, inner: outer, body: outer, self: false, compound: true, open: -1 }
     if (!this.holders.has(child.type) || this.fits(child.start, child.end)) return null
     let n: Node | null = outer
     for (let hops = 0; hops < 4 && n !== null; hops++) {
       const hold = this.holders.get(n.type)
       if (hold === undefined) break
       n = hold(n)
-      if (n !== null && this.isCompound(n)) return { kind: 'statement', outer, inner: n, body: n, self: false, compound: true }
+      if (n !== null && this.isCompound(n)) return { kind: 'statement', outer, inner: n, body: n, self: false, compound: true, open: -1 }
     }
     return null
   }
@@ -330,7 +353,7 @@ export class SyntaxWalker {
     const k = this.decls.get(inner.type)
     if (k === undefined) return inner === outer ? this.compound(child) : null
     const kind = typeof k === 'function' ? k(inner) : k
-    if (this.selfBodies.has(inner.type)) return { kind, outer, inner, body: inner, self: true, compound: false }
+    if (this.selfBodies.has(inner.type)) return { kind, outer, inner, body: inner, self: true, compound: false, open: -1 }
     let body = inner.childForFieldName('body')
     if (body !== null && !this.bodies.has(body.type)) body = null
     if (body === null) {
@@ -344,7 +367,7 @@ export class SyntaxWalker {
     }
     // A wrapper around something that is not a container (`struct s x;`) is a plain statement.
     if (body === null && outer !== inner) return null
-    return { kind, outer, inner, body, self: false, compound: false }
+    return { kind, outer, inner, body, self: false, compound: false, open: body === null ? -1 : body.startIndex }
   }
 
   /** Groups a list of children into items (see the file comment). */
@@ -411,22 +434,72 @@ export class SyntaxWalker {
       }
     }
     const from = lineStartAfter(text, d.outer.startIndex, pos)
-    // The line's end, looked for only as far as a label is read (see LABEL_SCAN below).
+    // The body's start (else the line's end), looked for only as far as a label is read (see
+    // LABEL_SCAN below).
     const reach = Math.min(d.outer.endIndex, Math.max(pos, from + LABEL_SCAN + 1))
-    let to = newlineIn(text, pos, reach)
-    const bodyStart = d.body !== null && !d.self ? d.body.startIndex : -1
-    if (bodyStart > pos && bodyStart < to) to = bodyStart
+    let to = d.open > pos ? Math.min(d.open, reach) : newlineIn(text, pos, reach)
+    // A compound statement's header ends with its first line but for brackets (`if (a &&\n b)`):
+    // a body found further on may be any block among its statements (C's `#else`).
+    if (d.compound) to = headerEnd(text, pos, to)
     // A label is read from at most LABEL_SCAN characters: a line may be megabytes long (minified
     // code, `{{{{…`), and every definition on it would read it again.
-    const long = to - from > LABEL_SCAN
-    let label = text.slice(from, long ? from + LABEL_SCAN : to).trim()
-    if (!long) label = label.replace(/[\s{:=]+$/, '')
-    label = label.replace(/\s+/g, ' ')
+    let long = to - from > LABEL_SCAN
+    const sig = this.signature(d, from, long ? from + LABEL_SCAN : to)
+    long &&= !sig.stopped
+    let label = sig.text.trim()
+    if (!long) label = label.replace(/[\s{:=,]+$/, '')
+    // A signature over several lines reads as one: `def f(\n    a,\n    b,\n):` is `def f(a, b)`.
+    label = label.replace(/,?\s*\n\s*(?=[)\]}])/g, '').replace(/([([{])\s*\n\s*/g, '$1').replace(/\s+/g, ' ')
     if (long || label.length > LABEL_MAX) {
       const cut = (label.charCodeAt(LABEL_MAX - 2) & 0xfc00) === 0xd800 ? LABEL_MAX - 2 : LABEL_MAX - 1 // not inside a surrogate pair
       label = label.slice(0, cut) + '…'
     }
     return label === '' ? d.kind : label
+  }
+
+  /**
+   * The text of a declaration's signature, text[from, to): a comment of the declaration itself
+   * (`def f():  # note`, then comments above its first statement) ends it; one inside it (in
+   * its parameters) is replaced by a space.
+   */
+  private signature (d: Decl, from: number, to: number): { text: string, stopped: boolean } {
+    const text = this.text
+    const slice = text.slice(from, to)
+    if (!this.spec.lineComments.some((m) => slice.includes(m)) && !(this.spec.blockComments && slice.includes('/*'))) return { text: slice, stopped: false }
+    let out = ''
+    let at = from
+    const c = d.outer.walk()
+    try {
+      let depth = 0
+      for (;;) {
+        const s = c.startIndex
+        if (s < to && c.endIndex > from) {
+          if (isComment(c.nodeType)) {
+            const parent = c.currentNode.parent
+            if (s >= at && parent !== null && (parent.id === d.inner.id || parent.id === d.outer.id)) return { text: out + text.slice(at, s), stopped: true }
+            out += text.slice(at, Math.max(at, s)) + ' '
+            at = Math.min(to, c.endIndex)
+          } else if (c.gotoFirstChild()) {
+            depth++
+            continue
+          }
+        }
+        // On to the next sibling while they may still overlap, else up a level.
+        let moved = false
+        while (depth > 0) {
+          if (c.startIndex < to && c.gotoNextSibling()) {
+            moved = true
+            break
+          }
+          c.gotoParent()
+          depth--
+        }
+        if (!moved) break
+      }
+    } finally {
+      c.delete()
+    }
+    return { text: at >= to ? out : out + text.slice(at, to), stopped: false }
   }
 
   /**

@@ -794,3 +794,40 @@ t.test('an `else if` too big to fit is opened like the `if` it holds', async (t)
     t.ok(inside.length >= 2 && inside.every((c) => c.path.at(-1) === label), `${lang}: the else-if branch is a container: ${r.chunks.map((c) => JSON.stringify(c.path.slice(1))).join(' ')}`)
   }
 })
+
+t.test('labels: a signature over several lines is read up to its body, as one line', async (t) => {
+  const body = (n: number, line: string): string => Array.from({ length: n }, () => line).join('')
+  const cases: Array<[string, string, string[]]> = [
+    ['python', `class Wrapper(\n    Base,\n    metaclass=Meta,\n):\n    def __init__(self,\n                 width=70,  # columns\n                 initial_indent="",\n                 ):\n        # Set the options.\n        # (All of them.)\n${body(4, '        self.width = width\n')}\n    def g(self):  # a note\n${body(4, '        return self.width\n')}`,
+      ['class Wrapper(Base, metaclass=Meta)', 'def __init__(self, width=70, initial_indent="")', 'def g(self)']],
+    ['typescript', `export function decodeWithTrie(\n  input: string,\n  isStrict: boolean, // strict mode\n): string {\n${body(4, '  input = input.trim()\n')}  if (\n    isStrict &&\n    input.length > 0\n  ) {\n${body(4, '    input = input.trim()\n')}  }\n  return input\n}\n`,
+      ['export function decodeWithTrie(input: string, isStrict: boolean): string', 'if (isStrict && input.length > 0)']],
+    ['java', `class StringJoiner {\n  public StringJoiner(CharSequence delimiter,\n                      CharSequence prefix,\n                      CharSequence suffix) {\n${body(4, '    this.delimiter = delimiter;\n')}  }\n}\n`,
+      ['class StringJoiner', 'public StringJoiner(CharSequence delimiter, CharSequence prefix, CharSequence suffix)']],
+    ['c', `static int\nring_push(struct ring *r, /* the ring */\n          int v)\n{\n${body(4, '  r->n++;\n')}}\n`,
+      ['static int ring_push(struct ring *r, int v)']],
+    ['go', `package main\n\nfunc Describe(\n\ts *Stack,\n\tverbose bool,\n) string {\n${body(4, '\ts.n++\n')}\treturn ""\n}\n`,
+      ['func Describe(s *Stack, verbose bool) string']],
+    ['rust', `fn mul<T>(a: T, b: T) -> T\nwhere\n    T: Copy,\n{\n${body(4, '    let c = a;\n')}    c\n}\n`,
+      ['fn mul<T>(a: T, b: T) -> T where T: Copy']],
+    ['ruby', `class Book\n  def initialize(title,\n                 author)\n    # Store them.\n${body(4, '    @title = title\n')}  end\nend\n`,
+      ['class Book', 'def initialize(title, author)']],
+  ]
+  for (const [lang, src, want] of cases) {
+    const events = await collectEvents(code, src, { input_format: lang, max_tokens: 8 })
+    assertTiles(events, src)
+    const got = labels(events)
+    for (const l of want) t.ok(got.includes(l), `${lang}: ${JSON.stringify(l)} in ${JSON.stringify(got)}`)
+  }
+  // Long signatures keep the cap: 160 characters, the last one an ellipsis.
+  const params = Array.from({ length: 40 }, (_, i) => `    argument_number_${i}=None,\n`).join('')
+  const long = `def configure(\n${params}):\n    return 1\n`
+  const got = labels(await collectEvents(code, long, { input_format: 'python', max_tokens: 8 }))
+  t.equal(got.length, 1)
+  t.equal(got[0]!.length, 160)
+  t.match(got[0], /^def configure\(argument_number_0=None, argument_number_1=None, .*…$/)
+  // A compound statement's header is its first line but for brackets: C's `#else` is not read on.
+  const c = `int main(void) {\n#ifdef A\n  a();\n#else no_a\n  b();\n  {\n${body(4, '    c();\n')}  }\n#endif\n  return 0;\n}\n`
+  const cl = labels(await collectEvents(code, c, { input_format: 'c', max_tokens: 8 }))
+  t.ok(cl.includes('#else no_a'), JSON.stringify(cl))
+})
