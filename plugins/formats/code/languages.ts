@@ -1,7 +1,9 @@
 /**
  * One row per language: the grammar file, the file extensions, and which tree-sitter node types
- * are declarations (containers in the event stream), where their bodies are, and which nodes are
- * wrappers around a declaration (`export ...`, `@decorator def ...`, `template <...> ...`).
+ * are declarations (containers in the event stream), where their bodies are, which nodes are
+ * wrappers around a declaration (`export ...`, `@decorator def ...`, `template <...> ...`), which
+ * are the cases of a switch or match, and which statements hold a compound expression. Node
+ * names are each grammar's own (print a parsed snippet's tree to check them).
  *
  * Rules shared by every language (syntax.ts): named nodes whose type contains `comment`, and the
  * decoration types below, belong to the declaration after them; a declaration whose body has no
