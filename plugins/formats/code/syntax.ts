@@ -509,9 +509,9 @@ export class SyntaxWalker {
    * Where an item whose node starts at `pos` starts: at the start of its line when only
    * indentation is before it there, so a chunk starts with the item's whole first line and the
    * previous one does not end with the next line's indentation. With `clause`, also when the
-   * line starts with the `}` that ends the item before, and maybe `else` or `while`
-   * (`} else {`, `} catch (e) {`, Java's `} else if`, `} while (x);`): the line goes whole
-   * with the clause instead of being cut after `} `.
+   * line starts with the `}` that ends the item before, or `else` or `while`, or both (`} else {`,
+   * `} catch (e) {`, the `if` of Java's `} else if` or C#'s `else if` on a line of its own,
+   * `} while (x);`): the line goes whole with the clause instead of being cut after `} `.
    */
   private lineHead (pos: number, clause: boolean): number {
     const text = this.text
@@ -519,13 +519,12 @@ export class SyntaxWalker {
     if (clause && i > 0 && text.charCodeAt(i - 1) !== 10) {
       for (const word of CLAUSE_WORDS) {
         const w = i - word.length
-        if (w > 0 && text.startsWith(word, w) && (text.charCodeAt(w - 1) <= 32 || text.charCodeAt(w - 1) === 125)) {
+        if (w >= 0 && text.startsWith(word, w) && (w === 0 || text.charCodeAt(w - 1) <= 32 || text.charCodeAt(w - 1) === 125)) {
           i = skipBack(text, w)
           break
         }
       }
-      if (text.charCodeAt(i - 1) !== 125) return pos // `}`
-      while (i > 0 && text.charCodeAt(i - 1) === 125) i = skipBack(text, i - 1)
+      while (i > 0 && text.charCodeAt(i - 1) === 125) i = skipBack(text, i - 1) // `}`
     }
     return i === 0 || text.charCodeAt(i - 1) === 10 ? i : pos
   }
