@@ -371,14 +371,10 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     return undefined
   }
 
-  /** The strongest gap after units j+1..k weaker than `than`, or 0 when there is none. */
-  const strongestInside = (j: number, k: number, than: number): number => {
-    let strongest = 0
-    for (let g = j + 1; g <= k && g < queue.length; g++) {
-      const after = queue[g - 1]!.after
-      if (after < than && after > strongest) strongest = after
-    }
-    return strongest
+  /** Whether a gap after units j+1..k has strength `s`. */
+  const gapAt = (j: number, k: number, s: number): boolean => {
+    for (let g = j + 1; g <= k && g < queue.length; g++) if (queue[g - 1]!.after === s) return true
+    return false
   }
 
   /**
@@ -418,8 +414,10 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
    * Emits the best chunk among the gaps after units 1..k; false when even unit 0 is over budget.
    * A chunk under SMALL_SHARE of the budget that would end where containers open (a lead-in,
    * then a list, section or statement too big for one chunk) is not worth its gap: that gap
-   * counts as one inside the container, so the lead-in goes with the container's first part.
-   * 'wait': whether the container fits one chunk is not known yet.
+   * counts as one between the container's children, so the lead-in goes with the container's
+   * first children when they fit with it (cutting inside a child that would fit a chunk of its
+   * own is not worth it either: then the lead-in stays alone). 'wait': whether the container
+   * fits one chunk is not known yet.
    */
   const emitBest = (k: number, final: boolean): boolean | 'wait' => {
     const demoted = new Map<number, number>()
@@ -428,8 +426,9 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
       if (choice === undefined) return false
       const [j, n, text, s] = choice
       if (s !== END && s > ATTACHED && n < budget * SMALL_SHARE && queue[j - 1]!.enters && !demoted.has(j)) {
-        const inner = strongestInside(j, k, s)
-        if (inner > ATTACHED) {
+        // Gaps between the outermost container's children are one weaker than the gap before it.
+        const inner = s - 1
+        if (inner > ATTACHED && gapAt(j, k, inner)) {
           const over = containerOver(j, final, s)
           if (over === 'wait') {
             waiting = { front: queue[0]!, j, s }

@@ -212,7 +212,7 @@ t.test('with overlap, a heading over the budget but within max_tokens stays with
   t.same(r.chunks[0]!.kinds, ['heading', 'paragraph'])
 })
 
-t.test('a short lead-in goes with the first part of a container too big for one chunk', async (t) => {
+t.test('a short lead-in goes with the first children of a container too big for one chunk, whole', async (t) => {
   const items = (n: number): string => Array.from({ length: n }, (_, i) => `- item ${i}: ${'word '.repeat(20).trim()}\n`).join('')
   const big = '# Title\n\nAn intro of a few words.\n\n' + items(12) + '\nAfter.\n'
   const r = await split(big, { input_format: 'markdown', max_tokens: 128 })
@@ -222,10 +222,17 @@ t.test('a short lead-in goes with the first part of a container too big for one 
   const small = intro + items(4) + '\nAfter.\n'
   const s = await split(small, { input_format: 'markdown', max_tokens: 128 })
   t.same(s.chunks.map((c) => c.text), [intro, items(4) + '\nAfter.\n'], 'a list that fits one chunk (not with the intro) starts its own')
+  // The first item fits a chunk alone but not with the intro: it is not cut to make room.
+  const para = (n: number): string => 'Some words of a paragraph in an item. '.repeat(n).trim()
+  const twoParagraphs = `- ${para(5)}\n\n  ${para(5)}\n`
+  const firstWhole = intro + twoParagraphs + items(12)
+  const w = await split(firstWhole, { input_format: 'markdown', max_tokens: 128 })
+  t.equal(w.chunks[0]!.text, intro, 'the intro stays alone')
+  t.ok(w.chunks[1]!.text.startsWith(twoParagraphs), 'and the first item, which fits a chunk, is whole in the next')
   const sections = '# A\n\nShort.\n\n# B\n\n' + 'A sentence of some words in section B. '.repeat(40) + '\n'
   const c = await split(sections, { input_format: 'markdown', max_tokens: 128 })
   t.equal(c.chunks[0]!.text, '# A\n\nShort.\n\n', 'a section that ends is not joined to the next one')
-  for (const [doc, res] of [[big, r], [small, s], [sections, c]] as const) t.same(invariantProblems(res, doc, { tokenizer: tokenizers[0]![1]! }), [])
+  for (const [doc, res] of [[big, r], [small, s], [firstWhole, w], [sections, c]] as const) t.same(invariantProblems(res, doc, { tokenizer: tokenizers[0]![1]! }), [])
 })
 
 t.test('waiting to know whether a big container fits one chunk reads it a few times, not once per unit', async (t) => {
