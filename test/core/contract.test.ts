@@ -27,7 +27,8 @@ const blankLines = oneRecord('blank-lines-test', {
 } as Partial<ParserPlugin>)
 
 /** A splitter of one chunk of everything (one record), whose draft `change` edits. */
-function onePacker (name: string, change: (draft: ChunkDraft) => void, more: Partial<PackerPlugin> = {}): PackerPlugin {
+/** A packer of one chunk holding every unit; `change` edits that draft, or returns the drafts to emit instead. */
+function onePacker (name: string, change: (draft: ChunkDraft) => void | ChunkDraft[]): PackerPlugin {
   return definePlugin({
     kind: 'packer',
     name,
@@ -38,12 +39,10 @@ function onePacker (name: string, change: (draft: ChunkDraft) => void, more: Par
         push (event) { if (event.type === 'record' || event.type === 'block') text += event.text },
         end () {
           const draft: ChunkDraft = { start: 0, end: text.length, text, tokenCount: ctx.meter.count(text), path: [], kinds: ['record'], boundary: 'end', recordStart: 0, recordCount: 1 }
-          change(draft)
-          ctx.emit(draft)
+          for (const d of change(draft) ?? [draft]) ctx.emit(d)
         },
       }
     },
-    ...more,
   } as PackerPlugin)
 }
 
@@ -60,19 +59,7 @@ register([
   onePacker('half-count-test', (d) => { d.tokenCount += 0.5 }),
   onePacker('negative-count-test', (d) => { d.tokenCount = -3 }),
   onePacker('string-count-packer-test', (d) => { d.tokenCount = String(d.tokenCount) as never }),
-  onePacker('empty-draft-test', () => {}, {
-    create (ctx) {
-      let text = ''
-      return {
-        push (event) { if (event.type === 'record' || event.type === 'block') text += event.text },
-        end () {
-          const draft: ChunkDraft = { start: 0, end: text.length, text, tokenCount: ctx.meter.count(text), path: [], kinds: ['record'], boundary: 'end', recordStart: 0, recordCount: 1 }
-          ctx.emit({ ...draft, end: 0, text: '', tokenCount: 0 })
-          ctx.emit(draft)
-        },
-      }
-    },
-  }),
+  onePacker('empty-draft-test', (d) => [{ ...d, end: 0, text: '', tokenCount: 0 }, d]),
   definePlugin({
     kind: 'packer',
     name: 'end-every-chunk-test',

@@ -6,21 +6,13 @@
  * than a failure of the first split that reaches the parser.
  */
 import t from 'tap'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { loadPlugins, register, split } from '../../index.js'
 import { validatePlugin } from '../../core/registry.js'
-import { oneRecord } from '../helpers/plugins.js'
+import { oneRecord, pluginFolder } from '../helpers/plugins.js'
 
-const dir = mkdtempSync(join(tmpdir(), 'docsplit-default-splitter-'))
-writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }))
-const cwd = process.cwd()
-process.chdir(dir)
-t.teardown(() => {
-  process.chdir(cwd)
-  rmSync(dir, { recursive: true, force: true })
-})
+const dir = pluginFolder(t, 'docsplit-default-splitter-')
 
 const parserModule = (name: string, splitter: string): string => `export default { kind: 'parser', name: '${name}', docsplit: '^1', formats: ['${name}'], extensions: [], reads: 'text', defaultSplitter: '${splitter}',
   create (ctx) { let text = ''; return { write (p) { text += p }, end () { if (text) ctx.emit({ type: 'record', start: 0, end: text.length, text }) } } } }\n`

@@ -4,22 +4,13 @@
  * machine.
  */
 import t from 'tap'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { isModuleNotFound, loadPlugins } from '../../core/load.js'
 import { isDocsplitError } from '../../core/errors.js'
+import { pluginFolder } from '../helpers/plugins.js'
 
-const dir = mkdtempSync(join(tmpdir(), 'docsplit-load-'))
-// ES modules, as plugins are (a .js file beside no package.json would be CommonJS under tsx).
-writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }))
-const cwd = process.cwd()
-// Plugins are named as on the command line: relative to the current directory.
-process.chdir(dir)
-t.teardown(() => {
-  process.chdir(cwd)
-  rmSync(dir, { recursive: true, force: true })
-})
+const dir = pluginFolder(t, 'docsplit-load-')
 
 const write = (path: string, text: string): void => {
   mkdirSync(join(dir, path, '..'), { recursive: true })

@@ -1,5 +1,25 @@
-/** Small plugins for tests of what the engine checks of plugins. */
+/** Small plugins for tests of what the engine checks of plugins, and a folder for plugin modules. */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { definePlugin, type DocEvent, type ParserPlugin } from '../../index.js'
+
+/**
+ * A new temporary folder made the current directory, as plugin modules are named on the
+ * command line (relative to it), until `t` tears down; its package.json makes its .js files ES
+ * modules, as plugins are (beside no package.json they would be CommonJS under tsx).
+ */
+export function pluginFolder (t: { teardown: (fn: () => void) => void }, prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }))
+  const cwd = process.cwd()
+  process.chdir(dir)
+  t.teardown(() => {
+    process.chdir(cwd)
+    rmSync(dir, { recursive: true, force: true })
+  })
+  return dir
+}
 
 /** A parser of one record holding the whole text, as `record` turns it; `change` edits it. */
 export function oneRecord (name: string, more: Partial<ParserPlugin> = {}, change: (text: string) => string = (x) => x): ParserPlugin {
