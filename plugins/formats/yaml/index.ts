@@ -414,8 +414,9 @@ const yaml: ParserPlugin = definePlugin({
   detect (sample: string): number {
     if (sample.startsWith('%YAML')) return 0.95
     // most content lines look like YAML: `key: value`, `- item`, `---`, or indented continuations
-    const lines = sample.split('\n').slice(0, 50).filter((l) => l.trim() !== '' && !l.trimStart().startsWith('#'))
-    if (!sample.endsWith('\n') && lines.length > 1) lines.pop() // the sample may end mid-line
+    // Lines end with LF, CRLF or a lone CR (YAML 1.2's three line breaks).
+    const lines = sample.split(/\r\n?|\n/).slice(0, 50).filter((l) => l.trim() !== '' && !l.trimStart().startsWith('#'))
+    if (!/[\r\n]$/.test(sample) && lines.length > 1) lines.pop() // the sample may end mid-line
     if (lines.length < 2) return 0
     // An indented line counts when it is an item or a key, inside a block scalar (`|`, `>`), or
     // a scalar's continuation that does not read as code: Python's `class A:` then

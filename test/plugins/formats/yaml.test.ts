@@ -95,6 +95,7 @@ t.test('line ends: a lone CR is one, as LF and CRLF are (YAML 1.2), and stays in
     const ev = await collectEvents(yaml, text)
     assertTiles(ev, text)
     t.same(summary(ev), JSON.parse(JSON.stringify(expected).replaceAll('\\n', end === '\r' ? '\\r' : '\\r\\n')), `${name}: the records of the LF text, with their own line ends`)
+    t.equal(yaml.detect!(text), yaml.detect!(lf), `${name}: detected by content as the LF text is`)
   }
 })
 
