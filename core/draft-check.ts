@@ -4,6 +4,7 @@
  * (Text, offsets and the budget are checked by the pipeline itself.)
  */
 import { CORE_CHUNK_FIELDS } from './event-check.js'
+import { isCount } from './plugin-values.js'
 import type { ChunkDraft } from './types.js'
 
 const BOUNDARIES = new Set(['section', 'block', 'line', 'sentence', 'word', 'grapheme', 'record', 'end'])
@@ -14,8 +15,9 @@ function isStringList (value: unknown): boolean {
   return true
 }
 
-function isCount (value: unknown): boolean {
-  return value === undefined || (Number.isSafeInteger(value) && (value as number) >= 0)
+/** Left out, or a count. */
+function isOptionalCount (value: unknown): boolean {
+  return value === undefined || isCount(value)
 }
 
 /** What is wrong with `draft` (packed to `budget`), or undefined. */
@@ -23,7 +25,7 @@ export function draftProblem (draft: ChunkDraft, budget: number): string | undef
   if (!isStringList(draft.path)) return 'a path that is not a list of strings'
   if (!isStringList(draft.kinds)) return 'kinds that are not a list of strings'
   if (!BOUNDARIES.has(draft.boundary)) return `boundary ${JSON.stringify(String(draft.boundary).slice(0, 32))}, not one of ${[...BOUNDARIES].join(', ')}`
-  if (!isCount(draft.recordStart) || !isCount(draft.recordCount)) return 'a recordStart or recordCount that is not a whole number of at least 0'
+  if (!isOptionalCount(draft.recordStart) || !isOptionalCount(draft.recordCount)) return 'a recordStart or recordCount that is not a whole number of at least 0'
   if (draft.protected !== undefined && typeof draft.protected !== 'boolean') return 'a protected flag that is not true or false'
   if (draft.protected === true && (draft.recordCount !== 1 || draft.tokenCount <= budget)) {
     return `protected set on a chunk of ${draft.recordCount ?? 'no'} record${draft.recordCount === 1 ? '' : 's'} and ${draft.tokenCount} tokens: protected is only for a single record over the budget (${budget})`
@@ -31,7 +33,7 @@ export function draftProblem (draft: ChunkDraft, budget: number): string | undef
   if (draft.context !== undefined && typeof draft.context !== 'string') return 'a context that is not a string'
   if (draft.refs !== undefined && !isStringList(draft.refs)) return 'refs that are not a list of strings (reference labels)'
   if (draft.noOverlap !== undefined && typeof draft.noOverlap !== 'boolean') return 'a noOverlap flag that is not true or false'
-  if (draft.overlapStarts !== undefined && (!Array.isArray(draft.overlapStarts) || !draft.overlapStarts.every((s) => isCount(s) && s !== undefined))) return 'overlapStarts that are not a list of whole numbers of at least 0'
+  if (draft.overlapStarts !== undefined && (!Array.isArray(draft.overlapStarts) || !draft.overlapStarts.every(isCount))) return 'overlapStarts that are not a list of whole numbers of at least 0'
   if (draft.fields !== undefined) {
     for (const [name, value] of Object.entries(draft.fields)) {
       if (CORE_CHUNK_FIELDS.has(name)) return `a record field "${name}", which is a chunk field core sets`

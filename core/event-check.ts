@@ -5,6 +5,7 @@
  * labels are checked by the pipeline itself; the conformance kit runs the same checks.
  */
 import type { DocEvent } from './events.js'
+import { isCount } from './plugin-values.js'
 import { Chunk, Metadata } from './schema.js'
 
 const CUTS = new Set(['prose', 'lines'])
@@ -13,7 +14,6 @@ export const CORE_CHUNK_FIELDS = new Set(Object.keys(Chunk.properties))
 /** Metadata core sets: an `info` event of scope `metadata` may add entries, never replace these. */
 const CORE_METADATA = new Set(Object.keys(Metadata.properties))
 
-const isWhole = (value: unknown): boolean => Number.isSafeInteger(value) && (value as number) >= 0
 
 /** A value as a message shows it: a short JSON form, or its type. */
 function shown (value: unknown): string {
@@ -46,7 +46,7 @@ export function eventFieldProblem (event: DocEvent): string | undefined {
         if (!Array.isArray(event.refs)) return `refs that are ${shown(event.refs)}, not a list of { label, offset }`
         for (const ref of event.refs as unknown[]) {
           const r = ref as { label?: unknown, offset?: unknown } | null
-          if (r === null || typeof r !== 'object' || typeof r.label !== 'string' || !isWhole(r.offset) || (r.offset as number) < event.start || (r.offset as number) > event.end) {
+          if (r === null || typeof r !== 'object' || typeof r.label !== 'string' || !isCount(r.offset) || (r.offset as number) < event.start || (r.offset as number) > event.end) {
             return 'a ref that is not { label, offset } with a string label and an offset inside the block'
           }
         }

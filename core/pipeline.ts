@@ -22,6 +22,7 @@ import { eventFieldProblem } from './event-check.js'
 import { checkDefaultSplitters, isModuleNotFound } from './load.js'
 import { DEFAULT_TOKENIZER, applyPluginDefaults, inTableOrder, prepareOptionChecks, resolveOptions } from './options.js'
 import { withOverlap } from './overlap.js'
+import { isCount, isPromise, silence } from './plugin-values.js'
 import { PositionTracker, isHighSurrogate } from './positions.js'
 import { SourceWindow } from './source.js'
 import { WellFormedCheck } from './well-formed.js'
@@ -287,22 +288,14 @@ export function endSteps (parser: string, steps: ReturnType<ParserHandler['end']
   return steps[Symbol.iterator]()
 }
 
-/** A promise a plugin returned where none belongs: its rejection is not left unhandled (it would end the process). */
-function silence (value: unknown): void {
-  if (typeof (value as { then?: unknown } | null)?.then === 'function') (value as Promise<unknown>).then(undefined, () => {})
-}
-
 /** A plugin method that must finish before it returns (a parser's write, a packer's push). */
 function finished (result: unknown, plugin: string, method: string): void {
   if (result === undefined) return
   silence(result)
-  if (typeof (result as { then?: unknown } | null)?.then === 'function') {
+  if (isPromise(result)) {
     throw new DocsplitError('DOCSPLIT_PLUGIN_CONTRACT', `${plugin}: ${method}() must finish before it returns, not return a promise`)
   }
 }
-
-const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0
-const isPromise = (value: unknown): boolean => typeof (value as { then?: unknown } | null)?.then === 'function'
 
 /** A count that is not one, as a message shows it: `4.5`, `the string "4"`, `an object`. */
 function shownCount (value: unknown): string {

@@ -13,6 +13,7 @@ import { DocsplitError, isDocsplitError, parserFailError } from './errors.js'
 import { structureEstimate } from './budget.js'
 import { DEFAULT_TOKENIZER } from './base-options.js'
 import { eventFieldProblem } from './event-check.js'
+import { isPromise, silence } from './plugin-values.js'
 import { endSteps, split } from './pipeline.js'
 import { isFrozen, isRegistered, register, tokenizerByName, validatePlugin } from './registry.js'
 import type { SplitResponse } from './schema.js'
@@ -349,8 +350,8 @@ export async function checkTokenizer (plugin: TokenizerPlugin, samples: string[]
     } catch (error) {
       fail(name, label, `count threw ${error instanceof Error ? error.message : String(error)}`)
     }
-    if (typeof (n as { then?: unknown } | null)?.then === 'function') {
-      (n as unknown as Promise<unknown>).then(undefined, () => {})
+    if (isPromise(n)) {
+      silence(n)
       fail(name, label, 'count returned a promise: count must be synchronous (load() may be async)')
     }
     if (!Number.isInteger(n) || n < 0) fail(name, label, `count returned ${typeof n === 'string' ? JSON.stringify(n) : n}, expected a non-negative integer`)
