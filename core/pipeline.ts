@@ -35,8 +35,19 @@ import { VERSION } from './version.js'
 export type InputPiece = Uint8Array | string
 export type SplitInput = string | Uint8Array | ArrayBuffer | Iterable<InputPiece> | AsyncIterable<InputPiece>
 
-/** Split options by their shared snake_case names (see options.ts), plus plugin options. */
-export interface SplitOptions {
+/**
+ * The options plugins declare, by name: the built-in ones (`delimiter`, `log_start`, ...), and
+ * a third-party plugin's once its package adds them with
+ * `declare module 'docsplit' { interface PluginOptions extends OptionsOf<typeof plugin> {} }`.
+ */
+export interface PluginOptions {} // filled by declaration merging
+
+/**
+ * Split options by their shared snake_case names (see options.ts), plus plugin options. No
+ * other names: the engine refuses them (DOCSPLIT_INVALID_OPTION), so the compiler does too.
+ * Options read from a form or a file are checked at run time: pass them `as SplitOptions`.
+ */
+export interface SplitOptions extends PluginOptions {
   input_format?: string
   max_tokens?: number
   splitter?: string
@@ -44,7 +55,6 @@ export interface SplitOptions {
   overlap_tokens?: number
   encoding?: string
   filename?: string
-  [name: string]: unknown
 }
 
 export interface SplitStart {
@@ -352,12 +362,12 @@ async function nextPiece (source: AsyncIterator<InputPiece>): Promise<IteratorRe
 }
 
 /** The options argument as an object: null means the defaults, as undefined does (JavaScript callers pass either). */
-function optionsObject (raw: unknown): SplitOptions {
+function optionsObject (raw: unknown): Record<string, unknown> {
   if (raw === undefined || raw === null) return {}
   if (typeof raw !== 'object' || Array.isArray(raw)) {
     throw new DocsplitError('DOCSPLIT_INVALID_OPTION', `the options must be an object of option names and values, such as { max_tokens: 256 }, not ${Array.isArray(raw) ? 'an array' : `a ${typeof raw}`}`)
   }
-  return raw as SplitOptions
+  return raw as Record<string, unknown>
 }
 
 async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: SplitStart) => void, idsLater = false): AsyncGenerator<Chunk[], SplitSummary> {
@@ -382,9 +392,9 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
   // The plugins are all there now: a set that does not hold together is not frozen.
   if (!isFrozen()) checkDefaultSplitters()
   freeze()
-  raw = optionsObject(raw)
-  await prepareOptionChecks(raw)
-  const options = resolveOptions(raw)
+  const given = optionsObject(raw)
+  await prepareOptionChecks(given)
+  const options = resolveOptions(given)
   const source = inputPieces(input)[Symbol.asyncIterator]()
   /** Bytes given whole, not as a stream: its pieces are its own consecutive subarrays. */
   const givenBytes = input instanceof Uint8Array ? input : input instanceof ArrayBuffer ? new Uint8Array(input) : undefined

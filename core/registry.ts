@@ -8,7 +8,8 @@ import satisfies from 'semver/functions/satisfies.js'
 import validRange from 'semver/ranges/valid.js'
 import { DocsplitError, listValues } from './errors.js'
 import { pluginOptionNames, pluginOptionsProblem } from './plugin-options.js'
-import type { PackerPlugin, ParserPlugin, Plugin, TokenizerPlugin } from './types.js'
+import type { TObject } from 'typebox'
+import type { NoOwnOptions, PackerPlugin, ParserPlugin, Plugin, TokenizerPlugin } from './types.js'
 
 /** The plugin API version this engine implements. Plugins declare a range (`docsplit: '^1'`). */
 export const PLUGIN_API_VERSION = '1.0.0'
@@ -21,8 +22,11 @@ const tokenizers = new Map<string, TokenizerPlugin>()
 const tokenizersByAlias = new Map<string, TokenizerPlugin>()
 let frozen = false
 
-/** Identity with type checking: the one way to write a plugin. */
-export function definePlugin<P extends Plugin> (plugin: P): P {
+/**
+ * Identity with type checking: the one way to write a plugin. `O`, the plugin's own `options`
+ * schema, types `ctx.options` in its `create`; `P` keeps the plugin's exact type for OptionsOf.
+ */
+export function definePlugin<P extends Plugin<O>, O extends TObject = NoOwnOptions> (plugin: P & { options?: O }): P {
   return plugin
 }
 

@@ -79,8 +79,14 @@ export const Problem = Type.Object({
   code: Type.String(),
 }, { $id: 'Problem' })
 
-/** A chunk; fields a plugin adds (xlsx: `sheet`, `row_start`, `row_end`) are there too, as unknown. */
-export type Chunk = Static<typeof Chunk> & Record<string, unknown>
+/**
+ * Fields a plugin adds to chunks, by name (xlsx: `sheet`, `row_start`, `row_end`): a plugin
+ * package adds its own with `declare module 'docsplit' { interface ChunkFields { ... } }`.
+ */
+export interface ChunkFields {} // filled by declaration merging
+
+/** A chunk: the schema's fields and those plugins add. */
+export type Chunk = Static<typeof Chunk> & ChunkFields
 export type DocumentInfo = Static<typeof DocumentInfo>
 /** Entries a parser adds (code: `syntax_aware`) are there too, as unknown. */
 export type Metadata = Static<typeof Metadata> & Record<string, unknown>

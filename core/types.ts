@@ -2,7 +2,7 @@
  * The three plugin contracts (Parser, Tokenizer, Packer) and the context core hands a plugin.
  * Built-in plugins use exactly these types; there is no private door.
  */
-import type { TObject } from 'typebox'
+import type { Static, TObject } from 'typebox'
 import type { DocEvent } from './events.js'
 import type { ParserErrorCode } from './errors.js'
 import type { Segmenters } from './segment.js'
@@ -86,8 +86,24 @@ interface PluginBase {
   available? (): boolean | Promise<boolean>
 }
 
-export interface ParserContext {
-  readonly options: ResolvedOptions
+/**
+ * What a plugin's `options` schema adds to the resolved options it is given: `ctx.options.delimiter`
+ * is typed by the plugin's own TypeBox schema.
+ */
+export type OwnOptions<O extends TObject> = ResolvedOptions & Static<O>
+
+/** The `options` type parameter of a plugin that declares none (any plugin, where one is taken). */
+export type NoOwnOptions = TObject<{}>
+
+/**
+ * The split options a plugin declares, as `split()` takes them. A plugin package makes them
+ * known to its users' compiler by adding them to `PluginOptions`:
+ * `declare module 'docsplit' { interface PluginOptions extends OptionsOf<typeof plugin> {} }`.
+ */
+export type OptionsOf<P> = P extends { options?: infer O } ? (O extends TObject ? Static<O> : object) : object
+
+export interface ParserContext<O extends TObject = NoOwnOptions> {
+  readonly options: OwnOptions<O>
   /** Hands one event to the packer. Events must tile the text (see events.ts). */
   emit (event: DocEvent): void
   /**
@@ -116,7 +132,7 @@ export interface ParserHandler<Input = string> {
 }
 
 /** What every parser declares; `reads` and `create` come with TextParserPlugin or BytesParserPlugin. */
-export interface ParserPluginBase extends PluginBase {
+export interface ParserPluginBase<O extends TObject = NoOwnOptions> extends PluginBase {
   kind: 'parser'
   /** Format names this parser accepts (`markdown`, `md`). The first is the canonical name. */
   formats: string[]
@@ -142,7 +158,7 @@ export interface ParserPluginBase extends PluginBase {
   /** The splitter used when the request names none. */
   defaultSplitter: string
   /** Extra options, as a TypeBox object of optional properties (snake_case names). */
-  options?: TObject
+  options?: O
   /**
    * Content sniffing for `auto`: a score from 0 (not this format) to 1 (certainly this format)
    * for the first decoded characters of the input. Called only when the extension did not decide.
@@ -162,19 +178,19 @@ export interface ParserPluginBase extends PluginBase {
 }
 
 /** A parser of text: its handler gets decoded strings. */
-export interface TextParserPlugin extends ParserPluginBase {
+export interface TextParserPlugin<O extends TObject = NoOwnOptions> extends ParserPluginBase<O> {
   reads: 'text'
-  create (ctx: ParserContext): ParserHandler<string> | Promise<ParserHandler<string>>
+  create (ctx: ParserContext<O>): ParserHandler<string> | Promise<ParserHandler<string>>
 }
 
 /** A parser of bytes (xlsx): its handler gets raw Uint8Array pieces. */
-export interface BytesParserPlugin extends ParserPluginBase {
+export interface BytesParserPlugin<O extends TObject = NoOwnOptions> extends ParserPluginBase<O> {
   reads: 'bytes'
-  create (ctx: ParserContext): ParserHandler<Uint8Array> | Promise<ParserHandler<Uint8Array>>
+  create (ctx: ParserContext<O>): ParserHandler<Uint8Array> | Promise<ParserHandler<Uint8Array>>
 }
 
 /** A parser: by `reads`, a handler of strings or of bytes (so a plugin's `write(piece)` is typed). */
-export type ParserPlugin = TextParserPlugin | BytesParserPlugin
+export type ParserPlugin<O extends TObject = NoOwnOptions> = TextParserPlugin<O> | BytesParserPlugin<O>
 
 /** What a packer emits: a span of the document; core adds ids, offsets and the index. */
 export interface ChunkDraft {
@@ -202,8 +218,8 @@ export interface ChunkDraft {
 
 export type Boundary = 'section' | 'block' | 'line' | 'sentence' | 'word' | 'grapheme' | 'record' | 'end'
 
-export interface PackerContext {
-  readonly options: ResolvedOptions
+export interface PackerContext<O extends TObject = NoOwnOptions> {
+  readonly options: OwnOptions<O>
   readonly tokenizer: Tokenizer
   /** The budget a packer packs to: max_tokens less the tokens reserved for overlap. */
   readonly budget: number
@@ -229,15 +245,15 @@ export interface PackerHandler {
   end (interrupted?: boolean): void
 }
 
-export interface PackerPlugin extends PluginBase {
+export interface PackerPlugin<O extends TObject = NoOwnOptions> extends PluginBase {
   kind: 'packer'
-  options?: TObject
+  options?: O
   /**
    * The packer counts the text of each block and record on its own: the pipeline may count
    * them ahead, on other cores, and hand the counts over in the events (`tokens`).
    */
   countsUnits?: boolean
-  create (ctx: PackerContext): PackerHandler
+  create (ctx: PackerContext<O>): PackerHandler
 }
 
 export interface TokenizerPlugin extends PluginBase {
@@ -248,4 +264,4 @@ export interface TokenizerPlugin extends PluginBase {
   load (): Tokenizer | Promise<Tokenizer>
 }
 
-export type Plugin = ParserPlugin | PackerPlugin | TokenizerPlugin
+export type Plugin<O extends TObject = NoOwnOptions> = ParserPlugin<O> | PackerPlugin<O> | TokenizerPlugin

@@ -4,6 +4,9 @@
  * third-party plugin. Order matters only for `docsplit formats` listings.
  */
 import { register } from '../core/registry.js'
+import type { Static } from 'typebox'
+import type { OptionsOf } from '../core/types.js'
+import type { codeOptions } from './formats/code/options.js'
 import sibling from './splitters/sibling/index.js'; register(sibling)
 import record from './splitters/record/index.js'; register(record)
 import text from './formats/text/index.js'; register(text)
@@ -17,3 +20,11 @@ import code from './formats/code/index.js'; register(code)
 import markdown from './formats/markdown/index.js'; register(markdown)
 import approx from './tokenizers/approx/index.js'; register(approx)
 import tiktoken from './tokenizers/tiktoken/index.js'; register(tiktoken)
+
+/**
+ * The built-in plugins' options, typed for `split()` (core's PluginOptions lists no format's).
+ * Code's come from its options module: see there.
+ */
+declare module '../core/pipeline.js' {
+  interface PluginOptions extends OptionsOf<typeof log>, OptionsOf<typeof csv>, OptionsOf<typeof xml>, OptionsOf<typeof xlsx>, Static<typeof codeOptions> {}
+}

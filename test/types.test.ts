@@ -1,7 +1,9 @@
 /**
  * The types as a TypeScript user meets them: a consumer's strict project, compiled against the
  * built declarations (dist/*.d.ts, which `npm test` builds first) through the package's exports.
- * The README's library example compiles as written; fields the responses carry are typed.
+ * The README's library example compiles as written; fields the responses carry are typed; a
+ * misspelt option or chunk field does not compile (each `@ts-expect-error` fails the build when
+ * its line compiles).
  */
 import t from 'tap'
 import { spawnSync } from 'node:child_process'
@@ -31,16 +33,53 @@ for await (const chunk of stream) process.stdout.write(JSON.stringify(chunk) + '
 const { document, metadata } = await stream.summary
 void document; void metadata
 `)
-  writeFileSync(join(dir, 'fields.ts'), `import { split, isDocsplitError, type Chunk, type SplitResponse } from 'docsplit'
+  writeFileSync(join(dir, 'fields.ts'), `import { split, isDocsplitError, type Chunk, type SplitOptions, type SplitResponse } from 'docsplit'
 import { checkParser } from 'docsplit/testing'
 const r: SplitResponse = await split(new Uint8Array(0), { filename: 'book.xlsx', sheets: ['People'] })
 const first: Chunk | undefined = r.chunks[0]
-const sheet: unknown = first?.sheet
-const rows: unknown = first?.row_start
+const sheet: string | undefined = first?.sheet
+const rows: number | undefined = first?.row_start
 const aware: unknown = r.metadata.syntax_aware
 const start: number | undefined = first?.record_start
 try { await split('x', { max_tokens: 1 }) } catch (e) { if (isDocsplitError(e)) { const code: string = e.code; void code } }
+// the built-in plugins' options, with their types
+await split('x', { delimiter: ';', header: false, log_start: '^\\d', record_element: 'item', code_parsing: 'syntax', header_row: 2 })
+// @ts-expect-error: camelCase is not an option name
+await split('x', { maxTokens: 5 })
+// @ts-expect-error: a count is a number
+await split('x', { max_tokens: '5' })
+// @ts-expect-error: header_row is a number
+await split('x', { header_row: 'two' })
+// @ts-expect-error: no such chunk field
+void first?.tokenCount
+// options read from a form or a file are checked at run time
+const fromFile: Record<string, unknown> = { max_tokens: 5 }
+await split('x', fromFile as SplitOptions)
 void sheet; void rows; void aware; void start; void checkParser
+`)
+  writeFileSync(join(dir, 'options.ts'), `import { definePlugin, split, Type, type OptionsOf } from 'docsplit'
+// a plugin's options type its ctx.options, and its package adds them to split()'s
+export const srt = definePlugin({
+  kind: 'parser', name: 'srt', docsplit: '^1', formats: ['srt'], extensions: ['.srt'], reads: 'text', defaultSplitter: 'record',
+  options: Type.Object({ srt_strict: Type.Optional(Type.Boolean()) }),
+  create (ctx) {
+    const strict: boolean | undefined = ctx.options.srt_strict
+    const budget: number = ctx.options.max_tokens
+    // @ts-expect-error: srt_strict is a boolean
+    const wrong: string = ctx.options.srt_strict
+    void strict; void budget; void wrong
+    return { write () {}, end () {} }
+  },
+})
+declare module 'docsplit' {
+  interface PluginOptions extends OptionsOf<typeof srt> {}
+  interface ChunkFields { cue?: number }
+}
+const r = await split('x', { srt_strict: true })
+const cue: number | undefined = r.chunks[0]?.cue
+// @ts-expect-error: srt_strict is a boolean
+await split('x', { srt_strict: 'yes' })
+void cue
 `)
   writeFileSync(join(dir, 'plugin.ts'), `import { definePlugin } from 'docsplit'
 // write(piece) is a string for a text parser, bytes for a bytes parser, without annotations

@@ -6,19 +6,16 @@
  *
  * The whole source is buffered: a parser needs all of it, and so does error recovery.
  */
-import { Type } from 'typebox'
 import type { DocEvent } from '../../../core/events.js'
 import { definePlugin } from '../../../core/registry.js'
 import type { ParserContext, ParserHandler } from '../../../core/types.js'
 import { GENERIC_SYNTAX, fallbackEvents } from './fallback.js'
 import { loadGrammar, type Grammar } from './grammars.js'
 import { LANGUAGES, languageByFilename, languageByFormat, sniffLanguage, type LanguageSpec } from './languages.js'
+import { MODES, codeOptions, type Mode } from './options.js'
 import { emitSyntax, parseBudgetMs } from './syntax.js'
 
 export { setGrammarLoader, type Grammar, type GrammarLoader } from './grammars.js'
-
-const MODES = ['auto', 'syntax', 'fallback'] as const
-type Mode = typeof MODES[number]
 
 const EXTRA_MESSAGE = 'syntax-aware code splitting needs the code-parsing extra: npm install web-tree-sitter'
 
@@ -84,13 +81,7 @@ export default definePlugin({
   reads: 'text',
   whole: true,
   defaultSplitter: 'sibling',
-  options: Type.Object({
-    code_parsing: Type.Optional(Type.String({
-      enum: [...MODES],
-      default: 'auto',
-      description: 'Code formats: `auto` parses with tree-sitter when the code-parsing extra is installed and falls back to blank lines and indentation otherwise; `syntax` requires the extra; `fallback` never parses.',
-    })),
-  }),
+  options: codeOptions,
   detect (sample: string): number {
     return sniffLanguage(sample) !== undefined ? 0.9 : 0
   },

@@ -13,7 +13,7 @@
 import { Type } from 'typebox'
 import { DocsplitError } from '../../../core/errors.js'
 import { definePlugin } from '../../../core/registry.js'
-import type { ParserContext, ParserHandler, ParserPlugin } from '../../../core/types.js'
+import type { BytesParserPlugin, ParserContext, ParserHandler } from '../../../core/types.js'
 import { checkXlsxZip, type ZipLimits } from './zip-guard.js'
 import { sheetToCsv, type Budget, type SheetLike } from './sheet.js'
 import { DEFAULT_MAX_INFLATED_BYTES, INFLATED_ENV, MAX_INFLATED_BYTES as MAX_INFLATED, MIN_INFLATED_BYTES as MIN_INFLATED } from './limits.js'
@@ -119,7 +119,32 @@ function ownSheet (wb: WorkbookLike, name: string): SheetLike | undefined {
   return Object.prototype.hasOwnProperty.call(sheets, name) ? sheets[name] : undefined
 }
 
-export function createXlsxPlugin (pluginOptions: XlsxPluginOptions = {}): ParserPlugin {
+/** The options xlsx adds to a split. */
+const xlsxOptions = Type.Object({
+  sheets: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 255 }), {
+    maxItems: 1000,
+    description: 'xlsx: the sheets to split, by name or by 1-based position as the tabs show them ("1" is the first sheet, unless a sheet is named "1": a name wins), in the order given. Default: every sheet.',
+  })),
+  header_row: Type.Optional(Type.Integer({
+    minimum: 1,
+    maximum: 1_048_576,
+    description: 'xlsx: the 1-based row number of the header row, whose CSV line is every row\'s `context`. Default: the first non-empty row of each sheet.',
+  })),
+})
+
+/** The fields xlsx adds to every chunk: the sheet and the sheet's own 1-based rows. */
+declare module '../../../core/schema.js' {
+  interface ChunkFields {
+    /** xlsx: the sheet the chunk's rows are from. */
+    sheet?: string
+    /** xlsx: the first row, by the sheet's own 1-based number. */
+    row_start?: number
+    /** xlsx: the last row, by the sheet's own 1-based number. */
+    row_end?: number
+  }
+}
+
+export function createXlsxPlugin (pluginOptions: XlsxPluginOptions = {}): BytesParserPlugin<typeof xlsxOptions> {
   const load = pluginOptions.load ?? defaultLoad
   let loaded: Promise<XlsxModule> | undefined
 
@@ -133,17 +158,7 @@ export function createXlsxPlugin (pluginOptions: XlsxPluginOptions = {}): Parser
     extensions: ['.xlsx'],
     reads: 'bytes',
     defaultSplitter: 'record',
-    options: Type.Object({
-      sheets: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 255 }), {
-        maxItems: 1000,
-        description: 'xlsx: the sheets to split, by name or by 1-based position as the tabs show them ("1" is the first sheet, unless a sheet is named "1": a name wins), in the order given. Default: every sheet.',
-      })),
-      header_row: Type.Optional(Type.Integer({
-        minimum: 1,
-        maximum: 1_048_576,
-        description: 'xlsx: the 1-based row number of the header row, whose CSV line is every row\'s `context`. Default: the first non-empty row of each sheet.',
-      })),
-    }),
+    options: xlsxOptions,
     async available (): Promise<boolean> {
       try {
         await (loaded ??= load())

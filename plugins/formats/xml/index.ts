@@ -20,7 +20,7 @@
 import type sax from 'sax'
 import { Type } from 'typebox'
 import { definePlugin } from '../../../core/registry.js'
-import type { ParserContext, ParserHandler, ParserPlugin } from '../../../core/types.js'
+import type { ParserContext, ParserHandler } from '../../../core/types.js'
 
 /** sax fields its typings leave out: the entity being read and the pending error. */
 type SaxParser = Omit<sax.SAXParser, 'error'> & { entity: string, error: Error | null }
@@ -386,7 +386,7 @@ class XmlHandler implements ParserHandler<string> {
   }
 }
 
-const xml: ParserPlugin = definePlugin({
+const xml = definePlugin({
   kind: 'parser',
   name: 'xml',
   docsplit: '^1',
