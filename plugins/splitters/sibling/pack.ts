@@ -56,6 +56,10 @@ interface Unit {
   after: number
   /** The gap after it only opens containers (none closes there): what follows starts inside them. */
   enters: boolean
+  /** How many sections (containers of kind `section`) it is in. */
+  sections: number
+  /** The fewest sections open anywhere in the gap after it. */
+  sectionsAfter: number
   reason: Boundary
   attachNext: boolean
   refs: RefUse[] | undefined
@@ -110,6 +114,31 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
   // Structure seen since the last unit.
   const containers = new ContainerPath()
   let minDepthSinceUnit = 0
+  /** Whether each open container is a section; how many are. */
+  const isSection: boolean[] = []
+  let sectionDepth = 0
+  let minSectionsSinceUnit = 0
+
+  /**
+   * A chunk that starts inside sections begun in an earlier chunk does not reach into another
+   * section after the innermost of them closes: the tail of a section cut in two is not joined
+   * to the next section, under whose heading it would be read (its path would lose its own).
+   * Code's containers may join so (the end of one method and the next, whole): a chunk of code
+   * is read by its text more than by its path, and such tails are many and small. `carried`:
+   * how many sections the gap before queue[0] is inside. `closing`: the first gap (as a chunk
+   * of that many units) that closes one of them and enters another, -1 if none is known among
+   * the first `closingRead` gaps. Both are read again when the queue's front changes (emit, cut).
+   */
+  let carried = 0
+  let closing = -1
+  let closingRead = 0
+  const closingGap = (): number => {
+    for (; closing < 0 && closingRead < queue.length - 1; closingRead++) {
+      const after = queue[closingRead]!.sectionsAfter
+      if (after < carried && queue[closingRead + 1]!.sections > after) closing = closingRead + 1
+    }
+    return closing
+  }
   let structureChanged = false
   let exitedSinceUnit = false
 
@@ -176,6 +205,9 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     if (refs.size > 0) draft.refs = [...refs]
     if (first.context !== undefined) draft.context = first.context
     if (estimating) for (const u of units) queuedEstimate -= estimate(u)
+    carried = units[j - 1]!.sectionsAfter
+    closing = -1
+    closingRead = 0
     queue.splice(0, j)
     scan = undefined
     proven = { units: 0, count: 0 }
@@ -215,6 +247,8 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
         path: u.path,
         after: last ? u.after : levelStrength(u.cut, name),
         enters: last ? u.enters : false,
+        sections: u.sections,
+        sectionsAfter: last ? u.sectionsAfter : u.sections,
         reason: last ? u.reason : cutBoundary[name],
         attachNext: last ? u.attachNext : false,
         refs: u.refs?.filter((r) => r.offset >= u.start + from && r.offset < u.start + to),
@@ -232,6 +266,8 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     waiting = undefined
     for (const piece of pieces) queue.push(piece)
     for (const unit of after) queue.push(unit)
+    closing = -1
+    closingRead = 0
     if (i === prefix.length - 1) {
       tally!.undo()
       prefix.pop()
@@ -506,8 +542,11 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
       waiting = undefined
       let k = newTally === undefined ? -1 : fitting()
       if (k < 0) k = estimatedExtent(final)
+      const close = carried > 0 ? closingGap() : -1
+      if (close > 0 && (k < 0 || k > close)) k = close
       if (k < 0 || (k === queue.length && !final)) return
-      if (k < queue.length) {
+      // At a closing gap the chunk ends whatever follows: nothing after it need be cut or waited for.
+      if (k < queue.length && k !== close) {
         const next = queue[k]!
         // Inside a block being cut, see its real cut points before choosing.
         if (next.pending && cut(k)) continue
@@ -551,9 +590,11 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
         prev.reason = structureChanged ? 'section' : prev.reason
         prev.enters = structureChanged && !exitedSinceUnit
       }
+      prev.sectionsAfter = minSectionsSinceUnit
     }
-    add({ start, text, kind, cut, level: -1, pending: false, path: containers.path, after: END, enters: false, reason, attachNext, refs, est: -1, tokens, context })
+    add({ start, text, kind, cut, level: -1, pending: false, path: containers.path, after: END, enters: false, sections: sectionDepth, sectionsAfter: sectionDepth, reason, attachNext, refs, est: -1, tokens, context })
     minDepthSinceUnit = containers.depth
+    minSectionsSinceUnit = sectionDepth
     structureChanged = false
     exitedSinceUnit = false
     pump(false)
@@ -564,11 +605,15 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
       switch (event.type) {
         case 'enter':
           containers.enter(event.label)
+          isSection.push(event.kind === 'section')
+          if (event.kind === 'section') sectionDepth++
           structureChanged = true
           break
         case 'exit':
           containers.exit()
+          if (isSection.pop() === true) sectionDepth--
           minDepthSinceUnit = Math.min(minDepthSinceUnit, containers.depth)
+          minSectionsSinceUnit = Math.min(minSectionsSinceUnit, sectionDepth)
           structureChanged = true
           exitedSinceUnit = true
           break

@@ -102,6 +102,15 @@ for (const [name, tokenizer] of tokenizers) {
           }
         }
       }
+      // A chunk that starts inside a section begun in an earlier chunk reaches no heading of a
+      // section after that one ends: the tail is not read under another section's heading.
+      for (const c of r.chunks) {
+        const [start, end] = [u16[c.char_start]!, u16[c.char_end]!]
+        const inside = p.blocks.filter((b) => b.heading && b.start < start && b.sectionEnd > start)
+        const innermost = inside.reduce<number>((least, b) => Math.min(least, b.sectionEnd), Infinity)
+        const joined = p.blocks.find((b) => b.heading && b.start >= innermost && b.start < end)
+        if (joined !== undefined) problems.push(`chunk ${c.index} joins the tail of a section to the heading at ${joined.start}`)
+      }
       if (problems.length > 0) throw new Error(problems.join('\n'))
     }), { numRuns: name === 'approx' ? 150 : 40 })
   })
