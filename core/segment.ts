@@ -5,10 +5,11 @@
  */
 import type { Boundary } from './types.js'
 
-export type CutLevel = 'line' | 'sentence' | 'word' | 'grapheme' | 'codepoint'
+/** `space`: before what follows white space; `word`: before any word, inside a URL or a path too. */
+export type CutLevel = 'line' | 'sentence' | 'space' | 'word' | 'grapheme' | 'codepoint'
 
-/** A chunk's `boundary` when it ends at a cut of this level (the schema has no `codepoint`). */
-export const cutBoundary: Record<CutLevel, Boundary> = { line: 'line', sentence: 'sentence', word: 'word', grapheme: 'grapheme', codepoint: 'grapheme' }
+/** A chunk's `boundary` when it ends at a cut of this level (the schema has no `space` or `codepoint`). */
+export const cutBoundary: Record<CutLevel, Boundary> = { line: 'line', sentence: 'sentence', space: 'word', word: 'word', grapheme: 'grapheme', codepoint: 'grapheme' }
 
 export interface Segmenters {
   /** Cut points of `text` at `level`. */
@@ -119,6 +120,26 @@ function asciiWordCuts (text: string): number[] {
   return out
 }
 
+/** Whether the code unit is white space a line may break at (not a no-break space). */
+function breakingSpace (c: number): boolean {
+  return c === 32 || (c >= 9 && c <= 13) || c === 0x1680 || (c >= 0x2000 && c <= 0x200a && c !== 0x2007) ||
+    c === 0x2028 || c === 0x2029 || c === 0x205f || c === 0x3000
+}
+
+/**
+ * Cuts after white space, before what follows it. Word cuts alone broke URLs, link targets and
+ * code spans at their slashes and dots (`https://tools.ietf.org/html/ ‖ rfc8174`) when a space
+ * was a few characters away; words are cut inside only when a piece between spaces is over
+ * budget alone.
+ */
+function spaceCuts (text: string): number[] {
+  const out: number[] = []
+  for (let i = 1; i < text.length; i++) {
+    if (breakingSpace(text.charCodeAt(i - 1)) && !breakingSpace(text.charCodeAt(i))) out.push(i)
+  }
+  return out
+}
+
 function codepointCuts (text: string): number[] {
   const out: number[] = []
   for (let i = 1; i < text.length; i++) {
@@ -173,6 +194,47 @@ function openersToNext (text: string, cuts: number[]): number[] {
   return cuts
 }
 
+/** Characters that open and close emphasis or code in lightweight markup (`**`, `_`, `~~`, a backtick). */
+const MARKUP = /[*_~`]/
+/** A piece that is only a list marker: `6.`, `b)`, `iv.`. */
+const ENUMERATOR = /^\s*(?:\d{1,9}|[A-Za-z]|[ivxlcdm]{1,7}|[IVXLCDM]{1,7})[.)]\s*$/
+/** No list marker with its spaces is longer. */
+const MARKER_MAX = 24
+
+/**
+ * Unicode's sentence rules know no markup. A stop inside a code span (`` `?` ``: an odd number
+ * of backticks since the line's start) ends no sentence; the `**` or backtick that closes
+ * emphasis after a stop (`**Rule.** Next`) goes with the sentence it closes, not the next one;
+ * and a list marker (`6.  If ...`) is not a sentence of its own. One pass over the text.
+ */
+function markupAware (text: string, cuts: number[]): number[] {
+  const out: number[] = []
+  let ticks = 0
+  let read = 0
+  for (let i = 0; i < cuts.length; i++) {
+    let p = cuts[i]!
+    for (; read < p; read++) {
+      const c = text.charCodeAt(read)
+      if (c === 10 || c === 13) ticks = 0
+      else if (c === 96) ticks++
+    }
+    if (ticks % 2 === 1) continue
+    if (MARKUP.test(text[p]!)) {
+      let q = p
+      while (q < text.length && MARKUP.test(text[q]!)) q++
+      if (q === text.length || breakingSpace(text.charCodeAt(q))) {
+        while (q < text.length && (text[q] === ' ' || text[q] === '\t')) q++
+        if (q >= text.length || (i + 1 < cuts.length && q >= cuts[i + 1]!)) continue
+        p = q
+      }
+    }
+    const from = out.length > 0 ? out[out.length - 1]! : 0
+    if (p - from <= MARKER_MAX && ENUMERATOR.test(text.slice(from, p))) continue
+    out.push(p)
+  }
+  return out
+}
+
 export const segmenters: Segmenters = {
   cuts (text, level) {
     switch (level) {
@@ -180,7 +242,9 @@ export const segmenters: Segmenters = {
         return lineCuts(text)
       case 'sentence':
         sentenceSegmenter ??= new Intl.Segmenter(undefined, { granularity: 'sentence' })
-        return openersToNext(text, segmentStarts(softBreaksAsSpaces(text), sentenceSegmenter, false, true))
+        return markupAware(text, openersToNext(text, segmentStarts(softBreaksAsSpaces(text), sentenceSegmenter, false, true)))
+      case 'space':
+        return spaceCuts(text)
       case 'word':
         if (ASCII.test(text)) return openersToNext(text, asciiWordCuts(text))
         wordSegmenter ??= new Intl.Segmenter(undefined, { granularity: 'word' })
@@ -209,6 +273,6 @@ export function thinCuts (cuts: number[], spacing: number): number[] {
 
 /** The order in which a block over budget is cut, by its cut style. */
 export const cutLevels = {
-  prose: ['sentence', 'line', 'word', 'grapheme', 'codepoint'],
-  lines: ['line', 'word', 'grapheme', 'codepoint'],
+  prose: ['sentence', 'line', 'space', 'word', 'grapheme', 'codepoint'],
+  lines: ['line', 'space', 'word', 'grapheme', 'codepoint'],
 } as const satisfies Record<string, readonly CutLevel[]>

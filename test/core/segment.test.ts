@@ -86,3 +86,40 @@ t.test('an opening quote or bracket starts the next sentence, not the end of the
       `word cuts go before the opening quote or bracket (${/ó/.test(words) ? 'segmenter' : 'ASCII'}), not an apostrophe inside a word`)
   }
 })
+
+t.test('space cuts: a URL, a link target or a code span is cut at the white space around it, not inside', async (t) => {
+  const text = 'See [RFC8174](https://tools.ietf.org/html/rfc8174) and [templating](#path-templating), `readOnly` and `writeOnly`.\u00a0Kept\ttogether'
+  const cuts = segmenters.cuts(text, 'space')
+  const pieces = [0, ...cuts].map((p, i) => text.slice(p, cuts[i] ?? text.length))
+  t.same(pieces, ['See ', '[RFC8174](https://tools.ietf.org/html/rfc8174) ', 'and ', '[templating](#path-templating), ', '`readOnly` ', 'and ', '`writeOnly`.\u00a0Kept\t', 'together'],
+    'after spaces and tabs, not after a no-break space')
+  // A line of links over budget: every chunk ends at white space.
+  const links = Array.from({ length: 300 }, (_, i) => `[@user${i}](https://twitter.com/user_${i}/status/${i * 7919})`).join(', ') + '\n'
+  const r = await split(links, { input_format: 'text', max_tokens: 64 })
+  t.ok(r.chunks.length > 10)
+  t.same(r.chunks.slice(0, -1).filter((c) => !/\s$/.test(c.text)).map((c) => c.text.slice(-30)), [], 'no chunk ends inside a link')
+})
+
+t.test('sentences in lightweight markup: code spans, closing emphasis and list markers', async (t) => {
+  const text = '6.  If a line is blank, it ends. **Rule one.** Next comes `?` or `!` in code. Last one.'
+  const cuts = segmenters.cuts(text, 'sentence')
+  const pieces = [0, ...cuts].map((p, i) => text.slice(p, cuts[i] ?? text.length))
+  t.same(pieces, ['6.  If a line is blank, it ends. ', '**Rule one.** ', 'Next comes `?` or `!` in code. ', 'Last one.'],
+    'the marker stays with its sentence, `**` with the sentence it closes, and a stop inside a code span ends none')
+})
+
+t.test('a window of a long line without stops does not end a chunk short', async (t) => {
+  // The packer segments a unit over budget one window (2,048 characters at this budget) at a
+  // time; what was left after the window (under a window long, so segmented whole) was cut as
+  // one long sentence and the blank line after it, and the chunk before it ended there, short.
+  const words = ['use', 'a', 'indents', 'link', 'however', 'net', 'pre', 'for', 'get', 'end', 'like', 'markdown']
+  const text = '# Title\n\n' + Array.from({ length: 650 }, (_, i) => words[(i * 5) % words.length]).join(' ') + '\n\nAfter.\n'
+  for (const tokenizer of ['approx', 'o200k_base']) {
+    const r = await split(text, { input_format: 'markdown', max_tokens: 128, tokenizer }).catch((error: unknown) => {
+      if ((error as { code?: string }).code === 'DOCSPLIT_TOKENIZER_UNAVAILABLE') return undefined
+      throw error
+    })
+    if (r === undefined) continue
+    t.same(r.chunks.slice(0, -1).filter((c) => c.token_count < 100).map((c) => [c.index, c.token_count]), [], `${tokenizer}: every chunk but the last is full`)
+  }
+})

@@ -25,7 +25,7 @@ import type { Boundary, ChunkDraft, PackerContext, PackerHandler, Tally } from '
 const END = Number.POSITIVE_INFINITY
 /** Gap between siblings whose parent is at depth d: STRUCTURE - d. */
 const STRUCTURE = 1000
-const LEVEL_STRENGTH: Record<CutLevel, number> = { line: 40, sentence: 30, word: 20, grapheme: 10, codepoint: 5 }
+const LEVEL_STRENGTH: Record<CutLevel, number> = { line: 40, sentence: 30, space: 22, word: 20, grapheme: 10, codepoint: 5 }
 /** In prose a line end only wraps a sentence: weaker than a sentence end, stronger than a word. */
 const WRAPPED_LINE = 25
 const levelStrength = (style: CutStyle, level: CutLevel): number => style === 'prose' && level === 'line' ? WRAPPED_LINE : LEVEL_STRENGTH[level]
