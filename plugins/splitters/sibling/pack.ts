@@ -550,6 +550,11 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
         const next = queue[k]!
         // Inside a block being cut, see its real cut points before choosing.
         if (next.pending && cut(k)) continue
+        // A piece of that block over budget alone is cut anyway: cut it now, so that the chunk
+        // fills up to a cut inside it when no stronger gap comes first (a window's remainder
+        // re-cut as one long "sentence" ended the chunk before it, a few words long).
+        const before = k > 0 ? queue[k - 1]!.after : END
+        if (before > ATTACHED && before <= LEVEL_STRENGTH.line && overBudget(next) && cut(k)) continue
         // Only gaps after headings fit, and what follows does not fit with them: the heading and
         // the unit after it whole, if together they fit max_tokens; else cut that unit, if it is
         // over max_tokens, so the heading travels with its first part. (What fits alone is never cut.)
