@@ -471,7 +471,9 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
             return 'wait'
           }
           if (over) {
-            demoted.set(j, inner)
+            // And the gaps of its strength before it: ending there would leave the lead-in
+            // shorter still, not put it with the container's children.
+            for (let g = 1; g <= j; g++) if (queue[g - 1]!.after === s) demoted.set(g, inner)
             continue
           }
         }

@@ -238,10 +238,14 @@ t.test('a short lead-in goes with the first children of a container too big for 
   const w = await split(firstWhole, { input_format: 'markdown', max_tokens: 128 })
   t.equal(w.chunks[0]!.text, intro, 'the intro stays alone')
   t.ok(w.chunks[1]!.text.startsWith(twoParagraphs), 'and the first item, which fits a chunk, is whole in the next')
+  // Two paragraphs before the list: the chunk does not end after the first one instead.
+  const twoLeadIns = '# Title\n\nA first short paragraph.\n\nAnd a second one, that says what the list holds.\n\n' + items(12)
+  const l = await split(twoLeadIns, { input_format: 'markdown', max_tokens: 128 })
+  t.match(l.chunks[0]!.text, /holds\.\n\n- item 0:/, 'both paragraphs go with the first items')
   const sections = '# A\n\nShort.\n\n# B\n\n' + 'A sentence of some words in section B. '.repeat(40) + '\n'
   const c = await split(sections, { input_format: 'markdown', max_tokens: 128 })
   t.equal(c.chunks[0]!.text, '# A\n\nShort.\n\n', 'a section that ends is not joined to the next one')
-  for (const [doc, res] of [[big, r], [small, s], [firstWhole, w], [sections, c]] as const) t.same(invariantProblems(res, doc, { tokenizer: tokenizers[0]![1]! }), [])
+  for (const [doc, res] of [[big, r], [small, s], [firstWhole, w], [twoLeadIns, l], [sections, c]] as const) t.same(invariantProblems(res, doc, { tokenizer: tokenizers[0]![1]! }), [])
 })
 
 t.test('waiting to know whether a big container fits one chunk reads it a few times, not once per unit', async (t) => {
