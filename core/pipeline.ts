@@ -12,6 +12,7 @@
  * packer while their texts are counted; the counts travel in the events. Same output.
  */
 import { constants } from 'node:buffer'
+import { beginsWhenAwaited } from './awaited.js'
 import { Meter, structureEstimate } from './budget.js'
 import { chunkId } from './chunk-id.js'
 import { StreamDecoder, UTF8, byteOrderMark, encodingInfo, type EncodingInfo } from './decode.js'
@@ -925,9 +926,25 @@ export function splitBatches (input: SplitInput, options: SplitOptions = {}, ids
   return { start, summary, [Symbol.asyncIterator]: once(() => batchesOf(run(input, options, done.start, idsLater), done.summary, failed)) }
 }
 
+/**
+ * A stream whose `start` (or `summary`) awaited before its chunks are read begins the split
+ * itself: up to the first batch of chunks for `start`, to the end for `summary` (its chunks then
+ * wait in memory for the reader).
+ */
 function chunkStream (input: SplitInput, options: SplitOptions, idsLater: boolean): ChunkStream {
   const { start, summary, done, failed } = sidePromises()
-  return { start, summary, [Symbol.asyncIterator]: once(() => chunksOf(run(input, options, done.start, idsLater), done.summary, failed)) }
+  let chunks: ChunksAhead | undefined
+  let read = false
+  const open = (): ChunksAhead => (chunks ??= chunksOf(run(input, options, done.start, idsLater), done.summary, failed))
+  const ahead = (all: boolean) => (): void => { if (!read) open().ahead(all) }
+  return {
+    start: beginsWhenAwaited(start, ahead(false)),
+    summary: beginsWhenAwaited(summary, ahead(true)),
+    [Symbol.asyncIterator]: once(() => {
+      read = true
+      return open()
+    }),
+  }
 }
 
 /**
@@ -1009,9 +1026,16 @@ async function * batchesOf (batches: AsyncGenerator<Chunk[], SplitSummary>, done
  * ready chunk costs one promise; and `run` resumes once a batch, not once a chunk, so V8 never
  * finds that long function hot (optimizing it took 80 ms of CPU in any split of a few MB).
  */
-function chunksOf (batches: AsyncGenerator<Chunk[], SplitSummary>, done: (s: SplitSummary) => void, failed: (e: DocsplitError) => void): AsyncIterator<Chunk> {
+interface ChunksAhead extends AsyncIterator<Chunk> {
+  /** Reads the next batch (`all`: every batch) before it is asked for. */
+  ahead (all: boolean): void
+}
+
+function chunksOf (batches: AsyncGenerator<Chunk[], SplitSummary>, done: (s: SplitSummary) => void, failed: (e: DocsplitError) => void): ChunksAhead {
   let batch: Chunk[] = []
   let at = 0
+  /** Batches read ahead (see ahead), in order, after `batch`. */
+  const later: Chunk[][] = []
   let ended = false
   let failure: DocsplitError | undefined
   /** The batch being fetched: callers that ask at once wait for the same one, in turn. */
@@ -1023,8 +1047,7 @@ function chunksOf (batches: AsyncGenerator<Chunk[], SplitSummary>, done: (s: Spl
         ended = true
         done(step.value)
       } else {
-        batch = step.value
-        at = 0
+        later.push(step.value)
       }
     } catch (error) {
       ended = true
@@ -1035,8 +1058,20 @@ function chunksOf (batches: AsyncGenerator<Chunk[], SplitSummary>, done: (s: Spl
     }
   }
   return {
+    ahead (all: boolean): void {
+      const read = async (): Promise<void> => {
+        do await (fetching ??= fetch())
+        while (all && !ended)
+      }
+      void read()
+    },
     async next (): Promise<IteratorResult<Chunk>> {
       while (at >= batch.length) {
+        if (later.length > 0) {
+          batch = later.shift()!
+          at = 0
+          continue
+        }
         if (failure !== undefined) {
           // Thrown once, as a generator does; after that the stream is done.
           const e = failure
@@ -1056,6 +1091,7 @@ function chunksOf (batches: AsyncGenerator<Chunk[], SplitSummary>, done: (s: Spl
       }
       await fetching
       batch = []
+      later.length = 0
       await batches.return(undefined as unknown as SplitSummary)
       return { value: undefined, done: true }
     },

@@ -207,8 +207,32 @@ t.test('a split that fails before it reads its stream closes it (a bad option, a
 t.test('a stream is iterated once: a second pass is an error, not a silent second split', async (t) => {
   const s = splitStream('# a\n\nsome text\n', { max_tokens: 8 })
   let n = 0
-  for await (const c of s) { void c; n++ }
+  for await (const chunk of s) if (chunk.text !== "") n++
   t.ok(n > 0)
   t.equal(await codeOf((async () => { for await (const c of s) void c })()), 'DOCSPLIT_INVALID_REQUEST')
   t.equal((await s.summary).chunk_count, n, 'the summary is the first pass\'s')
+})
+
+t.test('start or summary awaited before the chunks are read begins the split (it used to wait on nothing, and Node ended the process)', async (t) => {
+  // In a process of its own: under tap something always keeps the event loop alive.
+  const script = `import { splitStream } from ${JSON.stringify(new URL('../../index.ts', import.meta.url).href)}
+const s = splitStream('# A\\n\\nText.\\n\\n# B\\n\\nMore text.\\n', { max_tokens: 8, input_format: 'markdown' })
+const start = await s.start
+let n = 0
+for await (const c of s) n++
+const t = splitStream('# A\\n\\nText.\\n\\n# B\\n\\nMore text.\\n', { max_tokens: 8, input_format: 'markdown' })
+const summary = await t.summary
+let m = 0
+for await (const c of t) m++
+console.log(JSON.stringify([start.input_format, n, summary.chunk_count, m]))`
+  const { spawnSync } = await import('node:child_process')
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 })
+  t.equal(r.status, 0, r.stderr)
+  t.same(JSON.parse(r.stdout), ['markdown', 2, 2, 2], 'the format, then every chunk; the summary, then its chunks from memory')
+  // Awaited and read in the same turn: nothing begins early, the chunks are read once.
+  const s = splitStream('one\n\ntwo\n', { max_tokens: 8 })
+  const summary = s.summary.then((x) => x.chunk_count)
+  let n = 0
+  for await (const chunk of s) if (chunk.text !== "") n++
+  t.equal(await summary, n)
 })
