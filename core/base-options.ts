@@ -16,6 +16,8 @@ export const baseOptions = {
   splitter: Type.String({ description: 'How chunks are packed. Default: the format\'s own (`sibling` for documents, `record` for records).' }),
   tokenizer: Type.String({ default: DEFAULT_TOKENIZER, description: 'Counts tokens: `approx` (no dependency; at least the real o200k/cl100k count on 99.5% of corpus pieces), an encoding such as `o200k_base`, or a model name such as `gpt-4o`. Name the model\'s encoding when the budget is a hard limit.' }),
   overlap_tokens: Type.Integer({ minimum: 0, maximum: MAX_TOKENS / 2, default: 0, description: 'Each chunk repeats up to this many tokens from the end of the previous one (at most half of `max_tokens`).' }),
-  encoding: Type.String({ default: 'utf-8', description: 'Encoding of the input bytes: `utf-8`, `utf-16le`, `utf-16be` or a single-byte WHATWG label (`latin1`, `windows-1252`, ...). A BOM overrides it. When it is not given, an encoding the document declares is used (an XML declaration\'s `encoding="ISO-8859-1"`), else UTF-8. Text given as a string is decoded already: there, only `utf-8` is accepted.' }),
+  // No `default` here: a client that sends every default (an OpenAPI client) would send utf-8,
+  // and a document's declared encoding applies only when none is given (resolveOptions falls back).
+  encoding: Type.String({ description: 'Encoding of the input bytes: `utf-8`, `utf-16le`, `utf-16be` or a single-byte WHATWG label (`latin1`, `windows-1252`, ...). A BOM overrides it. When it is not given, an encoding the document declares is used (an XML declaration\'s `encoding="ISO-8859-1"`), else UTF-8. Text given as a string is decoded already: there, only `utf-8` is accepted.' }),
   filename: Type.String({ maxLength: 1024, description: 'Name of the input file, used by `auto` to choose the format by extension.' }),
 } as const

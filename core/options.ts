@@ -128,6 +128,8 @@ export function resolveOptions (raw: Record<string, unknown> = {}): ResolvedOpti
     const d = (schema as { default?: unknown }).default
     if (out[name] === undefined && d !== undefined) out[name] = d
   }
+  // Not given, and the document declares none (see the pipeline): UTF-8.
+  out.encoding ??= 'utf-8'
   const resolved = out as ResolvedOptions
   if (resolved.overlap_tokens * 2 > resolved.max_tokens) {
     throw new DocsplitError('DOCSPLIT_INVALID_BUDGET',

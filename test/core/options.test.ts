@@ -92,3 +92,14 @@ t.test('names of Object.prototype are unknown options, not accepted and dropped'
     await t.rejects(split('x', JSON.parse(`{"${name}": 1}`) as Record<string, unknown>), { code: 'DOCSPLIT_UNKNOWN_OPTION' }, name)
   }
 })
+
+t.test('encoding advertises no default: a client that sends every default must not override what a document declares', async (t) => {
+  t.equal((optionsSchema().properties.encoding as { default?: unknown }).default, undefined)
+  const latin1 = Buffer.from('<?xml version="1.0" encoding="ISO-8859-1"?>\n<r><i>caf\xe9</i></r>\n', 'latin1')
+  const declared = await split(latin1, { input_format: 'xml' })
+  t.equal(declared.document.encoding, 'windows-1252', 'left out: the declared encoding')
+  t.equal(declared.metadata.options.encoding, 'ISO-8859-1', 'as the document names it')
+  t.match(declared.chunks.map((c) => c.text).join(''), /café/)
+  await t.rejects(split(latin1, { input_format: 'xml', encoding: 'utf-8' }), { code: 'DOCSPLIT_INVALID_UTF8' }, 'given: it wins')
+  t.equal((await split('plain text', {})).metadata.options.encoding, 'utf-8', 'nothing declared: UTF-8')
+})
