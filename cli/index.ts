@@ -27,7 +27,7 @@ function help (): string {
   const rows = Object.entries(schema.properties).map(([name, s]) => {
     const d = (s as { default?: unknown }).default
     const description = String((s as { description?: string }).description ?? '')
-    const value = (s as { type?: string }).type === 'boolean' ? '[true|false]' : 'VALUE'
+    const value = (s as { type?: string }).type === 'boolean' ? `[true|false] (or --no-${kebab(name)})` : 'VALUE'
     return `  --${kebab(name)} ${value}\n      ${description}\n      Accepts ${describeSchema(s)}${d !== undefined ? `; default ${JSON.stringify(d)}` : ''}.`
   })
   return `docsplit ${VERSION}: split documents into chunks under a token budget
@@ -98,6 +98,33 @@ let step = 'docsplit'
 /** What main() resolves to for `serve` once it listens: the process runs on, for the server. */
 const SERVING = 'serving'
 
+/** Flags every command takes. */
+const COMMON_FLAGS = new Set(['help', 'version', 'plugin'])
+
+/** The flags of each command besides the common ones; `splitOptions`: the split options' flags. */
+function commandFlags (splitOptions: string[]): Record<string, string[]> {
+  return { split: [...splitOptions, 'jsonl', 'pretty', 'verify'], formats: ['json'], serve: [] }
+}
+
+/**
+ * Refuses a flag the command does not use: `serve --max-tokens 256` started a service whose
+ * requests still split at 512, and `split --jsonl --pretty` printed no indentation, silently.
+ */
+function checkFlagsOf (command: string, given: string[], splitOptions: string[]): void {
+  const allowed = commandFlags(splitOptions)[command]
+  if (allowed === undefined) return
+  const stray = given.find((name) => !COMMON_FLAGS.has(name) && !allowed.includes(name))
+  if (stray !== undefined) {
+    const why = command === 'serve' && splitOptions.includes(stray)
+      ? ': split options are given with each request (in its body, form or query), not to the service'
+      : `; it takes ${[...allowed.filter((f) => !splitOptions.includes(f)), ...(command === 'split' ? ['the split options'] : []), ...COMMON_FLAGS].map((f) => f.startsWith('the ') ? f : `--${f}`).join(', ')}`
+    throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `docsplit ${command} takes no --${stray}${why} (see docsplit --help)`)
+  }
+  if (command === 'split' && given.includes('jsonl') && given.includes('pretty')) {
+    throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', '--pretty indents the JSON response; --jsonl prints one chunk per line: give one of them (see docsplit --help)')
+  }
+}
+
 async function main (argv: string[]): Promise<number | typeof SERVING> {
   // The set is checked once the command is known: `serve` loads DOCSPLIT_PLUGINS as well.
   await loadPluginModules(pluginModules(argv))
@@ -112,6 +139,7 @@ async function main (argv: string[]): Promise<number | typeof SERVING> {
     plugin: { type: 'string', multiple: true },
   }
   const booleans = new Set<string>()
+  const schemaFlags = Object.keys(schema.properties).map(kebab)
   for (const [name, s] of Object.entries(schema.properties)) {
     const type = (s as { type?: string }).type
     // A list option (`--sheets`) may repeat, one value each; given once, it is a comma-separated list.
@@ -128,8 +156,11 @@ async function main (argv: string[]): Promise<number | typeof SERVING> {
     const unknown = /^Unknown option '([^']*)'/.exec(error instanceof Error ? error.message : '')
     if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && unknown !== null) {
       // The code the library and the service give for an unknown option name, with the flags.
-      const accepted = Object.keys(flags).map((name) => `--${name}`).join(', ')
-      throw new DocsplitError('DOCSPLIT_UNKNOWN_OPTION', `unknown option ${unknown[1]!.slice(0, 64)}; accepted: ${accepted} (see docsplit --help)`)
+      const command = argv.find((arg) => arg in commandFlags(schemaFlags))
+      const names = command === undefined ? Object.keys(flags) : [...COMMON_FLAGS, ...commandFlags(schemaFlags)[command]!]
+      const accepted = names.map((name) => `--${name}`).join(', ')
+      const settings = command === 'serve' ? '; the service takes its settings (port, limits) from the environment (see the README)' : ''
+      throw new DocsplitError('DOCSPLIT_UNKNOWN_OPTION', `unknown option ${unknown[1]!.slice(0, 64)}; accepted: ${accepted}${settings} (see docsplit --help)`)
     }
     throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `${(error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, ' ')}; see docsplit --help`)
   }
@@ -140,6 +171,7 @@ async function main (argv: string[]): Promise<number | typeof SERVING> {
   }
   const [command, ...rest] = positionals
   if (command !== undefined) step = `docsplit ${command}`
+  if (command !== undefined) checkFlagsOf(command, Object.keys(values).filter((name) => values[name] !== undefined), schemaFlags)
   if (command !== 'serve') checkDefaultSplitters()
   if (values.help === true || command === undefined || command === 'help') {
     process.stdout.write(help())

@@ -228,8 +228,24 @@ t.test('a usage error is one line', async (t) => {
   t.match(r.stderr, /^docsplit: DOCSPLIT_INVALID_REQUEST: Option '--max-tokens' argument is ambiguous\. /)
   const bogus = docsplit(['split', file('one.txt', 'x'), '--bogus'])
   t.equal(bogus.code, 2)
-  t.match(bogus.stderr, /^docsplit: DOCSPLIT_UNKNOWN_OPTION: unknown option --bogus; accepted: --help, .*--max-tokens, .*--code-parsing \(see docsplit --help\)\n$/, 'the code the library and the service give, with the flags')
+  t.match(bogus.stderr, /^docsplit: DOCSPLIT_UNKNOWN_OPTION: unknown option --bogus; accepted: --help, .*--max-tokens, .*--code-parsing, --jsonl, --pretty, --verify \(see docsplit --help\)\n$/, 'the code the library and the service give, with the command\'s flags')
+  t.match(docsplit(['serve', '--port', '9000']).stderr, /^docsplit: DOCSPLIT_UNKNOWN_OPTION: unknown option --port; accepted: --help, --version, --plugin; the service takes its settings \(port, limits\) from the environment/)
   t.match(docsplit(['split', file('one.txt', 'x'), '--max-tokens', 'abc']).stderr, /max_tokens must be an integer from 8 to 1000000 \(got "abc"\)/)
+})
+
+t.test('a flag the command does not use is refused, not ignored', async (t) => {
+  // `serve` checks its flags before it starts: it exits at once.
+  for (const [args, message] of [
+    [['serve', '--max-tokens', '256'], /docsplit serve takes no --max-tokens: split options are given with each request/],
+    [['formats', '--max-tokens', '5'], /docsplit formats takes no --max-tokens; it takes --json, --help/],
+    [['split', file('one.txt', 'x'), '--json'], /docsplit split takes no --json; it takes --jsonl, --pretty, --verify, the split options/],
+    [['split', file('one.txt', 'x'), '--jsonl', '--pretty'], /--pretty indents the JSON response; --jsonl prints one chunk per line/],
+  ] as const) {
+    const r = docsplit([...args])
+    t.equal(r.code, 2, args.join(' '))
+    t.match(r.stderr, message)
+  }
+  t.match(docsplit(['--help']).stdout, /--header \[true\|false\] \(or --no-header\)/, '--help names the negated boolean')
 })
 
 t.test('a list option repeats (one value each) or takes a comma-separated list', async (t) => {
