@@ -12,6 +12,7 @@
  * packer while their texts are counted; the counts travel in the events. Same output.
  */
 import { constants } from 'node:buffer'
+import type { TObject } from 'typebox'
 import { beginsWhenAwaited } from './awaited.js'
 import { Meter, structureEstimate } from './budget.js'
 import { chunkId } from './chunk-id.js'
@@ -21,7 +22,8 @@ import { DocsplitError, isDocsplitError, parserFailError, type ErrorCode, type P
 import { draftProblem } from './draft-check.js'
 import { eventFieldProblem } from './event-check.js'
 import { checkDefaultSplitters, isModuleNotFound } from './load.js'
-import { DEFAULT_TOKENIZER, applyPluginDefaults, inTableOrder, prepareOptionChecks, resolveOptions } from './options.js'
+import { DEFAULT_TOKENIZER, applyPluginDefaults, baseOptions, inTableOrder, prepareOptionChecks, resolveOptions } from './options.js'
+import { pluginOptionNames } from './plugin-options.js'
 import { withOverlap } from './overlap.js'
 import { isCount, isPromise, silence } from './plugin-values.js'
 import { PositionTracker, isHighSurrogate } from './positions.js'
@@ -362,6 +364,16 @@ async function nextPiece (source: AsyncIterator<InputPiece>): Promise<IteratorRe
   }
 }
 
+/**
+ * The options that apply: the engine's and those of the parser and splitter at work. Another
+ * plugin's option is accepted (a client may send one set of options for every format) but has
+ * no effect here, so the metadata, which lists the options in effect, leaves it out.
+ */
+function inEffect (options: Record<string, unknown>, schemas: Array<TObject | undefined>): Record<string, unknown> {
+  const own = new Set([...Object.keys(baseOptions), ...schemas.flatMap((schema) => pluginOptionNames(schema))])
+  return Object.fromEntries(Object.entries(options).filter(([name]) => own.has(name)))
+}
+
 /** The options argument as an object: null means the defaults, as undefined does (JavaScript callers pass either). */
 function optionsObject (raw: unknown): Record<string, unknown> {
   if (raw === undefined || raw === null) return {}
@@ -451,7 +463,7 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
     max_tokens: maxTokens,
     overlap_tokens: overlapTokens,
     engine_version: VERSION,
-    options: inTableOrder({ ...options, input_format: formatName }) as ResolvedOptions,
+    options: inTableOrder(inEffect({ ...options, input_format: formatName }, [parser.options, packerPlugin.options])) as ResolvedOptions,
   }
 
   // Document information gathered from events.

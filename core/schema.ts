@@ -58,7 +58,7 @@ export const Metadata = Type.Object({
   max_tokens: Type.Integer(),
   overlap_tokens: Type.Integer(),
   engine_version: Type.String(),
-  options: Type.Record(Type.String(), Type.Unknown(), { description: 'Every option with its effective value.' }),
+  options: Type.Record(Type.String(), Type.Unknown(), { description: 'The options in effect, with their values: the engine\'s and those of the parser and splitter at work (another format\'s option is accepted and left out).' }),
 }, { additionalProperties: true, description: 'How the document was split. Parsers may add entries (code adds `syntax_aware`).' })
 
 export const SplitResponse = Type.Object({

@@ -103,3 +103,8 @@ t.test('encoding advertises no default: a client that sends every default must n
   await t.rejects(split(latin1, { input_format: 'xml', encoding: 'utf-8' }), { code: 'DOCSPLIT_INVALID_UTF8' }, 'given: it wins')
   t.equal((await split('plain text', {})).metadata.options.encoding, 'utf-8', 'nothing declared: UTF-8')
 })
+
+t.test('metadata lists the options in effect: another format\'s option is accepted but not listed', async (t) => {
+  const r = await split('a,b\n1,2\n', { input_format: 'csv', header_row: 2, log_start: '^x', delimiter: ',' })
+  t.same(Object.keys(r.metadata.options), ['input_format', 'max_tokens', 'splitter', 'tokenizer', 'overlap_tokens', 'encoding', 'delimiter', 'header'])
+})
