@@ -16,6 +16,7 @@ const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as {
   dependencies?: Record<string, string>
   optionalDependencies?: Record<string, string>
   overrides?: Record<string, string>
+  scripts: Record<string, string>
 }
 const lock = JSON.parse(readFileSync(new URL('package-lock.json', root), 'utf8')) as {
   packages: Record<string, { version?: string, dev?: boolean, engines?: { node?: string } | string[] }>
@@ -51,4 +52,17 @@ t.test('the README\'s links to files of the repo point at files the package ship
   const links = [...readme.matchAll(/\]\(([a-z][^)#:]*)(?:#[^)]*)?\)/g)].map((m) => m[1]!)
   t.ok(links.length >= 3, `${links.length} links`)
   for (const link of links) t.ok(shipped.has(link), `${link} is in the package`)
+})
+
+t.test('prepare builds from the sources only where they are: a folder of the package as shipped installs', async (t) => {
+  const { spawnSync } = await import('node:child_process')
+  const { mkdtempSync, rmSync } = await import('node:fs')
+  const { tmpdir } = await import('node:os')
+  const { join } = await import('node:path')
+  const shipped = mkdtempSync(join(tmpdir(), 'docsplit-shipped-'))
+  t.teardown(() => { rmSync(shipped, { recursive: true, force: true }) })
+  // npm runs it with sh; `npm install` of a folder (file:) runs prepare there, with no tsconfig.json.
+  const r = spawnSync('sh', ['-c', pkg.scripts.prepare!], { cwd: shipped, encoding: 'utf8' })
+  t.equal(r.status, 0, r.stderr)
+  t.match(pkg.scripts.prepare, /npm run build/, 'and in the repository it builds')
 })
