@@ -35,6 +35,11 @@ interface Child {
   doc: boolean
   /** A case with nothing after its label (`case A:` falling through to `case B:`): attached to the next. */
   bare: boolean
+  /**
+   * Where the `else` before it starts, when it is a body that follows `else` with no clause node
+   * around them (Java's, Go's and C#'s `} else {`); else -1.
+   */
+  elseAt: number
 }
 
 interface Decl {
@@ -52,6 +57,8 @@ interface Decl {
    * case's label): the label runs up to it. -1 while unknown: the label ends with its line.
    */
   open: number
+  /** Where the label starts when no node starts there (an `else` before its body); else -1. */
+  from: number
 }
 
 interface Item {
@@ -202,9 +209,18 @@ export class SyntaxWalker {
   private namedChildren (parent: Node, self: boolean): Child[] {
     const out: Child[] = []
     const c = parent.walk()
+    let elseAt = -1
     try {
       if (c.gotoFirstChild()) {
         do {
+          // An `else` before a body, with no clause node around them: the body is the clause
+          // (Swift names the keyword, which then is no child: it heads the clause).
+          if (c.nodeType === 'else' && !this.cases.has('else')) {
+            elseAt = c.startIndex
+            continue
+          }
+          const after = elseAt
+          if (c.nodeType !== '{') elseAt = -1
           if (!c.nodeIsNamed) continue
           const start = c.startIndex
           const end = c.endIndex
@@ -233,7 +249,7 @@ export class SyntaxWalker {
             c.gotoParent()
           }
           const wanted = compound || this.bodies.has(type) || this.decls.has(type) || this.wrappers.has(type) || this.unwrap.has(type) || (big && this.holders.has(type))
-          out.push({ type, start, end, head: start, node: wanted ? c.currentNode : null, compound, doc, bare })
+          out.push({ type, start, end, head: start, node: wanted ? c.currentNode : null, compound, doc, bare, elseAt: this.bodies.has(type) ? after : -1 })
         } while (c.gotoNextSibling())
       }
     } finally {
@@ -260,6 +276,8 @@ export class SyntaxWalker {
       }
       return before.length > 0 ? [...before, ...members] : members
     }
+    // An else clause made of a body (`} else {` in Java): its statements.
+    if (this.bodies.has(d.body.type)) return this.children(d.body, false)
     // A compound statement: the statements of each body, and the clauses after the first body;
     // a switch: its cases; a case: what follows its label (see LanguageSpec.cases).
     const out: Child[] = []
@@ -275,6 +293,11 @@ export class SyntaxWalker {
         continue
       }
       const body = this.bodies.has(ch.type)
+      if (on && body && ch.elseAt >= 0) {
+        // A body after the first one that follows `else`: one member, the clause, from `else` on.
+        out.push({ ...ch, start: ch.elseAt, head: ch.elseAt, compound: !this.fits(ch.elseAt, ch.end) })
+        continue
+      }
       if (!on && (body || this.cases.has(ch.type))) {
         on = true
         d.open = ch.start
@@ -329,14 +352,18 @@ export class SyntaxWalker {
   private compound (child: Child): Decl | null {
     const outer = child.node
     if (outer === null) return null
-    if (child.compound) return { kind: 'statement', outer, inner: outer, body: outer, self: false, compound: true, open: -1 }
+    if (child.compound) {
+      // An else clause made of a body: its label is read from `else` to the body.
+      const clause = child.elseAt >= 0 && child.start === child.elseAt
+      return { kind: 'statement', outer, inner: outer, body: outer, self: false, compound: true, open: clause ? outer.startIndex : -1, from: clause ? child.elseAt : -1 }
+    }
     if (!this.holders.has(child.type) || this.fits(child.start, child.end)) return null
     let n: Node | null = outer
     for (let hops = 0; hops < 4 && n !== null; hops++) {
       const hold = this.holders.get(n.type)
       if (hold === undefined) break
       n = hold(n)
-      if (n !== null && this.isCompound(n)) return { kind: 'statement', outer, inner: n, body: n, self: false, compound: true, open: -1 }
+      if (n !== null && this.isCompound(n)) return { kind: 'statement', outer, inner: n, body: n, self: false, compound: true, open: -1, from: -1 }
     }
     return null
   }
@@ -356,7 +383,7 @@ export class SyntaxWalker {
     const k = this.decls.get(inner.type)
     if (k === undefined) return inner === outer ? this.compound(child) : null
     const kind = typeof k === 'function' ? k(inner) : k
-    if (this.selfBodies.has(inner.type)) return { kind, outer, inner, body: inner, self: true, compound: false, open: -1 }
+    if (this.selfBodies.has(inner.type)) return { kind, outer, inner, body: inner, self: true, compound: false, open: -1, from: -1 }
     let body = inner.childForFieldName('body')
     if (body !== null && !this.bodies.has(body.type)) body = null
     if (body === null) {
@@ -370,7 +397,7 @@ export class SyntaxWalker {
     }
     // A wrapper around something that is not a container (`struct s x;`) is a plain statement.
     if (body === null && outer !== inner) return null
-    return { kind, outer, inner, body, self: false, compound: false, open: body === null ? -1 : body.startIndex }
+    return { kind, outer, inner, body, self: false, compound: false, open: body === null ? -1 : body.startIndex, from: -1 }
   }
 
   /** Groups a list of children into items (see the file comment). */
@@ -436,7 +463,8 @@ export class SyntaxWalker {
         }
       }
     }
-    const from = lineStartAfter(text, d.outer.startIndex, pos)
+    if (d.from >= 0) pos = d.from
+    const from = d.from >= 0 ? d.from : lineStartAfter(text, d.outer.startIndex, pos)
     // The body's start (else the line's end), looked for only as far as a label is read (see
     // LABEL_SCAN below).
     const reach = Math.min(d.outer.endIndex, Math.max(pos, from + LABEL_SCAN + 1))

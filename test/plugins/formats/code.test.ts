@@ -782,6 +782,28 @@ t.test('`} else {` and `} catch (e) {` go whole with the clause: no cut after `}
   }
 })
 
+t.test('a body after `else` with no clause node (Java, Go, C#) is the else clause: `} else {` never ends a chunk', async (t) => {
+  const body = (ind: string, semi: string): string => Array.from({ length: 10 }, (_, j) => `${ind}x += input[${j}] * ${j + 1}${semi}\n`).join('')
+  const docs: Array<[string, string]> = [
+    ['java', `class M {\n  int f(int x, int[] input) {\n    if (x > 1) {\n${body('      ', ';')}    } else {\n${body('      ', ';')}    }\n    return x;\n  }\n}\n`],
+    ['go', `package main\n\nfunc f(x int, input []int) int {\n\tif x > 1 {\n${body('\t\t', '')}\t} else {\n${body('\t\t', '')}\t}\n\treturn x\n}\n`],
+    ['csharp', `class M {\n  int F(int x, int[] input) {\n    if (x > 1) {\n${body('      ', ';')}    } else {\n${body('      ', ';')}    }\n    return x;\n  }\n}\n`],
+    ['csharp', `class M {\n  int F(int x, int[] input) {\n    if (x > 1)\n    {\n${body('      ', ';')}    }\n    else\n    {\n${body('      ', ';')}    }\n    return x;\n  }\n}\n`],
+  ]
+  for (const [lang, src] of docs) {
+    const ends: string[] = []
+    let clause = false
+    for (let max = 120; max <= 420; max += 15) {
+      const r = await split(src, { input_format: lang, max_tokens: max, tokenizer: CHARS, code_parsing: 'syntax' })
+      t.same(invariantProblems(r, src, { tokenizer: charCount }), [], `${lang} @${max}: invariants`)
+      for (const c of r.chunks.slice(0, -1)) if (/\belse\s*\{?\s*$/.test(c.text.trimEnd().split('\n').at(-1)!)) ends.push(`@${max}: ${JSON.stringify(c.text.slice(-40))}`)
+      clause ||= r.chunks.some((c) => c.path.at(-1) === 'else' && /^\s*(?:\} )?else\b/.test(c.text))
+    }
+    t.same(ends, [], `${lang}: no chunk ends with the else line`)
+    t.ok(clause, `${lang}: a chunk starts with the else line, under the path "else"`)
+  }
+})
+
 t.test('an `else if` too big to fit is opened like the `if` it holds', async (t) => {
   const body = (ind: string): string => Array.from({ length: 12 }, (_, j) => `${ind}x += input[${j}] * ${j + 1};\n`).join('')
   const chain = (open: (c: string) => string, ind: string): string => `${open('x > 2')}\n${body(ind)}  } else ${open('x > 1')}\n${body(ind)}  } else {\n${body(ind)}  }\n`
