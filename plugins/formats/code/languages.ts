@@ -317,7 +317,8 @@ export const LANGUAGES: LanguageSpec[] = [
       companion_object: 'object',
       function_declaration: 'function',
     },
-    bodies: ['class_body', 'enum_class_body', 'function_body'],
+    // `block`: the body of a function, and of an `if`, a loop, `try`, `catch`, `finally`.
+    bodies: ['class_body', 'enum_class_body', 'function_body', 'block'],
     unwrap: ['block', 'statements'],
     cases: { when_entry: ['->'] },
     holders: holding('property_declaration', 'assignment', 'jump_expression'),
@@ -399,7 +400,8 @@ export const LANGUAGES: LanguageSpec[] = [
       init_declaration: 'method',
       deinit_declaration: 'method',
     },
-    bodies: ['class_body', 'protocol_body', 'enum_class_body', 'function_body'],
+    // `statements`: a function's body, and what is between the braces of an `if`, a loop, `do`, `catch`.
+    bodies: ['class_body', 'protocol_body', 'enum_class_body', 'function_body', 'statements'],
     unwrap: ['statements'],
     cases: { switch_entry: [':'] },
     ...C_LIKE,

@@ -36,8 +36,9 @@ interface Child {
   /** A case with nothing after its label (`case A:` falling through to `case B:`): attached to the next. */
   bare: boolean
   /**
-   * Where the `else` before it starts, when it is a body that follows `else` with no clause node
-   * around them (Java's, Go's and C#'s `} else {`); else -1.
+   * Where the `else` right before it starts, when no clause node holds them both: a body after
+   * `else` is the else clause (Java's, Go's and C#'s `} else {`), an `if` after it an else-if
+   * (Kotlin's, Java's `} else if`). Else -1.
    */
   elseAt: number
 }
@@ -210,6 +211,7 @@ export class SyntaxWalker {
     const out: Child[] = []
     const c = parent.walk()
     let elseAt = -1
+    let sawBody = false
     try {
       if (c.gotoFirstChild()) {
         do {
@@ -226,7 +228,10 @@ export class SyntaxWalker {
           const end = c.endIndex
           if (start === end) continue
           if (self && SKIP_FIELDS.has(c.currentFieldName ?? '')) continue
+          // A do-while's condition after its body goes with the body's closing line (`} while (x)`).
+          if (sawBody && c.currentFieldName === 'condition') continue
           const type = c.nodeType
+          sawBody ||= this.bodies.has(type)
           const big = !this.fits(start, end)
           let compound = big && this.cases.has(type)
           let doc = false
@@ -249,7 +254,7 @@ export class SyntaxWalker {
             c.gotoParent()
           }
           const wanted = compound || this.bodies.has(type) || this.decls.has(type) || this.wrappers.has(type) || this.unwrap.has(type) || (big && this.holders.has(type))
-          out.push({ type, start, end, head: start, node: wanted ? c.currentNode : null, compound, doc, bare, elseAt: this.bodies.has(type) ? after : -1 })
+          out.push({ type, start, end, head: start, node: wanted ? c.currentNode : null, compound, doc, bare, elseAt: after })
         } while (c.gotoNextSibling())
       }
     } finally {
@@ -281,7 +286,8 @@ export class SyntaxWalker {
     // A compound statement: the statements of each body, and the clauses after the first body;
     // a switch: its cases; a case: what follows its label (see LanguageSpec.cases).
     const out: Child[] = []
-    const list = this.children(d.body, false)
+    // Its own children, never looked through: a do-while's only one is its body.
+    const list = this.namedChildren(d.body, false)
     const labelEnd = this.caseLabelEnd(d.body)
     d.open = labelEnd
     let on = false
@@ -353,9 +359,9 @@ export class SyntaxWalker {
     const outer = child.node
     if (outer === null) return null
     if (child.compound) {
-      // An else clause made of a body: its label is read from `else` to the body.
-      const clause = child.elseAt >= 0 && child.start === child.elseAt
-      return { kind: 'statement', outer, inner: outer, body: outer, self: false, compound: true, open: clause ? outer.startIndex : -1, from: clause ? child.elseAt : -1 }
+      // After `else`, the label is read from `else`: an else clause made of a body ends it there.
+      const clause = child.elseAt >= 0 && this.bodies.has(child.type)
+      return { kind: 'statement', outer, inner: outer, body: outer, self: false, compound: true, open: clause ? outer.startIndex : -1, from: child.elseAt }
     }
     if (!this.holders.has(child.type) || this.fits(child.start, child.end)) return null
     let n: Node | null = outer

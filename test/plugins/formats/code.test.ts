@@ -716,6 +716,34 @@ t.test('rust: an if or a loop in an expression statement is a compound statement
   for (const l of ['if x > 0', 'else', 'for i in 0..x']) t.ok(labelsSeen.has(l), `${l}: ${JSON.stringify([...labelsSeen])}`)
 })
 
+t.test('kotlin and swift: `if`, `else if`, `else`, loops and `do` too big to fit are containers, cut between statements', async (t) => {
+  // Statements over two lines, so a cut at a line inside one shows.
+  const stmts = (n: number): string => Array.from({ length: n }, (_, j) => `        x += compute(${j},\n            ${j} * 2)\n`).join('')
+  const docs: Array<[string, string, string[]]> = [
+    ['kotlin', `fun f(x: Int): Int {\n    var x = x\n    if (x > 1) {\n${stmts(6)}    } else if (x > 0) {\n${stmts(6)}    } else {\n${stmts(6)}    }\n    for (i in 0..x) {\n${stmts(6)}    }\n    while (x > 0) {\n${stmts(6)}    }\n    do {\n${stmts(6)}    } while (x < 3)\n    try {\n${stmts(6)}    } catch (e: Exception) {\n${stmts(6)}    }\n    return x\n}\n`,
+      ['if (x > 1)', 'else if (x > 0)', 'else', 'for (i in 0..x)', 'while (x > 0)', 'do', 'try', 'catch (e: Exception)']],
+    ['swift', `func f(x: Int) -> Int {\n    var x = x\n    if x > 1 {\n${stmts(6)}    } else if x > 0 {\n${stmts(6)}    } else {\n${stmts(6)}    }\n    for i in 0..<x {\n${stmts(6)}    }\n    while x > 0 {\n${stmts(6)}    }\n    repeat {\n${stmts(6)}    } while x < 3\n    do {\n${stmts(6)}    } catch {\n${stmts(6)}    }\n    return x\n}\n`,
+      ['if x > 1', 'else if x > 0', 'else', 'for i in 0..<x', 'while x > 0', 'repeat', 'do', 'catch']],
+  ]
+  for (const [lang, src, want] of docs) {
+    const g = (await loadGrammar(languageByFormat(lang)!.grammar))!
+    const p = g.newParser()
+    const tree = p.parse(src)!
+    t.notOk(tree.rootNode.hasError, `${lang}: the sample parses`)
+    tree.delete()
+    p.delete()
+    const statements = [...src.matchAll(/ {8}x \+= compute\([^)]*\)\n/g)].map((m) => [m.index, m.index + m[0].length] as const)
+    const r = await split(src, { input_format: lang, max_tokens: 200, tokenizer: CHARS, code_parsing: 'syntax' })
+    t.same(invariantProblems(r, src, { tokenizer: charCount }), [], `${lang}: invariants`)
+    const inside = boundaries(r).filter((c) => statements.some(([a, b]) => c > a && c < b))
+    t.same(inside.map((c) => JSON.stringify(src.slice(c - 20, c + 20))), [], `${lang}: no cut inside a statement`)
+    const got = labels(await collectEvents(code, src, { input_format: lang, max_tokens: 200 }))
+    for (const l of want) t.ok(got.includes(l), `${lang}: container ${JSON.stringify(l)} in ${JSON.stringify(got)}`)
+    const elseEnds = r.chunks.slice(0, -1).filter((c) => /\belse\s*\{?\s*$/.test(c.text.trimEnd().split('\n').at(-1)!))
+    t.same(elseEnds.map((c) => c.text.slice(-30)), [], `${lang}: no chunk ends with an else line`)
+  }
+})
+
 t.test('a case label with nothing after it stays with the next case (fall-through)', async (t) => {
   for (const lang of ['typescript', 'javascript', 'c', 'cpp', 'java', 'csharp', 'php']) {
     const { src, cases } = switchDoc(lang, [8, 0, 8, 0, 8, 0, 8])
@@ -813,6 +841,12 @@ t.test('an `else if` too big to fit is opened like the `if` it holds', async (t)
     ['c', `int f(int x, int *input) {\n  ${chain((c) => `if (${c}) {`, '    ')}  return x;\n}\n`, 'else if (x > 1)'],
     ['cpp', `int f(int x, int *input) {\n  ${chain((c) => `if (${c}) {`, '    ')}  return x;\n}\n`, 'else if (x > 1)'],
     ['rust', `fn f(mut x: i32, input: &[i32]) -> i32 {\n  ${chain((c) => `if ${c} {`, '    ')}  x\n}\n`, 'else if x > 1'],
+    // No else clause node: `else` then the `if`.
+    ['java', `class M {\n int f(int x, int[] input) {\n  ${chain((c) => `if (${c}) {`, '    ')}  return x;\n }\n}\n`, 'else if (x > 1)'],
+    ['csharp', `class M {\n int F(int x, int[] input) {\n  ${chain((c) => `if (${c}) {`, '    ')}  return x;\n }\n}\n`, 'else if (x > 1)'],
+    ['go', `package main\n\nfunc f(x int, input []int) int {\n  ${chain((c) => `if ${c} {`, '    ')}  return x\n}\n`, 'else if x > 1'],
+    ['kotlin', `fun f(x: Int, input: IntArray): Int {\n  ${chain((c) => `if (${c}) {`, '    ')}  return x\n}\n`, 'else if (x > 1)'],
+    ['swift', `func f(x: Int, input: [Int]) -> Int {\n  ${chain((c) => `if ${c} {`, '    ')}  return x\n}\n`, 'else if x > 1'],
   ]
   for (const [lang, src, label] of docs) {
     const r = await split(src, { input_format: lang, max_tokens: 200, tokenizer: CHARS, code_parsing: 'syntax' })
