@@ -39,6 +39,12 @@ export interface LanguageSpec {
    */
   cases?: Record<string, string[]>
   /**
+   * Compound statements with no body node, whose statements follow a keyword (Bash's
+   * `if ...; then`, `elif ...; then`, `else`): each with the tokens that end its header. Walked as
+   * cases are: too big to fit, one is a container of what follows its header.
+   */
+  clauses?: Record<string, string[]>
+  /**
    * Statements that hold a compound expression (`let y = match x {...};`, `return switch ...`):
    * each gives the node it holds (looked through up to 4 times). When such a statement is too big
    * to fit and holds a switch, match, `if` or loop, that is opened as if it were the statement.
@@ -214,8 +220,10 @@ export const LANGUAGES: LanguageSpec[] = [
     grammar: 'bash',
     extensions: ['.sh', '.bash'],
     declarations: { function_definition: 'function' },
-    bodies: ['compound_statement'],
+    // `do_group`: the `do ... done` of `for`, `while`, `until`, `select`.
+    bodies: ['compound_statement', 'do_group'],
     cases: { case_item: [')'] },
+    clauses: { if_statement: ['then'], elif_clause: ['then'], else_clause: ['else'] },
     lineComments: ['#'],
     blockComments: false,
   },

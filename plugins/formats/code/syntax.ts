@@ -183,7 +183,7 @@ export class SyntaxWalker {
     this.bodies = new Set(spec.bodies)
     this.unwrap = new Set(spec.unwrap ?? [])
     this.selfBodies = new Set(spec.selfBodies ?? [])
-    this.cases = new Map(Object.entries(spec.cases ?? {}).map(([k, v]) => [k, new Set(v)]))
+    this.cases = new Map(Object.entries({ ...spec.cases, ...spec.clauses }).map(([k, v]) => [k, new Set(v)]))
     this.holders = new Map(Object.entries(spec.holders ?? {}))
     this.docstrings = spec.docstrings === true
   }
@@ -484,7 +484,9 @@ export class SyntaxWalker {
     const sig = this.signature(d, from, long ? from + LABEL_SCAN : to)
     long &&= !sig.stopped
     let label = sig.text.trim()
-    if (!long) label = label.replace(/[\s{:=,]+$/, '')
+    if (!long) label = label.replace(/[\s{:=,;]+$/, '')
+    // A statement's header reads without the keyword that opens its body (`if [ -f x ]; then`).
+    if (!long && d.compound) label = label.replace(/(\S)[\s;]*\b(?:then|do)$/, '$1')
     // A signature over several lines reads as one: `def f(\n    a,\n    b,\n):` is `def f(a, b)`.
     label = label.replace(/,?\s*\n\s*(?=[)\]}])/g, '').replace(/([([{])\s*\n\s*/g, '$1').replace(/\s+/g, ' ')
     if (long || label.length > LABEL_MAX) {

@@ -716,14 +716,17 @@ t.test('rust: an if or a loop in an expression statement is a compound statement
   for (const l of ['if x > 0', 'else', 'for i in 0..x']) t.ok(labelsSeen.has(l), `${l}: ${JSON.stringify([...labelsSeen])}`)
 })
 
-t.test('kotlin and swift: `if`, `else if`, `else`, loops and `do` too big to fit are containers, cut between statements', async (t) => {
+t.test('kotlin, swift and bash: `if`, `else if`, `else`, loops and `do` too big to fit are containers, cut between statements', async (t) => {
   // Statements over two lines, so a cut at a line inside one shows.
   const stmts = (n: number): string => Array.from({ length: n }, (_, j) => `        x += compute(${j},\n            ${j} * 2)\n`).join('')
+  const sh = (n: number): string => Array.from({ length: n }, (_, j) => `    compute "$x" ${j} \\\n      "$((x * 2))"\n`).join('')
   const docs: Array<[string, string, string[]]> = [
     ['kotlin', `fun f(x: Int): Int {\n    var x = x\n    if (x > 1) {\n${stmts(6)}    } else if (x > 0) {\n${stmts(6)}    } else {\n${stmts(6)}    }\n    for (i in 0..x) {\n${stmts(6)}    }\n    while (x > 0) {\n${stmts(6)}    }\n    do {\n${stmts(6)}    } while (x < 3)\n    try {\n${stmts(6)}    } catch (e: Exception) {\n${stmts(6)}    }\n    return x\n}\n`,
       ['if (x > 1)', 'else if (x > 0)', 'else', 'for (i in 0..x)', 'while (x > 0)', 'do', 'try', 'catch (e: Exception)']],
     ['swift', `func f(x: Int) -> Int {\n    var x = x\n    if x > 1 {\n${stmts(6)}    } else if x > 0 {\n${stmts(6)}    } else {\n${stmts(6)}    }\n    for i in 0..<x {\n${stmts(6)}    }\n    while x > 0 {\n${stmts(6)}    }\n    repeat {\n${stmts(6)}    } while x < 3\n    do {\n${stmts(6)}    } catch {\n${stmts(6)}    }\n    return x\n}\n`,
       ['if x > 1', 'else if x > 0', 'else', 'for i in 0..<x', 'while x > 0', 'repeat', 'do', 'catch']],
+    ['bash', `f() {\n  if [ "$1" = a ]; then\n${sh(6)}  elif [ "$1" = b ]; then\n${sh(6)}  else\n${sh(6)}  fi\n  for i in 1 2 3; do\n${sh(6)}  done\n  while [ "$x" -lt 9 ]\n  do\n${sh(6)}  done\n  until [ "$x" -gt 9 ]; do\n${sh(6)}  done\n}\n`,
+      ['if [ "$1" = a ]', 'elif [ "$1" = b ]', 'else', 'for i in 1 2 3', 'while [ "$x" -lt 9 ]', 'until [ "$x" -gt 9 ]']],
   ]
   for (const [lang, src, want] of docs) {
     const g = (await loadGrammar(languageByFormat(lang)!.grammar))!
@@ -732,15 +735,16 @@ t.test('kotlin and swift: `if`, `else if`, `else`, loops and `do` too big to fit
     t.notOk(tree.rootNode.hasError, `${lang}: the sample parses`)
     tree.delete()
     p.delete()
-    const statements = [...src.matchAll(/ {8}x \+= compute\([^)]*\)\n/g)].map((m) => [m.index, m.index + m[0].length] as const)
+    const statements = [...src.matchAll(/ {8}x \+= compute\([^)]*\)\n| {4}compute "\$x" \d+ \\\n.*\n/g)].map((m) => [m.index, m.index + m[0].length] as const)
+    t.equal(statements.length, want.length * 6, `${lang}: statements found (6 under each container)`)
     const r = await split(src, { input_format: lang, max_tokens: 200, tokenizer: CHARS, code_parsing: 'syntax' })
     t.same(invariantProblems(r, src, { tokenizer: charCount }), [], `${lang}: invariants`)
     const inside = boundaries(r).filter((c) => statements.some(([a, b]) => c > a && c < b))
     t.same(inside.map((c) => JSON.stringify(src.slice(c - 20, c + 20))), [], `${lang}: no cut inside a statement`)
     const got = labels(await collectEvents(code, src, { input_format: lang, max_tokens: 200 }))
     for (const l of want) t.ok(got.includes(l), `${lang}: container ${JSON.stringify(l)} in ${JSON.stringify(got)}`)
-    const elseEnds = r.chunks.slice(0, -1).filter((c) => /\belse\s*\{?\s*$/.test(c.text.trimEnd().split('\n').at(-1)!))
-    t.same(elseEnds.map((c) => c.text.slice(-30)), [], `${lang}: no chunk ends with an else line`)
+    const headEnds = r.chunks.slice(0, -1).filter((c) => /\b(?:else|then|do)\s*\{?\s*$/.test(c.text.trimEnd().split('\n').at(-1)!))
+    t.same(headEnds.map((c) => c.text.slice(-30)), [], `${lang}: no chunk ends with an else, then or do line`)
   }
 })
 
