@@ -31,8 +31,9 @@ export interface LanguageSpec {
   /** Declaration types that are their own body (Zig `struct`, C `#ifdef`): members are their named children. */
   selfBodies?: string[]
   /**
-   * The cases of a switch or match, each with the tokens (or node types) that end its label: `case 1:`
-   * ends at `:`, `Some(v) =>` at `=>`, Zig's `.a => |v|` at its payload; the last one found counts.
+   * The cases of a switch or match, each with the tokens that end its label (`case 1:` ends at
+   * `:`, `Some(v) =>` at `=>`; the last one found counts), and the node types that may stand
+   * between the label and what the case holds (Zig's payload: `.a => |v|` is labelled `.a =>`).
    * A node with a case among its children is a switch: its members are its cases. A case too big
    * to fit is a container of what follows its label (a block there is looked into). A case
    * with none of its tokens has its members after its first body, like any compound statement.

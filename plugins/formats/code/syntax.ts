@@ -288,12 +288,12 @@ export class SyntaxWalker {
     const out: Child[] = []
     // Its own children, never looked through: a do-while's only one is its body.
     const list = this.namedChildren(d.body, false)
-    const labelEnd = this.caseLabelEnd(d.body)
+    const [labelEnd, membersFrom] = this.caseLabelEnd(d.body)
     d.open = labelEnd
     let on = false
     for (const ch of list) {
       if (labelEnd >= 0) {
-        if (ch.start < labelEnd) continue
+        if (ch.start < membersFrom) continue
         if (ch.node !== null && (this.bodies.has(ch.type) || this.unwrap.has(ch.type))) for (const m of this.children(ch.node, false)) out.push(m)
         else out.push(ch)
         continue
@@ -317,22 +317,29 @@ export class SyntaxWalker {
     return out
   }
 
-  /** Where the label of a case ends (after its last `:`, `=>`, ...), or -1: not a case, or none found. */
-  private caseLabelEnd (n: Node): number {
+  /**
+   * Where the label of a case ends (after its last `:`, `=>`, ...) and where what it holds starts
+   * (after a node listed with its tokens, such as Zig's payload `|v|`, which is no part of the
+   * label); -1 for both: not a case, or none found.
+   */
+  private caseLabelEnd (n: Node): [label: number, members: number] {
     const ends = this.cases.get(n.type)
-    if (ends === undefined || ends.size === 0) return -1
-    let at = -1
+    if (ends === undefined || ends.size === 0) return [-1, -1]
+    let label = -1
+    let members = -1
     const c = n.walk()
     try {
       if (c.gotoFirstChild()) {
         do {
-          if (ends.has(c.nodeType)) at = c.endIndex
+          if (!ends.has(c.nodeType)) continue
+          members = c.endIndex
+          if (!c.nodeIsNamed) label = members
         } while (c.gotoNextSibling())
       }
     } finally {
       c.delete()
     }
-    return at
+    return label < 0 ? [members, members] : [label, members]
   }
 
   /** Whether `n` is a compound statement: a body or a case among its children, or a case itself. */

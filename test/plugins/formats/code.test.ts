@@ -650,6 +650,23 @@ t.test('a case over budget is a container of its statements, labelled with its l
   }
 })
 
+t.test('zig: a switch arm is labelled with its pattern, without its payload capture', async (t) => {
+  const body = (n: number): string => Array.from({ length: n }, (_, j) => `            x += input[${j}] * v;\n`).join('')
+  const src = `fn step(s: Op, input: []const u32) u32 {\n    var x: u32 = 0;\n    switch (s) {\n        .add => |v| {\n${body(8)}        },\n        .mul, .shl => |*v, i| {\n${body(8)}            x += i;\n        },\n        else => {},\n    }\n    return x;\n}\n`
+  const events = await collectEvents(code, src, { input_format: 'zig', max_tokens: 120 })
+  assertTiles(events, src)
+  assertContainers(events)
+  const got = labels(events)
+  t.ok(got.includes('.add =>') && got.includes('.mul, .shl =>'), JSON.stringify(got))
+  t.same(got.filter((l) => l.includes('|')), [], 'no capture in a label')
+  // What the arm holds starts after the capture: the capture line is the arm's signature.
+  const add = events.findIndex((e) => e.type === 'enter' && e.label === '.add =>')
+  t.match(events[add + 1], { type: 'block', attachNext: true, text: '        .add => |v| {\n' })
+  const r = await split(src, { input_format: 'zig', max_tokens: 120, tokenizer: CHARS, code_parsing: 'syntax' })
+  t.same(invariantProblems(r, src, { tokenizer: charCount }), [], 'invariants')
+  t.same(r.chunks.flatMap((c) => c.path).filter((l) => l.includes('|')), [], 'no capture in a path')
+})
+
 t.test('a switch held by a declaration, a return or an assignment is opened too', async (t) => {
   const held: Array<[string, string, string]> = [
     ['rust', 'fn step(s: u32, input: &[u32]) -> u32 {\n    let mut x = 0;\n    let y = match s {\n', '        _ => 0,\n    };\n    y\n}\n'],
