@@ -100,10 +100,11 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
 
   /**
    * What containerOver has read of the container after a gap while it waits for more of it:
-   * the container's first unit, the next unit to read, the sum of the estimates read, and the
-   * sum at which to count its text again. Cleared when the queue changes (emit, cut).
+   * the container's first unit and the strength of the gap that ends it, the next unit to read,
+   * the sum of the estimates read, and the sum at which to count its text again. Cleared when the
+   * queue changes (emit, cut).
    */
-  let scan: { unit: Unit, next: number, est: number, countAt: number } | undefined
+  let scan: { unit: Unit, s: number, next: number, est: number, countAt: number } | undefined
   /**
    * The gap whose container emitBest waits to know, with the queue's first unit then: until the
    * front changes, the choice of gap does not (units come after the extent), so the next units
@@ -407,21 +408,26 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     return undefined
   }
 
-  /** Whether a gap after units j+1..k has strength `s`. */
-  const gapAt = (j: number, k: number, s: number): boolean => {
-    for (let g = j + 1; g <= k && g < queue.length; g++) if (queue[g - 1]!.after === s) return true
-    return false
+  /** The strongest gap after units j+1..k weaker than `than`, or 0 when there is none. */
+  const strongestInside = (j: number, k: number, than: number): number => {
+    let strongest = 0
+    for (let g = j + 1; g <= k && g < queue.length; g++) {
+      const after = queue[g - 1]!.after
+      if (after < than && after > strongest) strongest = after
+    }
+    return strongest
   }
 
   /**
-   * Whether the container that opens after unit j-1 (its gap of strength `s`) is over the
-   * budget: it cannot be one chunk, whatever chunk it starts. 'wait' while it is still open
+   * Whether the container that starts at unit j and ends at the first gap of strength `s` or
+   * more (one that opens after unit j-1, or its first child) is over the budget: it cannot be
+   * one chunk, whatever chunk it starts. 'wait' while it is still open
    * and what has arrived of it may fit. Reads each unit once, and counts the container's text
    * only when its estimate says it may be over: a few times per container.
    */
   const containerOver = (j: number, final: boolean, s: number): boolean | 'wait' => {
     let read = scan
-    if (read === undefined || read.unit !== queue[j]) read = scan = { unit: queue[j]!, next: j, est: 0, countAt: 0 }
+    if (read === undefined || read.unit !== queue[j] || read.s !== s) read = scan = { unit: queue[j]!, s, next: j, est: 0, countAt: 0 }
     let closed = final
     for (;;) {
       // The gap after the last unit read is known once a unit follows it.
@@ -449,11 +455,13 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
   /**
    * Emits the best chunk among the gaps after units 1..k; false when even unit 0 is over budget.
    * A chunk under SMALL_SHARE of the budget that would end where containers open (a lead-in,
-   * then a list, section or statement too big for one chunk) is not worth its gap: that gap
-   * counts as one between the container's children, so the lead-in goes with the container's
-   * first children when they fit with it (cutting inside a child that would fit a chunk of its
-   * own is not worth it either: then the lead-in stays alone). 'wait': whether the container
-   * fits one chunk is not known yet.
+   * then a list, section or statement too big for one chunk) is not worth its gap, nor are the
+   * gaps between the siblings it holds (the chunk would be smaller still): they count as the
+   * strongest gap inside the extent after the lead-in, so the lead-in goes with the container's
+   * first children, or, when the first child does not fit the extent and is too big for one
+   * chunk itself (a function whose body is one big loop), with that child's first children, and
+   * so on down. Cutting inside a child that would fit a chunk of its own is not worth it: then
+   * the lead-in stays alone. 'wait': whether that child fits one chunk is not known yet.
    */
   const emitBest = (k: number, final: boolean): boolean | 'wait' => {
     const demoted = new Map<number, number>()
@@ -462,18 +470,21 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
       if (choice === undefined) return false
       const [j, n, text, s] = choice
       if (s !== END && s > ATTACHED && n < budget * SMALL_SHARE && queue[j - 1]!.enters && !demoted.has(j)) {
-        // Gaps between the outermost container's children are one weaker than the gap before it.
-        const inner = s - 1
-        if (inner > ATTACHED && gapAt(j, k, inner)) {
-          const over = containerOver(j, final, s)
+        // The extent after the lead-in lies inside the innermost structure whose children the
+        // strongest gap there separates (gaps between a container's children are one weaker than
+        // the gap before it): that structure is the one cut, if any.
+        const inner = strongestInside(j, k, s)
+        if (inner > ATTACHED) {
+          const over = containerOver(j, final, inner + 1)
           if (over === 'wait') {
-            waiting = { front: queue[0]!, j, s }
+            waiting = { front: queue[0]!, j, s: inner + 1 }
             return 'wait'
           }
           if (over) {
-            // And the gaps of its strength before it: ending there would leave the lead-in
+            // And the gaps before it up to a stronger one: ending there would leave the lead-in
             // shorter still, not put it with the container's children.
-            for (let g = 1; g <= j; g++) if (queue[g - 1]!.after === s) demoted.set(g, inner)
+            const strength = (g: number): number => demoted.get(g) ?? queue[g - 1]!.after
+            for (let g = j; g >= 1 && (g === j || strength(g) <= s); g--) if (strength(g) > inner) demoted.set(g, inner)
             continue
           }
         }

@@ -765,6 +765,22 @@ t.test('kotlin, swift and bash: `if`, `else if`, `else`, loops and `do` too big 
   }
 })
 
+t.test('a file preamble (`package main`, `<?php`) goes with the function after it when the function\'s body is one statement too big to fit', async (t) => {
+  const loop = (n: number): string => Array.from({ length: n }, (_, j) => `\t\tx += input[${j}] * ${j + 1}\n`).join('')
+  const docs: Array<[string, string]> = [
+    ['go', switchDoc('go', [8, 8, 8, 8]).src],
+    ['php', switchDoc('php', [8, 8, 8, 8]).src],
+    ['go', `package main\n\nfunc f(x int, input []int) int {\n\tfor i := 0; i < 3; i++ {\n${loop(30)}\t}\n\treturn x\n}\n`],
+  ]
+  for (const [lang, src] of docs) {
+    for (const max of [150, 250, 400]) {
+      const r = await split(src, { input_format: lang, max_tokens: max, tokenizer: CHARS, code_parsing: 'syntax' })
+      t.same(invariantProblems(r, src, { tokenizer: charCount }), [], `${lang} @${max}: invariants`)
+      t.match(r.chunks[0]!.text, /^(?:package main\n\n|<\?php\n)(?:func|function) /, `${lang} @${max}: the preamble starts the function's first chunk: ${JSON.stringify(r.chunks[0]!.text.slice(0, 40))}`)
+    }
+  }
+})
+
 t.test('a case label with nothing after it stays with the next case (fall-through)', async (t) => {
   for (const lang of ['typescript', 'javascript', 'c', 'cpp', 'java', 'csharp', 'php']) {
     const { src, cases } = switchDoc(lang, [8, 0, 8, 0, 8, 0, 8])

@@ -248,6 +248,25 @@ t.test('a short lead-in goes with the first children of a container too big for 
   for (const [doc, res] of [[big, r], [small, s], [firstWhole, w], [twoLeadIns, l], [sections, c]] as const) t.same(invariantProblems(res, doc, { tokenizer: tokenizers[0]![1]! }), [])
 })
 
+t.test('a short lead-in goes with the first part of a first child too big for one chunk, and lead-ins before it go too', async (t) => {
+  const para = (n: number): string => 'Some words of a paragraph in an item. '.repeat(n).trim()
+  const items = (n: number): string => Array.from({ length: n }, (_, i) => `- item ${i}: ${'word '.repeat(20).trim()}\n`).join('')
+  // The list's first item is over the budget itself: it is cut between its paragraphs anyway,
+  // so the intro goes with its first ones instead of standing alone.
+  const intro = '# Title\n\nAn intro of a few words.\n\n'
+  const firstItem = `- ${para(6)}\n\n  ${para(6)}\n\n  ${para(6)}\n\n  ${para(6)}\n`
+  const bigFirst = intro + firstItem + items(6)
+  const b = await split(bigFirst, { input_format: 'markdown', max_tokens: 128 })
+  t.match(b.chunks[0]!.text, /^# Title\n\nAn intro of a few words\.\n\n- Some words/, 'the intro starts the first item\'s first chunk')
+  t.ok(b.chunks[0]!.token_count > 64, `and the chunk is more than half full (${b.chunks[0]!.token_count})`)
+  t.ok(b.chunks.every((c) => c.token_count > 32), `no chunk of a few tokens: ${b.chunks.map((c) => c.token_count).join(' ')}`)
+  // Two short paragraphs before the list: the first does not stand alone either.
+  const two = '# Title\n\nAn intro of a few words.\n\nAnd a second one.\n\n' + items(12)
+  const w = await split(two, { input_format: 'markdown', max_tokens: 128 })
+  t.match(w.chunks[0]!.text, /^# Title\n\nAn intro of a few words\.\n\nAnd a second one\.\n\n- item 0:/, 'both paragraphs start the list\'s first chunk')
+  for (const [doc, res] of [[bigFirst, b], [two, w]] as const) t.same(invariantProblems(res, doc, { tokenizer: tokenizers[0]![1]! }), [])
+})
+
 t.test('waiting to know whether a big container fits one chunk reads it a few times, not once per unit', async (t) => {
   // A short lead-in, then a list of many small items, far over a large budget: the lead-in
   // waits for the list to prove itself over the budget, item by item.
