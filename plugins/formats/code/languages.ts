@@ -57,6 +57,8 @@ export interface LanguageSpec {
   blockComments: boolean
   /** Whether the first string statement of a body is a docstring (Python). */
   docstrings?: boolean
+  /** Node types that end the statement before them though the tree makes them its sibling (Ruby's heredoc bodies). */
+  trailers?: string[]
 }
 
 /** Nodes that belong to the declaration after them, in every language (besides comments). */
@@ -373,6 +375,7 @@ export const LANGUAGES: LanguageSpec[] = [
     bodies: ['body_statement', 'then'],
     cases: { when: [], in_clause: [], else: ['else'] },
     holders: holding('assignment'),
+    trailers: ['heredoc_body'],
     lineComments: ['#'],
     blockComments: false,
   },

@@ -171,6 +171,7 @@ export class SyntaxWalker {
   private readonly cases: Map<string, Set<string>>
   private readonly holders: Map<string, (n: Node) => Node | null>
   private readonly docstrings: boolean
+  private readonly trailers: Set<string>
 
   /**
    * `fitsBytes`: a container whose UTF-8 size is at most this always fits the budget (a token
@@ -186,6 +187,7 @@ export class SyntaxWalker {
     this.cases = new Map(Object.entries({ ...spec.cases, ...spec.clauses }).map(([k, v]) => [k, new Set(v)]))
     this.holders = new Map(Object.entries(spec.holders ?? {}))
     this.docstrings = spec.docstrings === true
+    this.trailers = new Set(spec.trailers ?? [])
   }
 
   /** Whether text[start, end) certainly fits the budget (see the constructor). */
@@ -428,6 +430,10 @@ export class SyntaxWalker {
       const comment = isComment(ch.type)
       if (comment && pending.length === 0 && items.length > 0 && !hasNewline(text, prevEnd, ch.start)) {
         prevEnd = ch.end // a comment at the end of the previous item's line belongs to it
+        continue
+      }
+      if (this.trailers.has(ch.type) && pending.length === 0 && items.length > 0) {
+        prevEnd = ch.end // `x = <<EOF` goes on to its heredoc's end
         continue
       }
       if (comment || DECORATIONS.has(ch.type)) {

@@ -792,6 +792,19 @@ t.test('a case label with nothing after it stays with the next case (fall-throug
   }
 })
 
+t.test('ruby: a heredoc body goes with the statement that opens it', async (t) => {
+  const heredoc = (i: number): string => `  html << <<EOF\n${Array.from({ length: 4 }, (_, j) => `  <p>${i}.${j}</p>\n`).join('')}EOF\n`
+  const src = `def page(html)\n${Array.from({ length: 6 }, (_, i) => `  x${i} = compute(${i})\n${heredoc(i)}`).join('')}  html\nend\n`
+  const events = await collectEvents(code, src, { input_format: 'ruby', max_tokens: 8 })
+  assertTiles(events, src)
+  t.same(blocks(events).filter((b) => b.text.startsWith('\n')).map((b) => b.text.slice(0, 20)), [], 'no block starts with the rest of a heredoc line')
+  for (let max = 40; max <= 160; max += 20) {
+    const r = await split(src, { input_format: 'ruby', max_tokens: max, tokenizer: CHARS, code_parsing: 'syntax' })
+    t.same(invariantProblems(r, src, { tokenizer: charCount }), [], `@${max}: invariants`)
+    t.same(boundaries(r).filter((b) => src[b - 1] !== '\n').map((b) => JSON.stringify(src.slice(b - 12, b + 12))), [], `@${max}: every cut at a line start`)
+  }
+})
+
 t.test('an item first on its line starts at the line start: its indentation goes with it', async (t) => {
   for (const spec of LANGUAGES) {
     const src = fixture(spec.name)
