@@ -2,12 +2,14 @@
  * One row per language: the grammar file, the file extensions, and which tree-sitter node types
  * are declarations (containers in the event stream), where their bodies are, which nodes are
  * wrappers around a declaration (`export ...`, `@decorator def ...`, `template <...> ...`), which
- * are the cases of a switch or match, and which statements hold a compound expression. Node
- * names are each grammar's own (print a parsed snippet's tree to check them).
+ * are the cases of a switch or match, which statements have no body node (Bash's `if`), which
+ * hold a compound expression, and which nodes end the statement before them (Ruby's heredoc
+ * bodies). Node names are each grammar's own (print a parsed snippet's tree to check them).
  *
  * Rules shared by every language (syntax.ts): named nodes whose type contains `comment`, and the
  * decoration types below, belong to the declaration after them; a declaration whose body has no
- * members is a plain block; the members of a body are its named children.
+ * members is a plain block; the members of a body are its named children; a body that follows
+ * `else` with no clause node around them is the else clause (Java's `} else {`).
  */
 import type { Node } from 'web-tree-sitter'
 
