@@ -33,6 +33,8 @@ const levelStrength = (style: CutStyle, level: CutLevel): number => style === 'p
 const ATTACHED = 1
 /** A chunk under this share of the budget does not end where a container too big for one chunk opens. */
 const SMALL_SHARE = 0.5
+/** A block's last piece under this share of the budget is not left alone by a cut before it. */
+const WIDOW_SHARE = 1 / 4
 /** Summed estimates of small pieces may overstate their joined count this many times. */
 const EXTEND_FACTOR = 10
 /** Characters a token of the budget above which a unit is first checked with `exceeds`. */
@@ -489,9 +491,30 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
           }
         }
       }
+      if (widowAfter(j, s)) {
+        const earlier = joined(j - 1)
+        emit(j - 1, j - 1 <= prefix.length ? prefix[j - 2]! : meter.count(earlier), earlier, queue[j - 2]!.reason)
+        return true
+      }
       emit(j, n, text ?? joined(j), s === END ? lastBoundary(queue[j - 1]!) : queue[j - 1]!.reason)
       return true
     }
+  }
+
+  /**
+   * Whether a cut inside a block at gap j (strength s) would leave only a small rest of the block
+   * for the next chunk (a code block's closing fence, a paragraph's last words): then the chunk
+   * ends one piece earlier, at a gap as strong, and the rest does not go alone.
+   */
+  const widowAfter = (j: number, s: number): boolean => {
+    if (s <= ATTACHED || s > LEVEL_STRENGTH.line || j < 2 || queue[j - 2]!.after !== s) return false
+    let rest = 0
+    for (let i = j; i < queue.length; i++) {
+      const u = queue[i]!
+      if (u.pending || (rest += estimate(u)) >= budget * WIDOW_SHARE) return false
+      if (u.after > LEVEL_STRENGTH.line) return true
+    }
+    return false
   }
 
   /** Whether the queue may still all fit, judged from the proven prefix (cheap tokenizers). */

@@ -278,3 +278,18 @@ t.test('waiting to know whether a big container fits one chunk reads it a few ti
   t.match(r.chunks[0]!.text, /^# T\n\nIntro\.\n\n- w0\n/, 'the lead-in starts the list\'s first chunk')
   t.same(invariantProblems(r, text, { tokenizer: await tokenizerByName('test-quarters').load() }), [])
 })
+
+t.test('a cut inside a block leaves no small rest of it alone (a closing fence)', async (t) => {
+  // A code block over budget, cut at lines: for some lengths the cut fell right before its
+  // long closing fence, which then stood alone before the next section.
+  const approx = tokenizers[0]![1]!
+  const fence = '`'.repeat(32)
+  const alone: number[] = []
+  for (let n = 5; n < 90; n++) {
+    const doc = `# A\n\n${fence}\n${'let value = compute(item);\n'.repeat(n)}${fence}\n\n# B\n\nText.\n`
+    const r = await split(doc, { input_format: 'markdown', max_tokens: 128 })
+    if (r.chunks.some((c) => c.text.trim() === fence)) alone.push(n)
+    t.same(invariantProblems(r, doc, { tokenizer: approx }), [])
+  }
+  t.same(alone, [], 'no chunk is only the fence')
+})
