@@ -5,7 +5,7 @@
  * and, through `split`, the invariants plus "no boundary inside a declaration that fits",
  * checked against the tree-sitter tree and, for Python, against Python's own `ast`.
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import fc from 'fast-check'
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
@@ -611,16 +611,19 @@ function switchDoc (lang: string, lines: number[]): SwitchDoc {
   return { src: src + s.tail, cases }
 }
 
+/** Asserts that the language's grammar parses `src` without an error node. */
+async function parsesCleanly (t: Test, lang: string, src: string): Promise<void> {
+  const p = (await loadGrammar(languageByFormat(lang)!.grammar))!.newParser()
+  const tree = p.parse(src)!
+  t.notOk(tree.rootNode.hasError, `${lang}: the sample parses`)
+  tree.delete()
+  p.delete()
+}
+
 t.test('a switch over budget is split between its cases, in every language that has one', async (t) => {
   for (const lang of Object.keys(SWITCHES)) {
     const { src, cases } = switchDoc(lang, [8, 8, 8, 8])
-    const spec = languageByFormat(lang)!
-    const g = (await loadGrammar(spec.grammar))!
-    const p = g.newParser()
-    const tree = p.parse(src)!
-    t.notOk(tree.rootNode.hasError, `${lang}: the sample parses`)
-    tree.delete()
-    p.delete()
+    await parsesCleanly(t, lang, src)
     const caseLength = Math.max(...cases.map((c) => c.end - c.start))
     const max = Math.floor(caseLength * 1.6) // one case fits, two do not
     const r = await split(src, { input_format: lang, max_tokens: max, tokenizer: CHARS, code_parsing: 'syntax' })
@@ -708,12 +711,7 @@ t.test('a switch held by a declaration, a return or an assignment is opened too'
       cases.push([start, src.length - 1])
     }
     src += tail
-    const g = (await loadGrammar(languageByFormat(lang)!.grammar))!
-    const p = g.newParser()
-    const tree = p.parse(src)!
-    t.notOk(tree.rootNode.hasError, `${lang}: the sample parses`)
-    tree.delete()
-    p.delete()
+    await parsesCleanly(t, lang, src)
     const max = Math.floor(Math.max(...cases.map(([a, b]) => b - a)) * 1.6)
     const r = await split(src, { input_format: lang, max_tokens: max, tokenizer: CHARS, code_parsing: 'syntax' })
     t.same(invariantProblems(r, src, { tokenizer: charCount }), [], `${lang}: invariants`)
@@ -746,12 +744,7 @@ t.test('kotlin, swift and bash: `if`, `else if`, `else`, loops and `do` too big 
       ['if [ "$1" = a ]', 'elif [ "$1" = b ]', 'else', 'for i in 1 2 3', 'while [ "$x" -lt 9 ]', 'until [ "$x" -gt 9 ]']],
   ]
   for (const [lang, src, want] of docs) {
-    const g = (await loadGrammar(languageByFormat(lang)!.grammar))!
-    const p = g.newParser()
-    const tree = p.parse(src)!
-    t.notOk(tree.rootNode.hasError, `${lang}: the sample parses`)
-    tree.delete()
-    p.delete()
+    await parsesCleanly(t, lang, src)
     const statements = [...src.matchAll(/ {8}x \+= compute\([^)]*\)\n| {4}compute "\$x" \d+ \\\n.*\n/g)].map((m) => [m.index, m.index + m[0].length] as const)
     t.equal(statements.length, want.length * 6, `${lang}: statements found (6 under each container)`)
     const r = await split(src, { input_format: lang, max_tokens: 200, tokenizer: CHARS, code_parsing: 'syntax' })
