@@ -14,6 +14,7 @@ import { httpCodes } from './problem.js'
 import { splitOptions, SPLIT_PREFIX } from './schemas.js'
 import accessLog from './plugins/access-log.js'
 import drain from './plugins/drain.js'
+import stalledConnections from './plugins/stalled-connections.js'
 import { DRAIN_EXTRA_SECONDS } from './shutdown-times.js'
 import pool from './plugins/pool.js'
 import problem, { clientErrorHandler, frameworkErrors } from './plugins/problem.js'
@@ -76,6 +77,7 @@ export async function build (opts: BuildOptions = {}): Promise<FastifyInstance> 
   const config: ServerConfig = { ...defaultConfig, ...given }
   await loadOnce(config.plugins)
   const options: Record<string, TSchema> = splitOptions()
+  const idleMs = Math.round((config.splitTimeoutSeconds + config.idleTimeoutSeconds) * 1000)
 
   // Nothing about a request or an error reaches the log by accident.
   const serializers = {
@@ -106,8 +108,9 @@ export async function build (opts: BuildOptions = {}): Promise<FastifyInstance> 
     http: { connectionsCheckingInterval: 5_000, headersTimeout: REQUEST_TIMEOUT_MS },
     // A connection on which nothing moves is closed: a client that stops reading its answer
     // would otherwise pin it in memory for as long as it likes. The longest legitimate silence
-    // is a split's budget (queue wait included), during which nothing is sent.
-    connectionTimeout: Math.round((config.splitTimeoutSeconds + config.idleTimeoutSeconds) * 1000),
+    // is a split's budget (queue wait included), during which nothing is sent. Node's timeout
+    // covers a connection between requests; stalled-connections.ts one that carries a request.
+    connectionTimeout: idleMs,
     // What fails before routing (a path that does not decode, HTTP that Node refuses) is a
     // problem+json like everything else, without the client's URL or fastify's own body.
     frameworkErrors,
@@ -139,6 +142,7 @@ export async function build (opts: BuildOptions = {}): Promise<FastifyInstance> 
   // finish their upload or answer; start.ts exits 1 if something still holds the process after that.
   await app.register(drain, { graceMs: (config.splitTimeoutSeconds + DRAIN_EXTRA_SECONDS) * 1000 })
   await app.register(accessLog)
+  await app.register(stalledConnections, { idleMs })
   await app.register(problem, { options, maxBodyBytes: config.maxBodyBytes })
   for (const schema of [Chunk, SplitResponse, Problem]) app.addSchema(schema)
   await app.register(swagger, {

@@ -1,0 +1,84 @@
+/**
+ * Closes a connection on which nothing has moved for `idleMs` (the split budget plus
+ * DOCSPLIT_WEB_IDLE_TIMEOUT_SECONDS) while a request is on it: no request bytes arrived and the
+ * client took no answer bytes. Closing it ends the request as a 499, cancels its split and
+ * frees its answer.
+ *
+ * Node's socket timeout (fastify's connectionTimeout, still set) cannot do this alone. When an
+ * answer fills the buffers of a client that does not read, the write left pending has been
+ * partly taken; at the first expiry Node counts that as progress and waits the whole time
+ * again (net.Socket#_onTimeout), so such a client was cut off after twice the time: 122 s
+ * instead of 60 by default. Here what the client takes is watched directly.
+ */
+import type { ServerResponse } from 'node:http'
+import { Socket } from 'node:net'
+import fp from 'fastify-plugin'
+import type { FastifyInstance } from 'fastify'
+
+export interface StalledConnectionsOptions {
+  /** How long nothing may move on a connection that carries a request. */
+  idleMs: number
+}
+
+interface Watch {
+  socket: Socket
+  /** What had moved when last looked at (see `moved`). */
+  mark: string
+  /** When `mark` last changed. */
+  since: number
+}
+
+/**
+ * What has moved on a socket: bytes received; bytes of writes the kernel took whole
+ * (`bytesWritten` counts what is still buffered, `writableLength` takes it off again); and
+ * what libuv still holds of the write in progress, which shrinks as the client reads part of it.
+ * The service's own writes into a full buffer change none of these.
+ */
+function moved (socket: Socket): string {
+  const queued = (socket as unknown as { _handle?: { writeQueueSize?: unknown } | null })._handle?.writeQueueSize
+  return `${socket.bytesRead} ${(socket.bytesWritten ?? 0) - socket.writableLength} ${typeof queued === 'number' ? queued : 0}`
+}
+
+async function stalledConnections (app: FastifyInstance, opts: StalledConnectionsOptions): Promise<void> {
+  const watched = new Map<ServerResponse, Watch>()
+  // Looked at often enough to close within a twentieth of the time after it (at most a second).
+  const everyMs = Math.min(1000, Math.max(50, Math.round(opts.idleMs / 20)))
+  let timer: NodeJS.Timeout | undefined
+  const stop = (): void => {
+    clearInterval(timer)
+    timer = undefined
+  }
+  const look = (): void => {
+    const now = performance.now()
+    for (const [res, watch] of watched) {
+      // Answered in full, or gone. (Looked at here: a 'close' listener per answer would pass
+      // Node's warning limit of ten on the response.)
+      if (res.writableFinished || watch.socket.destroyed) {
+        watched.delete(res)
+        continue
+      }
+      const mark = moved(watch.socket)
+      if (mark !== watch.mark) {
+        watch.mark = mark
+        watch.since = now
+      } else if (now - watch.since >= opts.idleMs) {
+        watched.delete(res)
+        watch.socket.destroy()
+      }
+    }
+    if (watched.size === 0) stop()
+  }
+  app.addHook('onRequest', async (request, reply) => {
+    const socket = request.raw.socket
+    // Injected requests (light-my-request) have no real socket to watch.
+    if (!(socket instanceof Socket)) return
+    watched.set(reply.raw, { socket, mark: moved(socket), since: performance.now() })
+    if (timer === undefined) {
+      timer = setInterval(look, everyMs)
+      timer.unref()
+    }
+  })
+  app.addHook('onClose', async () => { stop() })
+}
+
+export default fp(stalledConnections, { name: 'docsplit-stalled-connections', fastify: '5.x' })
