@@ -51,13 +51,27 @@ export function splitOptions (): Record<string, TSchema> {
 
 const TEXT_EXAMPLE = { text: '# Title\n\nA first paragraph.\n\n## Part\n\nA second paragraph.\n', input_format: 'markdown', max_tokens: 64 }
 
-/** JSON body of POST /docsplit/api/split/text: `text` plus every split option. */
+/**
+ * An option of the JSON body, which may also be null: null is "not given" (the default), as in
+ * the library, since clients send unset optional fields as null. The description and default
+ * stay outside, where OpenAPI readers look for them; the value's schema keeps type and bounds.
+ */
+function orNull (schema: TSchema): TSchema {
+  const { description, default: fallback, ...value } = schema as TSchema & { description?: string, default?: unknown }
+  return Type.Optional(Type.Union([value as TSchema, Type.Null()], {
+    ...(description !== undefined ? { description } : {}),
+    ...(fallback !== undefined ? { default: fallback } : {}),
+  }))
+}
+
+/** JSON body of POST /docsplit/api/split/text: `text` plus every split option (each may be null). */
 export function textBody (options: Record<string, TSchema>): TObject {
+  const nullable = Object.fromEntries(Object.entries(options).map(([name, schema]) => [name, orNull(schema)]))
   return Type.Object({
     text: Type.String({ description: 'The document. Binary formats (xlsx) go to the file endpoint.' }),
-    ...options,
+    ...nullable,
     // The text is decoded already (JSON is UTF-8): `encoding` applies to uploaded bytes.
-    ...(options.encoding !== undefined ? { encoding: Type.Optional(Type.String({ default: 'utf-8', description: TEXT_ENCODING }) as TSchema) } : {}),
+    ...(options.encoding !== undefined ? { encoding: orNull(Type.String({ default: 'utf-8', description: TEXT_ENCODING })) } : {}),
   }, { additionalProperties: false, examples: [TEXT_EXAMPLE] })
 }
 

@@ -1,10 +1,11 @@
 /**
  * How the split routes read what clients send: compressed bodies are refused (415), the
  * response type follows the Accept header's q-values, `encoding` belongs to the file endpoint,
- * and a form's `file` part may come without a file name.
+ * a null option is no option, and a form's `file` part may come without a file name.
  */
 import { gzipSync } from 'node:zlib'
 import t from 'tap'
+import { optionsSchema, split } from '../../index.js'
 import { wantsNdjson } from '../../server/split-reply.js'
 import { FILE, TEXT, postJson, serve, type ProblemJson } from './helpers.js'
 
@@ -87,6 +88,28 @@ t.test('encoding on the text endpoint: only utf-8, as the text is decoded alread
   const post = openapi.paths[TEXT]!.post
   t.match(post.description, /`encoding` applies to bytes/)
   t.match(post.requestBody.content['application/json']?.schema.properties.encoding?.description, /Only `utf-8`.*split\/file/)
+})
+
+t.test('a null option is the same as leaving it out, as in the library', async (t) => {
+  const s = await serve()
+  t.teardown(s.close)
+  const text = '# Title\n\nSome text, then more.\n'
+  const plain = await postJson(s.url + TEXT, { text })
+  t.equal(plain.status, 200)
+  const expected = await plain.text()
+  // Every option of the body: the engine's and the plugins' (Python clients send unset fields as null).
+  for (const name of Object.keys(optionsSchema().properties)) {
+    const res = await postJson(s.url + TEXT, { text, [name]: null })
+    t.equal(res.status, 200, `${name}: null`)
+    t.equal(await res.text(), expected, `${name}: null gives the answer without it`)
+    const library = await split(text, { [name]: null })
+    t.same(library.metadata.options, JSON.parse(expected).metadata.options, `${name}: null, the library's options alike`)
+  }
+  const all = await postJson(s.url + TEXT, { text, max_tokens: null, tokenizer: null, overlap_tokens: null, input_format: null, encoding: null })
+  t.equal(await all.text(), expected, 'several at once')
+  const missing = await postJson(s.url + TEXT, { text: null })
+  t.equal(missing.status, 400, 'the text itself may not be null')
+  t.equal((await missing.json() as ProblemJson).code, 'DOCSPLIT_INVALID_REQUEST')
 })
 
 t.test('a form part named "file" without a file name is the document', async (t) => {

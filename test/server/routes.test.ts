@@ -142,13 +142,17 @@ t.test('routes', async (t) => {
     for (const [name, schema] of Object.entries(options)) {
       const documented = body.properties[name]
       t.ok(documented, `option ${name} documented`)
-      for (const key of ['type', 'default', 'minimum', 'maximum']) {
-        if (schema[key] !== undefined) t.same(documented![key], schema[key], `${name}.${key}`)
+      // Each option of the JSON body is its value or null (not given), as in the library.
+      const [value, orNull] = (documented?.anyOf ?? []) as Array<Record<string, unknown>>
+      t.same(orNull, { type: 'null' }, `${name} may be null`)
+      for (const key of ['type', 'minimum', 'maximum']) {
+        if (schema[key] !== undefined) t.same(value?.[key], schema[key], `${name}.${key}`)
       }
+      if (schema.default !== undefined) t.same(documented!.default, schema.default, `${name}.default`)
       // The text endpoint takes decoded text: its `encoding` says only utf-8 is accepted there.
       if (name === 'encoding') t.match(documented!.description, /^Only `utf-8`/, 'encoding.description (text endpoint)')
       else if (schema.description !== undefined) t.ok(String(documented!.description).startsWith(String(schema.description)), `${name}.description`)
-      if (Array.isArray(schema.enum) && schema.enum.length > 0) t.same(documented!.enum, schema.enum, `${name}.enum`)
+      if (Array.isArray(schema.enum) && schema.enum.length > 0) t.same(value?.enum, schema.enum, `${name}.enum`)
     }
     // The options that name a plugin list what each name means, from the plugins' descriptions.
     const lists: Array<[string, Array<{ names: readonly string[], description?: string }>]> = [
