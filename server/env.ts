@@ -92,10 +92,33 @@ export const defaultConfig: ServerConfig = {
 
 type EnvName = keyof typeof envSchema
 
+const SHOWN_CHARS = 64
+
 function invalid (name: string, accepted: string, raw: string): never {
-  // The value is echoed only when short and printable: it came from the operator, not a client.
-  const shown = raw.length <= 64 && /^[\x20-\x7e]*$/.test(raw) ? ` (got "${raw}")` : ''
+  // The value is echoed when printable, its first characters only: it came from the operator,
+  // not a client.
+  const cut = raw.length <= SHOWN_CHARS ? raw : `${raw.slice(0, SHOWN_CHARS)}...`
+  const shown = /^[\x20-\x7e]*$/.test(raw) ? ` (got "${cut}")` : ''
   throw new DocsplitError('DOCSPLIT_INVALID_OPTION', `${name} must be ${accepted}${shown}`)
+}
+
+/**
+ * A URL as a message may show it: the password of its user info (`user:password@`; all of the
+ * user info when it has no `:`, as some write the password alone there) and a `password=` in
+ * its query (ioredis reads options from the query) become `***`. Masks from the last `@`, so
+ * a password with an unescaped `/` or `@` is hidden too.
+ */
+export function maskPassword (url: string): string {
+  const scheme = url.indexOf('://')
+  const start = scheme === -1 ? 0 : scheme + 3
+  const at = url.lastIndexOf('@')
+  let out = url
+  if (at >= start) {
+    const info = url.slice(start, at)
+    const colon = info.indexOf(':')
+    out = `${url.slice(0, start)}${colon === -1 ? '***' : `${info.slice(0, colon)}:***`}${url.slice(at)}`
+  }
+  return out.replace(/([?&]pass(?:word)?=)[^&#]*/gi, '$1***')
 }
 
 /** Parses one variable against its schema; numbers must be written as plain decimals. */
@@ -111,7 +134,7 @@ function read (env: NodeJS.ProcessEnv, name: EnvName): unknown {
     const accepted = name === 'DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL'
       ? 'a redis:// or rediss:// URL'
       : name === 'DOCSPLIT_BUILD_COMMIT' ? 'up to 64 letters, digits, ".", "_" or "-"' : describeSchema(schema)
-    invalid(name, accepted, name === 'DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL' ? '' : raw)
+    invalid(name, accepted, name === 'DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL' ? maskPassword(raw) : raw)
   }
   return value
 }

@@ -26,7 +26,8 @@ const invalid: Array<[string, string, RegExp]> = [
   ['DOCSPLIT_WEB_JSON_RESPONSE_MEMORY_MB', '0', /DOCSPLIT_WEB_JSON_RESPONSE_MEMORY_MB must be an integer from 1 to 65536/],
   ['DOCSPLIT_WEB_RATE_LIMIT_REQUESTS', '0', /DOCSPLIT_WEB_RATE_LIMIT_REQUESTS must be an integer from 1 to 1000000/],
   ['DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS', '100000', /DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS must be an integer from 1 to 86400/],
-  ['DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL', 'http://127.0.0.1:6379', /DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL/],
+  ['DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL', 'http://127.0.0.1:6379', /DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL \(got "http:\/\/127\.0\.0\.1:6379"\)/],
+  ['DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL', 'http://user:pw@x', /DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL \(got "http:\/\/user:\*\*\*@x"\)/],
   ['DOCSPLIT_WEB_LOG_LEVEL', 'loud', /DOCSPLIT_WEB_LOG_LEVEL must be one of "fatal"/],
   ['DOCSPLIT_MAX_INFLATED_BYTES', 'abc', /DOCSPLIT_MAX_INFLATED_BYTES must be an integer from 1024 to 2147483647/],
   ['DOCSPLIT_MAX_INFLATED_BYTES', '512', /DOCSPLIT_MAX_INFLATED_BYTES must be an integer from 1024 to 2147483647/],
@@ -80,7 +81,26 @@ t.test('loadEnv: each invalid value names the variable and its range', async (t)
       t.match((error as Error).message, message, `${name}=${value}`)
     }
   }
-  t.notMatch(((): string => { try { loadEnv({ DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL: 'http://user:pw@host' }); return '' } catch (e) { return (e as Error).message } })(), /pw/, 'a URL with a password is not echoed')
+})
+
+t.test('loadEnv: a Redis URL refused is shown, with its password masked', async (t) => {
+  const message = (url: string): string => {
+    try {
+      loadEnv({ DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL: url })
+      return ''
+    } catch (error) {
+      return (error as Error).message
+    }
+  }
+  t.match(message('http://x'), /\(got "http:\/\/x"\)$/, 'the value refused')
+  t.match(message('http://user:pw@host:6379/0'), /\(got "http:\/\/user:\*\*\*@host:6379\/0"\)$/, 'the user kept, the password masked')
+  t.match(message('http://pw@host'), /\(got "http:\/\/\*\*\*@host"\)$/, 'user info without a colon masked whole')
+  t.match(message('redis:/:p/w@d@host'), /\(got "redis:\*\*\*@host"\)$/, 'no "://": masked from the first colon to the last @')
+  t.match(message('http://host?db=1&password=pw'), /\(got "http:\/\/host\?db=1&password=\*\*\*"\)$/, 'a password in the query masked')
+  for (const url of ['http://user:pw@host', 'http://pw@host', 'redis:/:p/w@d@host', 'http://host?password=pw', `http://user:pw@${'h'.repeat(80)}`]) {
+    t.notMatch(message(url), /pw|p\/w/, `${url.slice(0, 30)}: no password shown`)
+  }
+  t.match(message(`http://${'h'.repeat(80)}`), new RegExp(`\\(got "http://${'h'.repeat(57)}\\.\\.\\."\\)$`), 'a long value: its first 64 characters')
 })
 
 t.test('the process exits non-zero on each invalid value, naming it', async (t) => {
