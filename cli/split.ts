@@ -6,6 +6,7 @@ import { splitBatches, type SplitOptions } from '../core/pipeline.js'
 import { tokenizerByName } from '../core/registry.js'
 import type { Chunk } from '../core/schema.js'
 import { Verifier } from '../core/verify.js'
+import { countThreads } from '../plugins/tokenizers/tiktoken/count-threads.js'
 import { JsonlOutput } from './jsonl-output.js'
 import { writeResponse } from './output.js'
 import { Progress } from './progress.js'
@@ -60,6 +61,9 @@ async function * tee (source: AsyncIterable<Buffer>, progress: Progress | undefi
 }
 
 export async function runSplit (command: SplitCommand): Promise<number> {
+  // Read only when an exact tokenizer loads: checked first, so a bad value fails every split
+  // (with the default approx too), before any input is read.
+  countThreads(process.env.DOCSPLIT_COUNT_THREADS)
   const { stream, size } = openInput(command.file)
   const progress = Progress.wanted(size) ? new Progress(size) : undefined
   // A reader that closes the pipe ends the process at once (exit 0): the line still ends.

@@ -9,6 +9,7 @@ import { Value } from 'typebox/value'
 import { describeSchema } from '../core/options.js'
 import { DocsplitError, listValues } from '../core/errors.js'
 import { DEFAULT_MAX_INFLATED_BYTES, MAX_INFLATED_BYTES, MIN_INFLATED_BYTES } from '../plugins/formats/xlsx/limits.js'
+import { countThreads } from '../plugins/tokenizers/tiktoken/count-threads.js'
 
 const MiB = 1024 * 1024
 
@@ -177,6 +178,10 @@ export function loadEnv (env: NodeJS.ProcessEnv = process.env): ServerConfig {
   // Read by the xlsx plugin in each worker, per split: checked here so a bad value stops the
   // start instead of failing every XLSX request.
   read(env, 'DOCSPLIT_MAX_INFLATED_BYTES')
+  // Read by the exact tokenizers, which get no counting threads here (splits run in worker
+  // threads already): checked so a bad value stops the start, as it stops every CLI split,
+  // rather than failing each split with an exact tokenizer as the client's 400.
+  countThreads(env.DOCSPLIT_COUNT_THREADS)
   const plugins = String(read(env, 'DOCSPLIT_PLUGINS') ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '')
   return {
     host,

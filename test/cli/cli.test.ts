@@ -86,6 +86,19 @@ t.test('should exit 2 on usage errors, 3 on input errors', async (t) => {
   t.match(named.stderr, /DOCSPLIT_READ_FAILED: reading the input failed \(EISDIR\): ".*" is a directory/)
 })
 
+t.test('an invalid DOCSPLIT_COUNT_THREADS fails every split up front, whatever the tokenizer', async (t) => {
+  const run = (args: string[], input?: string): ReturnType<typeof spawnSync> =>
+    spawnSync(process.execPath, [bin, ...args], { input, encoding: 'utf8', env: { ...process.env, DOCSPLIT_COUNT_THREADS: '99' } })
+  const doc = file('threads.md', prose)
+  for (const [args, input] of [[['split', doc]], [['split', doc, '--jsonl']], [['split', '-', '--jsonl'], prose], [['split', doc, '--tokenizer', 'o200k_base']]] as Array<[string[], string?]>) {
+    const r = run(args, input)
+    t.equal(r.status, 2, `${args.join(' ')}: exit 2`)
+    t.equal(r.stderr, 'docsplit: DOCSPLIT_INVALID_OPTION: DOCSPLIT_COUNT_THREADS must be an integer from 0 to 8 (got "99")\n', `${args.join(' ')}: the message`)
+    t.equal(r.stdout, '', `${args.join(' ')}: nothing split`)
+  }
+  t.equal(run(['formats']).status, 0, 'a command that splits nothing does not read it')
+})
+
 t.test('should list formats, splitters and tokenizers with defaults', async (t) => {
   const r = docsplit(['formats', '--json'])
   t.equal(r.code, 0, r.stderr)

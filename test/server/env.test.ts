@@ -31,6 +31,7 @@ const invalid: Array<[string, string, RegExp]> = [
   ['DOCSPLIT_WEB_LOG_LEVEL', 'loud', /DOCSPLIT_WEB_LOG_LEVEL must be one of "fatal"/],
   ['DOCSPLIT_MAX_INFLATED_BYTES', 'abc', /DOCSPLIT_MAX_INFLATED_BYTES must be an integer from 1024 to 2147483647/],
   ['DOCSPLIT_MAX_INFLATED_BYTES', '512', /DOCSPLIT_MAX_INFLATED_BYTES must be an integer from 1024 to 2147483647/],
+  ['DOCSPLIT_COUNT_THREADS', '99', /DOCSPLIT_COUNT_THREADS must be an integer from 0 to 8 \(got "99"\)/],
   ['DOCSPLIT_TRUST_PROXY', 'maybe', /DOCSPLIT_TRUST_PROXY must be "off", "on", a hop count/],
   ['DOCSPLIT_TRUST_PROXY', '99', /DOCSPLIT_TRUST_PROXY must be/],
   ['DOCSPLIT_BUILD_COMMIT', 'not a commit!', /DOCSPLIT_BUILD_COMMIT must be up to 64 letters/],

@@ -9,13 +9,15 @@
  * and a document that mentions a special token must neither throw nor shrink to one token.
  */
 import { createRequire } from 'node:module'
-import { availableParallelism } from 'node:os'
 import { definePlugin } from '../../../core/registry.js'
 import { DocsplitError } from '../../../core/errors.js'
 import type { Tokenizer, TokenizerPlugin } from '../../../core/types.js'
 import { countUpToOf, installFixes } from './bpe-core.js'
 import { BpeTally } from './tally.js'
 import { CountPool } from './pool.js'
+import { countThreads } from './count-threads.js'
+
+export { countThreads, MAX_COUNT_THREADS } from './count-threads.js'
 
 export const PACKAGE = 'gpt-tokenizer'
 
@@ -134,19 +136,6 @@ function poolFor (encoding: EncodingName): CountPool | undefined {
   const size = countThreads(process.env.DOCSPLIT_COUNT_THREADS)
   if (!CountPool.usable() || size === 0) return undefined
   return new CountPool(() => ({ encoding: import.meta.resolve(`gpt-tokenizer/encoding/${encoding}`), fixes: import.meta.resolve('./bpe-core.js') }), size)
-}
-
-/** The most counting threads: past one or two, more only cost memory (see poolFor). */
-export const MAX_COUNT_THREADS = 8
-
-/** DOCSPLIT_COUNT_THREADS, checked: an integer from 0 to MAX_COUNT_THREADS, or the default. */
-export function countThreads (setting: string | undefined): number {
-  if (setting === undefined || setting.trim() === '') return Math.max(0, Math.min(2, availableParallelism() - 2))
-  const n = /^\d{1,3}$/.test(setting.trim()) ? Number(setting.trim()) : NaN
-  if (!(n >= 0 && n <= MAX_COUNT_THREADS)) {
-    throw new DocsplitError('DOCSPLIT_INVALID_OPTION', `DOCSPLIT_COUNT_THREADS must be an integer from 0 to ${MAX_COUNT_THREADS}`)
-  }
-  return n
 }
 
 /**

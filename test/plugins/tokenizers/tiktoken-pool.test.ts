@@ -110,5 +110,5 @@ t.test('DOCSPLIT_COUNT_THREADS: an integer from 0 to 8, else a clear error', asy
   t.equal(countThreads('0'), 0)
   t.equal(countThreads(' 3 '), 3)
   t.ok(countThreads(undefined) >= 0 && countThreads(undefined) <= 2, 'the default: one per core beyond two, at most two')
-  for (const bad of ['abc', '-1', '9', '200', '1.5']) t.throws(() => countThreads(bad), { code: 'DOCSPLIT_INVALID_OPTION', message: 'DOCSPLIT_COUNT_THREADS must be an integer from 0 to 8' }, bad)
+  for (const bad of ['abc', '-1', '9', '200', '1.5']) t.throws(() => countThreads(bad), { code: 'DOCSPLIT_INVALID_OPTION', message: `DOCSPLIT_COUNT_THREADS must be an integer from 0 to 8 (got "${bad}")` }, bad)
 })
