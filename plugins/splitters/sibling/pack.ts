@@ -493,8 +493,12 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
       }
       if (widowAfter(j, s)) {
         const earlier = joined(j - 1)
-        emit(j - 1, j - 1 <= prefix.length ? prefix[j - 2]! : meter.count(earlier), earlier, queue[j - 2]!.reason)
-        return true
+        const count = j - 1 <= prefix.length ? prefix[j - 2]! : meter.count(earlier)
+        // A BPE count is not monotone in the text: the shorter chunk is checked too.
+        if (count <= budget) {
+          emit(j - 1, count, earlier, queue[j - 2]!.reason)
+          return true
+        }
       }
       emit(j, n, text ?? joined(j), s === END ? lastBoundary(queue[j - 1]!) : queue[j - 1]!.reason)
       return true
