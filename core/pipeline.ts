@@ -1033,21 +1033,22 @@ async function * batchesOf (batches: AsyncGenerator<Chunk[], SplitSummary>, done
   }
 }
 
-/**
- * The chunks of `run`'s batches, one by one, by hand rather than as an async generator: a
- * ready chunk costs one promise; and `run` resumes once a batch, not once a chunk, so V8 never
- * finds that long function hot (optimizing it took 80 ms of CPU in any split of a few MB).
- */
 interface ChunksAhead extends AsyncIterator<Chunk> {
   /** Reads the next batch (`all`: every batch) before it is asked for. */
   ahead (all: boolean): void
 }
 
+/**
+ * The chunks of `run`'s batches, one by one, by hand rather than as an async generator: a
+ * ready chunk costs one promise; and `run` resumes once a batch, not once a chunk, so V8 never
+ * finds that long function hot (optimizing it took 80 ms of CPU in any split of a few MB).
+ */
 function chunksOf (batches: AsyncGenerator<Chunk[], SplitSummary>, done: (s: SplitSummary) => void, failed: (e: DocsplitError) => void): ChunksAhead {
   let batch: Chunk[] = []
   let at = 0
-  /** Batches read ahead (see ahead), in order, after `batch`. */
-  const later: Chunk[][] = []
+  /** Batches read ahead (see ahead), in order, after `batch`; the next one to take. */
+  let later: Chunk[][] = []
+  let taken = 0
   let ended = false
   let failure: DocsplitError | undefined
   /** The batch being fetched: callers that ask at once wait for the same one, in turn. */
@@ -1079,9 +1080,14 @@ function chunksOf (batches: AsyncGenerator<Chunk[], SplitSummary>, done: (s: Spl
     },
     async next (): Promise<IteratorResult<Chunk>> {
       while (at >= batch.length) {
-        if (later.length > 0) {
-          batch = later.shift()!
+        if (taken < later.length) {
+          batch = later[taken]!
+          later[taken++] = []
           at = 0
+          if (taken === later.length) {
+            later = []
+            taken = 0
+          }
           continue
         }
         if (failure !== undefined) {
@@ -1103,7 +1109,7 @@ function chunksOf (batches: AsyncGenerator<Chunk[], SplitSummary>, done: (s: Spl
       }
       await fetching
       batch = []
-      later.length = 0
+      later = []
       await batches.return(undefined as unknown as SplitSummary)
       return { value: undefined, done: true }
     },
