@@ -101,17 +101,20 @@ const SERVING = 'serving'
 /** Flags every command takes. */
 const COMMON_FLAGS = new Set(['help', 'version', 'plugin'])
 
-/** The flags of each command besides the common ones; `splitOptions`: the split options' flags. */
-function commandFlags (splitOptions: string[]): Record<string, string[]> {
-  return { split: [...splitOptions, 'jsonl', 'pretty', 'verify'], formats: ['json'], serve: [] }
+/**
+ * The flags of each command besides the common ones; `splitOptions`: the split options' flags.
+ * A Map: a command read from argv may be any word (`constructor`).
+ */
+function commandFlags (splitOptions: string[]): Map<string, string[]> {
+  return new Map([['split', [...splitOptions, 'jsonl', 'pretty', 'verify']], ['formats', ['json']], ['serve', []]])
 }
 
 /**
  * Refuses a flag the command does not use: `serve --max-tokens 256` started a service whose
  * requests still split at 512, and `split --jsonl --pretty` printed no indentation, silently.
  */
-function checkFlagsOf (command: string, given: string[], splitOptions: string[]): void {
-  const allowed = commandFlags(splitOptions)[command]
+function checkFlagsOf (command: string, given: string[], splitOptions: string[], ownFlags: Map<string, string[]>): void {
+  const allowed = ownFlags.get(command)
   if (allowed === undefined) return
   const stray = given.find((name) => !COMMON_FLAGS.has(name) && !allowed.includes(name))
   if (stray !== undefined) {
@@ -140,6 +143,7 @@ async function main (argv: string[]): Promise<number | typeof SERVING> {
   }
   const booleans = new Set<string>()
   const schemaFlags = Object.keys(schema.properties).map(kebab)
+  const ownFlags = commandFlags(schemaFlags)
   for (const [name, s] of Object.entries(schema.properties)) {
     const type = (s as { type?: string }).type
     // A list option (`--sheets`) may repeat, one value each; given once, it is a comma-separated list.
@@ -156,8 +160,8 @@ async function main (argv: string[]): Promise<number | typeof SERVING> {
     const unknown = /^Unknown option '([^']*)'/.exec(error instanceof Error ? error.message : '')
     if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && unknown !== null) {
       // The code the library and the service give for an unknown option name, with the flags.
-      const command = argv.find((arg) => arg in commandFlags(schemaFlags))
-      const names = command === undefined ? Object.keys(flags) : [...COMMON_FLAGS, ...commandFlags(schemaFlags)[command]!]
+      const command = argv.find((arg) => ownFlags.has(arg))
+      const names = command === undefined ? Object.keys(flags) : [...COMMON_FLAGS, ...ownFlags.get(command)!]
       const accepted = names.map((name) => `--${name}`).join(', ')
       const settings = command === 'serve' ? '; the service takes its settings (port, limits) from the environment (see the README)' : ''
       throw new DocsplitError('DOCSPLIT_UNKNOWN_OPTION', `unknown option ${unknown[1]!.slice(0, 64)}; accepted: ${accepted}${settings} (see docsplit --help)`)
@@ -171,7 +175,7 @@ async function main (argv: string[]): Promise<number | typeof SERVING> {
   }
   const [command, ...rest] = positionals
   if (command !== undefined) step = `docsplit ${command}`
-  if (command !== undefined) checkFlagsOf(command, Object.keys(values).filter((name) => values[name] !== undefined), schemaFlags)
+  if (command !== undefined) checkFlagsOf(command, Object.keys(values).filter((name) => values[name] !== undefined), schemaFlags, ownFlags)
   if (command !== 'serve') checkDefaultSplitters()
   if (values.help === true || command === undefined || command === 'help') {
     process.stdout.write(help())

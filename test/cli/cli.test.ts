@@ -259,6 +259,13 @@ t.test('a flag the command does not use is refused, not ignored', async (t) => {
     t.match(r.stderr, message)
   }
   t.match(docsplit(['--help']).stdout, /--header \[true\|false\] \(or --no-header\)/, '--help names the negated boolean')
+  // A command that is a name on every object's prototype is just an unknown command.
+  for (const word of ['constructor', 'toString']) {
+    const r = docsplit([word, '--bogus'])
+    t.equal(r.code, 2, r.stderr)
+    t.match(r.stderr, /DOCSPLIT_UNKNOWN_OPTION: unknown option --bogus/)
+    t.match(docsplit([word]).stderr, new RegExp(`unknown command "${word}"`))
+  }
 })
 
 t.test('a list option repeats (one value each) or takes a comma-separated list', async (t) => {
