@@ -44,8 +44,9 @@ function openInput (file: string): { stream: AsyncIterable<Buffer>, size: number
     fd = openSync(file, 'r')
   } catch (error) {
     if (error instanceof DocsplitError) throw error
-    const code = (error as { code?: string }).code
-    throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', code === 'ENOENT' ? `no such file: "${file}"` : `cannot read "${file}" (${code ?? 'error'})`)
+    // The library's code for a stream that fails to open (READ_FAILED), with the system's code.
+    const code = (error as { code?: string }).code ?? 'EIO'
+    throw new DocsplitError('DOCSPLIT_READ_FAILED', `reading the input failed (${code}): ${code === 'ENOENT' ? `no such file "${file}"` : `cannot read "${file}"`}`)
   }
   return { stream: createReadStream(file, { fd, highWaterMark: READ_SIZE }), size }
 }

@@ -71,8 +71,8 @@ t.test('should exit 2 on usage errors, 3 on input errors', async (t) => {
   t.equal(docsplit(['split', file('z.txt', 'x'), '--tokenizer', 'nope']).code, 2)
   t.equal(docsplit(['frobnicate']).code, 2)
   const missing = docsplit(['split', join(dir, 'missing.txt')])
-  t.equal(missing.code, 2)
-  t.match(missing.stderr, /no such file/)
+  t.equal(missing.code, 3, 'the library\'s code for a file that cannot be read')
+  t.match(missing.stderr, /DOCSPLIT_READ_FAILED: reading the input failed \(ENOENT\): no such file ".*missing\.txt"/)
   const bad = docsplit(['split', file('bad.txt', Buffer.from([0x61, 0xff, 0x62])), '--input-format', 'text'])
   t.equal(bad.code, 3)
   t.match(bad.stderr, /DOCSPLIT_INVALID_UTF8: the input is not valid UTF-8 at byte 1/)
@@ -347,8 +347,8 @@ t.test('a file that cannot be read is a one-line error, not a crash', { skip: pr
   spawnSync('chmod', ['755', dir])
   // env -i: the test runner's own hooks would write where that user may not.
   const r = spawnSync('env', ['-i', `PATH=${process.env.PATH ?? ''}`, 'setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, bin, 'split', path], { encoding: 'utf8' })
-  t.equal(r.status, 2, r.stderr)
-  t.match(r.stderr, /^docsplit: DOCSPLIT_INVALID_REQUEST: cannot read ".*secret\.md" \(EACCES\)\n$/)
+  t.equal(r.status, 3, r.stderr)
+  t.match(r.stderr, /^docsplit: DOCSPLIT_READ_FAILED: reading the input failed \(EACCES\): cannot read ".*secret\.md"\n$/)
 })
 
 t.test('--jsonl on a stream that is still being written: chunks go out as they are made', async (t) => {
