@@ -105,6 +105,6 @@ t.test('encoding advertises no default: a client that sends every default must n
 })
 
 t.test('metadata lists the options in effect: another format\'s option is accepted but not listed', async (t) => {
-  const r = await split('a,b\n1,2\n', { input_format: 'csv', header_row: 2, log_start: '^x', delimiter: ',' })
+  const r = await split('a,b\n1,2\n', { input_format: 'csv', sheets: ['1'], log_start: '^x', delimiter: ',' })
   t.same(Object.keys(r.metadata.options), ['input_format', 'max_tokens', 'splitter', 'tokenizer', 'overlap_tokens', 'encoding', 'delimiter', 'header'])
 })

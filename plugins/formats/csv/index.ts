@@ -1,6 +1,7 @@
 /**
- * The `csv` parser plugin (formats `csv` and `tsv`): one record per row, the header row first,
- * every later row carrying the header row as `context`.
+ * The `csv` parser plugin (formats `csv` and `tsv`): one record per row, the header row first
+ * (or the row `header_row` names), every later row carrying the header row as `context`. Its
+ * `header` and `header_row` options serve xlsx's sheets too.
  */
 import { Type } from 'typebox'
 import { definePlugin } from '../../../core/registry.js'
@@ -24,7 +25,12 @@ export default definePlugin({
     ], { description: 'CSV/TSV: the field delimiter: `,`, `;`, `|`, a tab (the character, or `\\t` as typed in a shell, or the word `tab`), or `auto` to detect it from the first lines. Default: `auto` for csv, a tab for tsv.' })),
     header: Type.Optional(Type.Boolean({
       default: true,
-      description: 'CSV/TSV: the first row is a header: it is reported as `columns` and every chunk carries it as `context`.',
+      description: 'CSV/TSV and xlsx: the first row is a header: it is reported as `columns` and every chunk carries it as `context`.',
+    })),
+    header_row: Type.Optional(Type.Integer({
+      minimum: 1,
+      maximum: 1_048_576,
+      description: 'CSV/TSV and xlsx: the 1-based number of the header row, whose line is every later row\'s `context`; rows above it (a title, notes) carry none. CSV/TSV: the row that starts on that line. xlsx: that row of every selected sheet. Default: the first row (xlsx: the first non-empty row of each sheet).',
     })),
   }),
   detect (sample: string): number {
@@ -36,15 +42,19 @@ export default definePlugin({
       (typeof ctx.options.filename === 'string' && ctx.options.filename.toLowerCase().endsWith('.tsv'))
     const option = ctx.options.delimiter as Delimiter | 'tab' | '\\t' | 'auto' | undefined
     const given = option === 'tab' || option === '\\t' ? '\t' : option
+    if (ctx.options.header === false && ctx.options.header_row !== undefined) ctx.fail('DOCSPLIT_INVALID_OPTION', 'header_row cannot be combined with header: false')
     const parser = new CsvParser(
       (event) => { ctx.emit(event) },
-      (line, reason, limit) => limit === true
-        ? ctx.fail('DOCSPLIT_LIMIT_EXCEEDED', `CSV row at line ${line}: ${reason}`)
-        : ctx.fail('DOCSPLIT_PARSE_ERROR', `CSV parse error at line ${line}: ${reason}`),
+      (line, reason, why) => why === 'option'
+        ? ctx.fail('DOCSPLIT_INVALID_OPTION', reason)
+        : why === 'limit'
+          ? ctx.fail('DOCSPLIT_LIMIT_EXCEEDED', `CSV row at line ${line}: ${reason}`)
+          : ctx.fail('DOCSPLIT_PARSE_ERROR', `CSV parse error at line ${line}: ${reason}`),
       {
         delimiter: given ?? (tsv ? '\t' : 'auto'),
         fallback: tsv ? '\t' : ',',
         header: ctx.options.header !== false,
+        headerRow: ctx.options.header_row,
       },
     )
     return {

@@ -1,6 +1,7 @@
 /**
  * The CSV/TSV parser: one `record` per row, the header row first (kind `header`), then rows
- * (kind `row`) that carry the header row as `context`.
+ * (kind `row`) that carry the header row as `context`. With `headerRow`, the rows above the
+ * header (a title, notes) are rows without context.
  *
  * Rows are found by a small state machine over string indices, with the quoting rules of
  * csv-parse (`relax_quotes`, record delimiters `\r\n`, `\n` and `\r`): a quote opens a quoted
@@ -26,6 +27,8 @@ export interface CsvParserOptions {
   delimiter: Delimiter | 'auto'
   fallback: Delimiter
   header: boolean
+  /** The line the header row starts on (1-based); rows above it carry no context. Default: the first row. */
+  headerRow?: number | undefined
 }
 
 let parse: typeof import('csv-parse/sync').parse | undefined
@@ -49,8 +52,8 @@ export function parseRow (text: string, delimiter: string): string[] {
 
 export class CsvParser {
   private readonly emit: (event: DocEvent) => void
-  /** `limit`: the input is over a limit (DOCSPLIT_LIMIT_EXCEEDED), not invalid. */
-  private readonly fail: (line: number, reason: string, limit?: boolean) => never
+  /** `limit`: the input is over a limit (DOCSPLIT_LIMIT_EXCEEDED); `option`: an option does not fit the input. */
+  private readonly fail: (line: number, reason: string, why?: 'limit' | 'option') => never
   private readonly options: CsvParserOptions
   private delimiter: Delimiter | undefined
   private delimCode = 44
@@ -63,6 +66,8 @@ export class CsvParser {
   private recLine = 1
   private pre = ''
   private rowStart = 0
+  /** The line the current row starts on. */
+  private rowLine = 1
   private rowEnd = 0
   private inRow = false
   private afterRow = false
@@ -75,7 +80,7 @@ export class CsvParser {
   private rows = 0
   private headerText: string | undefined
 
-  constructor (emit: (event: DocEvent) => void, fail: (line: number, reason: string, limit?: boolean) => never, options: CsvParserOptions) {
+  constructor (emit: (event: DocEvent) => void, fail: (line: number, reason: string, why?: 'limit' | 'option') => never, options: CsvParserOptions) {
     this.emit = emit
     this.fail = fail
     this.options = options
@@ -115,6 +120,21 @@ export class CsvParser {
       else this.emit({ type: 'record', kind: 'blank', start: this.recStart, end: this.docPos, text: this.pre })
     }
     this.pre = ''
+    if (this.options.header && this.headerText === undefined && this.options.headerRow !== undefined) this.noHeaderRow()
+  }
+
+  /** Whether the row ending now is the header: the first row, or the one on line `headerRow`. */
+  private isHeader (): boolean {
+    const wanted = this.options.headerRow
+    if (wanted === undefined || this.rowLine === wanted) return true
+    // A row past that line: none starts on it.
+    if (this.rowLine > wanted) this.noHeaderRow()
+    return false
+  }
+
+  private noHeaderRow (): never {
+    const wanted = this.options.headerRow!
+    return this.fail(wanted, `header_row ${wanted}: no row starts on line ${wanted} (it is empty, inside a quoted field, or past the end)`, 'option')
   }
 
   private decide (delimiter: Delimiter): void {
@@ -127,9 +147,9 @@ export class CsvParser {
   private record (text: string, start: number, end: number): void {
     // However the input was cut: a row read whole within one piece is measured here.
     if (text.length > MAX_ROW_CHARS) {
-      this.fail(this.recLine, `longer than ${MAX_ROW_CHARS >> 20} MiB characters with the blank lines after it (a quoted field not closed?): a row is kept whole, so one this long is refused`, true)
+      this.fail(this.recLine, `longer than ${MAX_ROW_CHARS >> 20} MiB characters with the blank lines after it (a quoted field not closed?): a row is kept whole, so one this long is refused`, 'limit')
     }
-    if (this.options.header && this.headerText === undefined) {
+    if (this.options.header && this.headerText === undefined && this.isHeader()) {
       const header = text.slice(this.rowStart - start, this.rowEnd - start)
       this.headerText = header
       this.emit({ type: 'info', key: 'columns', value: parseRow(header, this.delimiter!) })
@@ -202,6 +222,7 @@ export class CsvParser {
         }
         inRow = true
         this.rowStart = p
+        this.rowLine = line
         fieldStart = true
       }
       if (c === delim) fieldStart = true
@@ -221,7 +242,7 @@ export class CsvParser {
     this.pre += seg === 0 ? piece : piece.slice(seg)
     this.docPos = base + n
     if (this.pre.length > MAX_ROW_CHARS) {
-      this.fail(this.inQuote ? this.quoteLine : line, `longer than ${MAX_ROW_CHARS >> 20} MiB characters with the blank lines after it (a quoted field not closed?): a row is kept whole, so one this long is refused`, true)
+      this.fail(this.inQuote ? this.quoteLine : line, `longer than ${MAX_ROW_CHARS >> 20} MiB characters with the blank lines after it (a quoted field not closed?): a row is kept whole, so one this long is refused`, 'limit')
     }
   }
 }

@@ -125,11 +125,6 @@ const xlsxOptions = Type.Object({
     maxItems: 1000,
     description: 'xlsx: the sheets to split, by name or by 1-based position as the tabs show them ("1" is the first sheet, unless a sheet is named "1": a name wins), in the order given. Default: every sheet.',
   })),
-  header_row: Type.Optional(Type.Integer({
-    minimum: 1,
-    maximum: 1_048_576,
-    description: 'xlsx: the 1-based row number of the header row, whose CSV line is every row\'s `context`. Default: the first non-empty row of each sheet.',
-  })),
 })
 
 /** The fields xlsx adds to every chunk: the sheet and the sheet's own 1-based rows. */
@@ -192,8 +187,8 @@ export function createXlsxPlugin (pluginOptions: XlsxPluginOptions = {}): BytesP
         maxInflatedBytes,
       }
       const wanted = ctx.options.sheets as string[] | undefined
+      // The csv options `header_row` and `header` (false: no header row, rows carry no context).
       const headerRow = ctx.options.header_row as number | undefined
-      // `header: false` (the csv option, when given) means: no header row, rows carry no context.
       const noHeader = ctx.options.header === false
       if (noHeader && headerRow !== undefined) ctx.fail('DOCSPLIT_INVALID_OPTION', 'header_row cannot be combined with header: false')
       // A zip is never much larger than what it inflates to (stored entries, headers).

@@ -191,6 +191,24 @@ t.test('header option and context', async (t) => {
   t.same(records(noHeader).map((r) => [r.kind, r.label, r.context]), [['row', 'row 1', undefined], ['row', 'row 2', undefined], ['row', 'row 3', undefined]])
 })
 
+const titled = 'Sales report 2024\nExported "Q1"\n\nid,name\n1,"a\nb"\n2,c\n'
+
+t.test('header_row: the header is the row on that line; the title lines above it carry no context', async (t) => {
+  const text = titled
+  const ev = await collectEvents(csv, text, { header_row: 4 })
+  t.same(info(ev, 'columns'), ['id', 'name'])
+  t.same(records(ev).map((r) => [r.kind, r.label, r.context]), [
+    ['row', 'row 1', undefined], ['row', 'row 2', undefined], ['header', 'header', 'id,name'], ['row', 'row 3', 'id,name'], ['row', 'row 4', 'id,name'],
+  ])
+  assertTiles(ev, text)
+  t.same(await collectEvents(csv, text, { header_row: 4 }, 1), ev, 'the same read a character at a time')
+  t.same(records(await collectEvents(csv, text, { header_row: 1 })).map((r) => r.kind), ['header', 'row', 'row', 'row', 'row'], 'line 1: the first row, as by default')
+  for (const [line, why] of [[3, 'an empty line'], [6, 'inside a quoted field'], [9, 'past the end']] as const) {
+    await t.rejects(collectEvents(csv, text, { header_row: line }), { code: 'DOCSPLIT_INVALID_OPTION', message: `header_row ${line}: no row starts on line ${line} (it is empty, inside a quoted field, or past the end)` }, why)
+  }
+  await t.rejects(collectEvents(csv, text, { header_row: 2, header: false }), { code: 'DOCSPLIT_INVALID_OPTION', message: 'header_row cannot be combined with header: false' })
+})
+
 t.test('delimiters: explicit, auto and the tsv default', async (t) => {
   for (const d of [',', ';', '|', '\t']) {
     const text = ['a', 'b', 'c'].join(d) + '\n' + ['1', '"2' + d + '2"', '3'].join(d) + '\n' + ['4', '5', '6'].join(d) + '\n'
@@ -274,6 +292,12 @@ async function checkSplit (t: Test, text: string, options: Record<string, unknow
   t.same(rows, parseCsv(text, delimiter), `${what}: chunks parse back to the document's rows`)
   if (header && chunks.length > 0) t.same(response.document.info.columns, parseCsv(text, delimiter)[0], `${what}: columns`)
 }
+
+t.test('split() with header_row: the title lines go without context, listed as in effect', async (t) => {
+  const r = await split(titled, { input_format: 'csv', header_row: 4, max_tokens: 16 })
+  t.equal(r.metadata.options.header_row, 4)
+  t.same(r.chunks.map((c) => [c.text, c.context]), [['Sales report 2024\nExported "Q1"\n\n', null], ['id,name\n1,"a\nb"\n2,c\n', 'id,name']])
+})
 
 t.test('split(): records whole, context on every chunk', async (t) => {
   await checkSplit(t, 'id,"na,me"\r\n1,"x\r\ny"\r\n2,z\r\n3,"😀 ""q"""\r\n', { input_format: 'csv', max_tokens: 8 }, 'small')
