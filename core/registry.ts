@@ -7,6 +7,7 @@
 import satisfies from 'semver/functions/satisfies.js'
 import validRange from 'semver/ranges/valid.js'
 import { DocsplitError, listValues } from './errors.js'
+import { chunkFieldNames, chunkFieldsProblem } from './chunk-fields.js'
 import { pluginOptionNames, pluginOptionsProblem } from './plugin-options.js'
 import type { TObject } from 'typebox'
 import type { NoOwnOptions, PackerPlugin, ParserPlugin, Plugin, TokenizerPlugin } from './types.js'
@@ -65,6 +66,8 @@ export function validatePlugin (plugin: Plugin): void {
     if (aliases.some(([alias, name]) => !plugin.formats.includes(alias) || !plugin.formats.includes(name) || alias === name)) {
       fail(`parser "${plugin.name}": every entry of \`formatAliases\` maps one of its \`formats\` to another of them`)
     }
+    const fieldsProblem = chunkFieldsProblem(plugin.chunkFields)
+    if (fieldsProblem !== undefined) fail(`parser "${plugin.name}": ${fieldsProblem}`)
   } else if (plugin.kind === 'packer') {
     if (typeof plugin.create !== 'function') fail(`packer "${plugin.name}" needs a create(ctx) function`)
   } else if (typeof plugin.load !== 'function') {
@@ -121,6 +124,13 @@ export function register (...entries: Array<Plugin | Plugin[]>): void {
       const unique = (what === 'alias' ? `tokenizer:${name}` : key).toLowerCase()
       if (owner !== undefined || seen.has(unique)) taken(what === 'ext' ? 'extension' : what, name, owner, p)
       seen.add(unique)
+    }
+    // Chunk fields join one Chunk schema: one name, one schema.
+    for (const field of p.kind === 'parser' ? chunkFieldNames(p.chunkFields) : []) {
+      const owner = [...parsers.values()].find((other) => chunkFieldNames(other.chunkFields).includes(field))
+      const by = owner !== undefined ? `parser "${owner.name}"` : seen.has(`field:${field}`) ? 'another plugin in the same list' : undefined
+      if (by !== undefined) fail(`parser "${p.name}": chunk field "${field}" is already declared by ${by}; prefix it with the plugin's name`)
+      seen.add(`field:${field}`)
     }
     // Options are one table shared by every front: one name, one schema.
     for (const option of p.kind === 'tokenizer' ? [] : pluginOptionNames(p.options)) {

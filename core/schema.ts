@@ -31,7 +31,7 @@ export const Chunk = Type.Object({
   record_start: Type.Optional(Type.Integer({ minimum: 0, description: 'Index (from 0) of the first record in the chunk. Under the `record` splitter; `sibling` leaves it out.' })),
   record_count: Type.Optional(Type.Integer({ minimum: 0, description: 'Number of records in the chunk. Under the `record` splitter; `sibling` leaves it out.' })),
   context: Type.Optional(Type.String({ description: 'What the chunk needs to be read alone: the CSV header row of its records, or the header of the markdown table whose rows it starts with. Not part of `text` or `token_count`.' })),
-}, { $id: 'Chunk', additionalProperties: true, description: 'One chunk (docsplit.chunk.v1). Plugins may add fields (xlsx adds `sheet`, `row_start`, `row_end`).' })
+}, { $id: 'Chunk', additionalProperties: true, description: 'One chunk (docsplit.chunk.v1). A parser may add fields of its own (declared as its `chunkFields`).' })
 
 export const ReferenceDefinition = Type.Object({
   label: Type.String(),

@@ -160,6 +160,12 @@ export interface ParserPluginBase<O extends TObject = NoOwnOptions> extends Plug
   /** Extra options, as a TypeBox object of optional properties (snake_case names). */
   options?: O
   /**
+   * The fields its records add to chunks (RecordEvent.fields), as a TypeBox object of optional
+   * strings and numbers: they join the Chunk schema that OpenAPI and the README show. Declare
+   * their TypeScript types for library users too: `declare module 'docsplit' { interface ChunkFields { ... } }`.
+   */
+  chunkFields?: TObject
+  /**
    * Content sniffing for `auto`: a score from 0 (not this format) to 1 (certainly this format)
    * for the first decoded characters of the input. Called only when the extension did not decide.
    */

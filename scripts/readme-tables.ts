@@ -1,6 +1,6 @@
 /**
  * The README's options, chunk-field and error tables, rendered from the one definition of
- * each (core/options.ts, core/schema.ts, core/errors.ts). `node --import tsx
+ * each (core/options.ts, core/schema.ts with the parsers' chunk fields, core/errors.ts). `node --import tsx
  * scripts/readme-tables.ts --write` rewrites them in place; a test fails when they drift.
  */
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url'
 import '../plugins/index.js'
 import { errorTable } from '../core/errors.js'
 import { describeSchema, optionsSchema } from '../core/options.js'
-import { Chunk } from '../core/schema.js'
+import { responseSchemas } from '../core/chunk-fields.js'
+import { listParsers } from '../core/registry.js'
 
 const readme = fileURLToPath(new URL('../README.md', import.meta.url))
 const cell = (s: string): string => s.replaceAll('|', '\\|').replaceAll('\n', ' ')
@@ -23,7 +24,8 @@ export function tables (): Record<string, string> {
         : `\`--${flag}\``
     return `| \`${name}\` | ${cli} | ${cell(accepts)} | ${s.default === undefined ? '' : `\`${JSON.stringify(s.default)}\``} | ${cell(s.description ?? '')} |`
   })
-  const chunk = Chunk as unknown as { properties: Record<string, { type?: string, description?: string, anyOf?: unknown }>, required?: string[] }
+  // Core's fields, then those parsers declare (xlsx's).
+  const chunk = responseSchemas(listParsers()).chunk as unknown as { properties: Record<string, { type?: string, description?: string, anyOf?: unknown }>, required?: string[] }
   const chunkRows = Object.entries(chunk.properties).map(([name, s]) => {
     const type = s.type ?? (s.anyOf !== undefined ? 'string' : 'value')
     const optional = chunk.required?.includes(name) === true ? '' : name.startsWith('record_') ? ' (records only)' : ' (optional)'

@@ -7,8 +7,9 @@ import { isUtf8 } from 'node:buffer'
 import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import swagger from '@fastify/swagger'
 import type { TSchema } from 'typebox'
-import { loadPlugins, VERSION } from '../index.js'
-import { Chunk, Problem, SplitResponse } from '../core/schema.js'
+import { listParsers, loadPlugins, VERSION } from '../index.js'
+import { Problem } from '../core/schema.js'
+import { responseSchemas } from '../core/chunk-fields.js'
 import { defaultConfig, type ServerConfig } from './env.js'
 import { httpCodes } from './problem.js'
 import { splitOptions, SPLIT_PREFIX } from './schemas.js'
@@ -144,7 +145,9 @@ export async function build (opts: BuildOptions = {}): Promise<FastifyInstance> 
   await app.register(accessLog)
   await app.register(stalledConnections, { idleMs })
   await app.register(problem, { options, maxBodyBytes: config.maxBodyBytes })
-  for (const schema of [Chunk, SplitResponse, Problem]) app.addSchema(schema)
+  // Chunk with the fields the registered parsers declare (xlsx's `sheet`, ...).
+  const { chunk, response } = responseSchemas(listParsers())
+  for (const schema of [chunk, response, Problem]) app.addSchema(schema)
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

@@ -5,7 +5,8 @@
  */
 import { Type, type TObject, type TSchema } from 'typebox'
 import { optionsSchema, errorTable, listPackers, listParsers, listTokenizers, type ErrorCode } from '../index.js'
-import { Chunk, Metadata, DocumentInfo, ReferenceDefinition, SCHEMA_VERSION } from '../core/schema.js'
+import { Metadata, DocumentInfo, ReferenceDefinition, SCHEMA_VERSION } from '../core/schema.js'
+import { responseSchemas } from '../core/chunk-fields.js'
 import { problemType } from './problem.js'
 
 export const SPLIT_PREFIX = '/docsplit/api/split/'
@@ -93,8 +94,10 @@ export const NdjsonHeader = Type.Object({
   metadata: Metadata,
 }, { description: 'First line.' })
 
-/** A chunk line (the Chunk schema, without its $id so it can be inlined). */
-export const NdjsonChunk = Type.Object({ ...Chunk.properties }, { additionalProperties: true, description: 'One line per chunk, in order.' })
+/** A chunk line (the Chunk schema with the parsers' fields, without its $id so it can be inlined). */
+function ndjsonChunk (): TObject {
+  return Type.Object({ ...responseSchemas(listParsers()).chunk.properties }, { additionalProperties: true, description: 'One line per chunk, in order.' })
+}
 
 /** The last line of an NDJSON response that completed. */
 export const NdjsonTrailer = Type.Object({
@@ -164,7 +167,7 @@ export function splitResponses (): Record<number, unknown> {
       description: `The split, \`schema_version\` ${SCHEMA_VERSION}. With \`Accept: application/x-ndjson\`, the same content as lines: a header (schema_version, input_format, metadata), one chunk per line as it is made, then a trailer (document, reference_definitions, chunk_count) or, if the split failed after its first chunk, an \`{"error": problem}\` line. The header goes out with the first chunk: a failure before any chunk is a problem response.`,
       content: {
         'application/json': { schema: { $ref: 'SplitResponse#' } },
-        'application/x-ndjson': { schema: Type.Union([NdjsonHeader, NdjsonChunk, NdjsonTrailer, NdjsonError]) },
+        'application/x-ndjson': { schema: Type.Union([NdjsonHeader, ndjsonChunk(), NdjsonTrailer, NdjsonError]) },
       },
     },
     ...problemResponses(splitErrors),

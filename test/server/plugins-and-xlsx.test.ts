@@ -23,6 +23,14 @@ t.test('should list a loaded plugin\'s formats in /openapi.json', async (t) => {
   t.match(body.properties.input_format!.description, /\n- `ini`, `cfg`: INI configuration files: sections and key = value lines\./, 'with its description')
 })
 
+t.test('should describe the chunk fields xlsx declares in the OpenAPI Chunk', async (t) => {
+  const spec = await (await fetch(`${served.url}/openapi.json`)).json() as { components: { schemas: Record<string, { properties: Record<string, { type: string, description: string }> }> } }
+  const chunk = spec.components.schemas.Chunk!.properties
+  t.equal(chunk.sheet?.type, 'string')
+  t.match(chunk.row_start?.description, /^xlsx: the first row/)
+  t.equal(chunk.text?.type, 'string', 'beside core\'s fields')
+})
+
 t.test('should split with a loaded plugin through the text and file endpoints', async (t) => {
   const text = await postJson(`${served.url}${TEXT}`, { text: sample, input_format: 'ini', max_tokens: 12 })
   t.equal(text.status, 200)

@@ -128,6 +128,13 @@ const xlsxOptions = Type.Object({
 })
 
 /** The fields xlsx adds to every chunk: the sheet and the sheet's own 1-based rows. */
+const xlsxChunkFields = Type.Object({
+  sheet: Type.Optional(Type.String({ description: 'xlsx: the sheet the chunk\'s rows are from.' })),
+  row_start: Type.Optional(Type.Integer({ minimum: 1, description: 'xlsx: the first row, by the sheet\'s own 1-based number.' })),
+  row_end: Type.Optional(Type.Integer({ minimum: 1, description: 'xlsx: the last row, by the sheet\'s own 1-based number.' })),
+})
+
+/** The same fields, typed for library users. */
 declare module '../../../core/schema.js' {
   interface ChunkFields {
     /** xlsx: the sheet the chunk's rows are from. */
@@ -154,6 +161,7 @@ export function createXlsxPlugin (pluginOptions: XlsxPluginOptions = {}): BytesP
     reads: 'bytes',
     defaultSplitter: 'record',
     options: xlsxOptions,
+    chunkFields: xlsxChunkFields,
     async available (): Promise<boolean> {
       try {
         await (loaded ??= load())
