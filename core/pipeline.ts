@@ -48,16 +48,17 @@ export interface PluginOptions {} // filled by declaration merging
 /**
  * Split options by their shared snake_case names (see options.ts), plus plugin options. No
  * other names: the engine refuses them (DOCSPLIT_INVALID_OPTION), so the compiler does too.
+ * `null` means not given, as a JSON `null` does on the service.
  * Options read from a form or a file are checked at run time: pass them `as SplitOptions`.
  */
 export interface SplitOptions extends PluginOptions {
-  input_format?: string
-  max_tokens?: number
-  splitter?: string
-  tokenizer?: string
-  overlap_tokens?: number
-  encoding?: string
-  filename?: string
+  input_format?: string | null
+  max_tokens?: number | null
+  splitter?: string | null
+  tokenizer?: string | null
+  overlap_tokens?: number | null
+  encoding?: string | null
+  filename?: string | null
 }
 
 export interface SplitStart {

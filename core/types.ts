@@ -100,7 +100,10 @@ export type NoOwnOptions = TObject<{}>
  * known to its users' compiler by adding them to `PluginOptions`:
  * `declare module 'docsplit' { interface PluginOptions extends OptionsOf<typeof plugin> {} }`.
  */
-export type OptionsOf<P> = P extends { options?: infer O } ? (O extends TObject ? Static<O> : object) : object
+export type OptionsOf<P> = P extends { options?: infer O } ? (O extends TObject ? Nullable<Static<O>> : object) : object
+
+/** Each property may also be `null`: not given, as in split()'s own options. */
+type Nullable<T> = { [K in keyof T]: T[K] | null }
 
 export interface ParserContext<O extends TObject = NoOwnOptions> {
   readonly options: OwnOptions<O>
