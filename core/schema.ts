@@ -14,7 +14,7 @@ export const Boundary = Type.Union([
 ], { description: 'Why the chunk ended: at a section or block boundary, inside a block at a line, sentence, word or grapheme (the block alone was over budget), after a record, or at the end of the document.' })
 
 export const Chunk = Type.Object({
-  id: Type.String({ description: 'Stable id: a hash of the chunk\'s text and character offsets.' }),
+  id: Type.String({ description: 'Stable id: a hash of the chunk\'s text and character offsets, and of nothing else: another document with the same text at the same offsets gives the same id, so a store that holds many documents keys chunks by document and id.' }),
   index: Type.Integer({ minimum: 0, description: 'Position of the chunk in the document, from 0.' }),
   text: Type.String({ description: 'The chunk, exactly as it is in the source (for text formats: source[char_start:char_end]).' }),
   token_count: Type.Integer({ minimum: 0, description: 'The tokenizer\'s exact count of `text`.' }),
