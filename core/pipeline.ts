@@ -18,7 +18,7 @@ import { Meter, structureEstimate } from './budget.js'
 import { chunkId } from './chunk-id.js'
 import { StreamDecoder, UTF8, byteOrderMark, encodingInfo, type EncodingInfo } from './decode.js'
 import type { BlockEvent, DocEvent, RecordEvent } from './events.js'
-import { DocsplitError, isDocsplitError, parserFailError, type ErrorCode, type ParserErrorCode } from './errors.js'
+import { DocsplitError, isDocsplitError, parserFailError, PARSER_ERROR_CODES, type ErrorCode, type ParserErrorCode } from './errors.js'
 import { draftProblem } from './draft-check.js'
 import { eventFieldProblem } from './event-check.js'
 import { checkDefaultSplitters, isModuleNotFound } from './load.js'
@@ -344,9 +344,20 @@ function countFault (tokenizer: Tokenizer, tokenizerName: string, splitter: stri
   return new DocsplitError('DOCSPLIT_PLUGIN_CONTRACT', `splitter "${splitter}" emitted a chunk at ${start} with tokenCount ${shownCount(count)}, where tokenizer "${tokenizerName}" counts ${own}; a count is a whole number of at least 0`)
 }
 
-/** Wraps a failure inside a plugin so that nothing but a DocsplitError leaves the engine. */
+/**
+ * The codes an error thrown from inside a plugin keeps: those of ctx.fail and those the engine
+ * raises inside a plugin's call (a broken contract, a tokenizer that cannot load). Another,
+ * thrown directly (DOCSPLIT_RATE_LIMITED, DOCSPLIT_TIMEOUT), would tell the caller something
+ * untrue about the service.
+ */
+const PLUGIN_PASSES = new Set<string>([...PARSER_ERROR_CODES, 'DOCSPLIT_PLUGIN_CONTRACT', 'DOCSPLIT_TOKENIZER_UNAVAILABLE', 'DOCSPLIT_INTERNAL'])
+
+/** Wraps a failure inside a plugin so that nothing but a DocsplitError, with a code a plugin may give, leaves the engine. */
 function pluginFailure (error: unknown, what: string): DocsplitError {
-  if (isDocsplitError(error)) return error
+  if (isDocsplitError(error)) {
+    if (PLUGIN_PASSES.has(error.code)) return error
+    return new DocsplitError('DOCSPLIT_PLUGIN_CONTRACT', `the ${what} threw ${error.code}, which is not a plugin's to give; a parser fails with ctx.fail(${PARSER_ERROR_CODES.join(', ')})`, { cause: error })
+  }
   if (error instanceof RangeError && /call stack/i.test(error.message)) {
     return new DocsplitError('DOCSPLIT_LIMIT_EXCEEDED', `the document is nested too deeply for the ${what}`, { cause: error })
   }

@@ -79,6 +79,9 @@ register([
   oneRecord('no-end-test', { create: () => ({ write () {} }) as never }),
   oneRecord('bad-code-test', { create: (ctx) => ({ write () {}, end () { ctx.fail('NOT_A_CODE' as never, 'x') } }) }),
   oneRecord('rate-limited-test', { create: (ctx) => ({ write () {}, end () { ctx.fail('DOCSPLIT_RATE_LIMITED' as never, 'slow down') } }) }),
+  oneRecord('throws-timeout-test', { create: () => ({ write () {}, end () { throw new DocsplitError('DOCSPLIT_TIMEOUT', 'took too long') } }) }),
+  oneRecord('throws-parse-error-test', { create: () => ({ write () {}, end () { throw new DocsplitError('DOCSPLIT_PARSE_ERROR', 'bad line 3') } }) }),
+  onePacker('throws-rate-limited-test', () => { throw new DocsplitError('DOCSPLIT_RATE_LIMITED', 'slow down') }),
   oneRecord('verify-failed-test', { create: (ctx) => ({ write () {}, end () { ctx.fail('DOCSPLIT_VERIFY_FAILED' as never, 'x') } }) }),
   oneRecord('limit-test', { create: (ctx) => ({ write () {}, end () { ctx.fail('DOCSPLIT_LIMIT_EXCEEDED', 'too deep') } }) }),
   oneRecord('nan-detect-test', { detect: () => Number.NaN }),
@@ -309,4 +312,10 @@ t.test('ctx.fail takes only the codes a parser may give: a service or engine cod
   await refusal(t, split(TEXT, { input_format: 'rate-limited-test' }), 'DOCSPLIT_PLUGIN_CONTRACT', /^parser "rate-limited-test" failed with DOCSPLIT_RATE_LIMITED; ctx\.fail takes DOCSPLIT_PARSE_ERROR, DOCSPLIT_LIMIT_EXCEEDED, DOCSPLIT_INVALID_UTF8, DOCSPLIT_UNSUPPORTED_ENCODING, DOCSPLIT_INVALID_OPTION, DOCSPLIT_UNSUPPORTED_FORMAT, DOCSPLIT_EXTRA_UNAVAILABLE$/)
   await refusal(t, split(TEXT, { input_format: 'verify-failed-test' }), 'DOCSPLIT_PLUGIN_CONTRACT', /^parser "verify-failed-test" failed with DOCSPLIT_VERIFY_FAILED; /)
   await refusal(t, split(TEXT, { input_format: 'limit-test' }), 'DOCSPLIT_LIMIT_EXCEEDED', /^too deep$/)
+})
+
+t.test('a DocsplitError a plugin throws itself keeps its code only if ctx.fail could give it', async (t) => {
+  await refusal(t, split(TEXT, { input_format: 'throws-timeout-test' }), 'DOCSPLIT_PLUGIN_CONTRACT', /^the throws-timeout-test parser threw DOCSPLIT_TIMEOUT, which is not a plugin's to give; a parser fails with ctx\.fail\(DOCSPLIT_PARSE_ERROR, /)
+  await refusal(t, split(TEXT, { input_format: 'text', splitter: 'throws-rate-limited-test' }), 'DOCSPLIT_PLUGIN_CONTRACT', /^the throws-rate-limited-test splitter \(counting with the approx tokenizer\) threw DOCSPLIT_RATE_LIMITED/)
+  await refusal(t, split(TEXT, { input_format: 'throws-parse-error-test' }), 'DOCSPLIT_PARSE_ERROR', /^bad line 3$/)
 })
