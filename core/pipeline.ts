@@ -274,16 +274,6 @@ function formatByContent (parser: ParserPlugin, text: string): string {
   return parser.formats[0]!
 }
 
-/** The parser's own splitter; one it names that is not registered is the parser's fault. */
-function defaultPacker (parser: ParserPlugin): ReturnType<typeof packerByName> {
-  try {
-    return packerByName(parser.defaultSplitter)
-  } catch (error) {
-    if (!isDocsplitError(error) || error.code !== 'DOCSPLIT_UNKNOWN_SPLITTER') throw error
-    throw new DocsplitError('DOCSPLIT_PLUGIN_CONTRACT', `parser "${parser.name}" names defaultSplitter "${String(parser.defaultSplitter).slice(0, 64)}", which is not a registered splitter`)
-  }
-}
-
 /** A binary format (xlsx) given as text, found before the split starts or in a string stream. */
 function needsFile (format: string): DocsplitError {
   return new DocsplitError('DOCSPLIT_FORMAT_NEEDS_FILE', `input_format "${format}" is binary: send it as a file (POST /docsplit/api/split/file, or docsplit split FILE)`)
@@ -456,7 +446,8 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
     throw needsFile(format)
   }
   options.input_format = format
-  const packerPlugin = options.splitter !== undefined ? packerByName(options.splitter) : defaultPacker(parser)
+  // A parser's own splitter is registered: checked before the first split, after which nothing registers.
+  const packerPlugin = packerByName(options.splitter ?? parser.defaultSplitter)
   options.splitter = packerPlugin.name
   const tokenizerPlugin = tokenizerByName(options.tokenizer)
   options.tokenizer = tokenizerSpelling(options.tokenizer)
