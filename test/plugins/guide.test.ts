@@ -88,6 +88,11 @@ t.test('section 5 loads it, from the command line and from the library', async (
   const r = node(['load.mjs'])
   t.equal(r.code, 0, r.stderr)
   t.equal(r.stdout, "1 [ 'server' ]\n", 'what its comment says it prints')
+  // A comment above a header belongs to that header's section, in the same chunk.
+  const small = node([bin, 'split', 'app.ini', '--plugin', 'docsplit-plugin-ini', '--max-tokens', '12'])
+  t.equal(small.code, 0, small.stderr)
+  const chunks = (JSON.parse(small.stdout) as { chunks: Array<{ text: string, path: string[] }> }).chunks
+  t.same(chunks.filter((c) => c.text.includes('; paths')).map((c) => [c.path, c.text.startsWith('; paths\n[paths]')]), [[['paths'], true]])
 })
 
 t.test('the README\'s plugin splits, reading its own option', async (t) => {
