@@ -11,7 +11,7 @@ const Offset = (description: string): ReturnType<typeof Type.Integer> => Type.In
 export const Boundary = Type.Union([
   Type.Literal('section'), Type.Literal('block'), Type.Literal('line'), Type.Literal('sentence'),
   Type.Literal('word'), Type.Literal('grapheme'), Type.Literal('record'), Type.Literal('end'),
-], { description: 'Why the chunk ended: at a section or block boundary, inside a block at a line, sentence, word or grapheme (the block alone was over budget), after a record, or at the end of the document.' })
+], { description: 'Why the chunk ended: `section` where a container of the document opens or closes (a heading\'s section, but also a list or list item, a quote, front matter, a class or function), `block` between two blocks of the same container; inside a block at a `line`, `sentence`, `word` or `grapheme` (the block alone was over budget); after a `record`; or at the `end` of the document.' })
 
 export const Chunk = Type.Object({
   id: Type.String({ description: 'Stable id: a hash of the chunk\'s text and character offsets, and of nothing else: another document with the same text at the same offsets gives the same id, so a store that holds many documents keys chunks by document and id.' }),
