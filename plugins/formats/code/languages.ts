@@ -73,13 +73,17 @@ const field = (name: string) => (n: Node): Node | null => n.childForFieldName(na
 
 const lastNamed = (n: Node): Node | null => n.namedChild(n.namedChildCount - 1)
 
-/** The last named child that is not a comment: the value of `let x = ...`, `return ...`, `x = ...`. */
+/**
+ * The widest named child that is not a comment (the last of equals): the value of `let x = ...`,
+ * `return ...`, `x = ...`, and the part of a call that holds a closure (`xs.map(|x| {...})`).
+ */
 const held = (n: Node): Node | null => {
-  for (let i = n.namedChildCount - 1; i >= 0; i--) {
+  let best: Node | null = null
+  for (let i = 0; i < n.namedChildCount; i++) {
     const c = n.namedChild(i)
-    if (c !== null && !c.type.includes('comment')) return c
+    if (c !== null && !c.type.includes('comment') && (best === null || c.endIndex - c.startIndex >= best.endIndex - best.startIndex)) best = c
   }
-  return null
+  return best
 }
 
 /** `holders` for the statement types listed. */
@@ -89,6 +93,15 @@ const JS_CASES = { switch_case: [':'], switch_default: [':'] }
 const C_CASES = { case_statement: [':'] }
 /** `else if (...) {...}`: an else clause that holds an `if`, opened as that `if`. */
 const ELSE_IF = holding('else_clause')
+
+/**
+ * JS and TS: what may hold a function, an object or a loop too big to fit, looked through to it:
+ * `obj.f = function () {...}`, `const o = { key: () => {...} }`, `xs.forEach((x) => {...})`,
+ * `(function () {...})()`, `outer: for (...) {...}`, a class field `f = () => {...}`.
+ */
+const JS_HOLDERS = holding('else_clause', 'expression_statement', 'lexical_declaration', 'variable_declaration', 'variable_declarator',
+  'export_statement', 'return_statement', 'assignment_expression', 'await_expression', 'parenthesized_expression', 'call_expression',
+  'new_expression', 'arguments', 'member_expression', 'pair', 'labeled_statement', 'field_definition', 'public_field_definition')
 
 /** The first named child of one of `types`. */
 function childOfType (n: Node, types: Set<string>): Node | null {
@@ -190,9 +203,10 @@ export const LANGUAGES: LanguageSpec[] = [
     extensions: ['.js', '.mjs', '.cjs', '.jsx'],
     declarations: jsDeclarations,
     wrappers: jsWrappers,
-    bodies: ['class_body', 'statement_block', 'switch_body'],
+    // `object`: an object literal too big to fit is opened, its members are its entries.
+    bodies: ['class_body', 'statement_block', 'switch_body', 'object'],
     cases: JS_CASES,
-    holders: ELSE_IF,
+    holders: JS_HOLDERS,
     ...C_LIKE,
   },
   {
@@ -202,9 +216,9 @@ export const LANGUAGES: LanguageSpec[] = [
     extensions: ['.ts', '.mts', '.cts'],
     declarations: tsDeclarations,
     wrappers: tsWrappers,
-    bodies: ['class_body', 'statement_block', 'interface_body', 'enum_body', 'object_type', 'switch_body'],
+    bodies: ['class_body', 'statement_block', 'interface_body', 'enum_body', 'object_type', 'switch_body', 'object'],
     cases: JS_CASES,
-    holders: ELSE_IF,
+    holders: JS_HOLDERS,
     ...C_LIKE,
   },
   {
@@ -214,9 +228,9 @@ export const LANGUAGES: LanguageSpec[] = [
     extensions: ['.tsx'],
     declarations: tsDeclarations,
     wrappers: tsWrappers,
-    bodies: ['class_body', 'statement_block', 'interface_body', 'enum_body', 'object_type', 'switch_body'],
+    bodies: ['class_body', 'statement_block', 'interface_body', 'enum_body', 'object_type', 'switch_body', 'object'],
     cases: JS_CASES,
-    holders: ELSE_IF,
+    holders: JS_HOLDERS,
     ...C_LIKE,
   },
   {
@@ -398,8 +412,10 @@ export const LANGUAGES: LanguageSpec[] = [
     },
     bodies: ['block', 'declaration_list', 'field_declaration_list', 'enum_variant_list', 'match_block'],
     cases: { match_arm: ['=>'] },
-    // `match`, `if` and loops are expressions: in a statement, a `let`, a `return`, an assignment.
-    holders: holding('expression_statement', 'let_declaration', 'return_expression', 'assignment_expression', 'else_clause'),
+    // `match`, `if` and loops are expressions: in a statement, a `let`, a `return`, an assignment,
+    // a closure, passed to a call (`xs.iter().map(|x| {...}).collect()`, `spawn(move || {...})`).
+    holders: holding('expression_statement', 'let_declaration', 'return_expression', 'assignment_expression', 'else_clause',
+      'closure_expression', 'call_expression', 'arguments', 'field_expression', 'try_expression'),
     ...C_LIKE,
   },
   {

@@ -9,9 +9,9 @@
  *     close block: `}` / `end` and what follows up to the next sibling
  *   exit
  * A compound statement too big to fit (`if`, a loop, a switch, one of its cases, or one held by
- * a statement: `let y = match x {...}`) is a container the same way, its header as the
- * signature. Everything else at a level is a block; comments and decorators before something
- * are blocks with attachNext. Spans are computed from sibling start offsets only (each item runs
+ * a statement: `let y = match x {...}`, `obj.f = function () {...}`, `xs.map(|x| {...})`) is a
+ * container the same way, its header as the signature. Everything else at a level is a block;
+ * comments and decorators before something are blocks with attachNext. Spans are computed from sibling start offsets only (each item runs
  * to the next item's start: its line's start when it is first on its line), so the blocks tile
  * the text whatever the tree looks like, ERROR nodes included. The walk keeps its own stack:
  * nesting depth never grows the JS stack.
@@ -86,6 +86,8 @@ interface Frame {
 }
 
 const SKIP_FIELDS = new Set(['name', 'condition'])
+/** Holders looked through from a statement (`await Promise.all(xs.map(async (x) => {...}))` takes 6). */
+const HOLD_DEPTH = 8
 const LABEL_MAX = 160
 const LABEL_SCAN = 4 * LABEL_MAX
 
@@ -344,9 +346,9 @@ export class SyntaxWalker {
     return label < 0 ? [members, members] : [label, members]
   }
 
-  /** Whether `n` is a compound statement: a body or a case among its children, or a case itself. */
+  /** Whether `n` is a compound statement: a body or a case among its children, or a case or a body itself. */
   private isCompound (n: Node): boolean {
-    if (this.cases.has(n.type)) return true
+    if (this.cases.has(n.type) || this.bodies.has(n.type)) return true
     const c = n.walk()
     try {
       if (c.gotoFirstChild()) {
@@ -374,7 +376,7 @@ export class SyntaxWalker {
     }
     if (!this.holders.has(child.type) || this.fits(child.start, child.end)) return null
     let n: Node | null = outer
-    for (let hops = 0; hops < 4 && n !== null; hops++) {
+    for (let hops = 0; hops < HOLD_DEPTH && n !== null; hops++) {
       const hold = this.holders.get(n.type)
       if (hold === undefined) break
       n = hold(n)
@@ -396,7 +398,8 @@ export class SyntaxWalker {
     }
     if (inner === null) return null
     const k = this.decls.get(inner.type)
-    if (k === undefined) return inner === outer ? this.compound(child) : null
+    // A wrapper around no declaration may still be or hold a compound (`export default {...}`).
+    if (k === undefined) return this.compound(child)
     const kind = typeof k === 'function' ? k(inner) : k
     if (this.selfBodies.has(inner.type)) return { kind, outer, inner, body: inner, self: true, compound: false, open: -1, from: -1 }
     let body = inner.childForFieldName('body')

@@ -875,6 +875,37 @@ t.test('a body after `else` with no clause node (Java, Go, C#) is the else claus
   }
 })
 
+t.test('a function, closure, object or labelled loop held by an expression is opened: `} else {` never ends a chunk', async (t) => {
+  const body = (ind: string, semi = ';'): string => Array.from({ length: 10 }, (_, j) => `${ind}x += input[${j}] * ${j + 1}${semi}\n`).join('')
+  const ifElse = (ind: string, cond: string, semi = ';'): string => `${ind}if ${cond} {\n${body(ind + '  ', semi)}${ind}} else {\n${body(ind + '  ', semi)}${ind}}\n`
+  const docs: Array<[string, string, string[]]> = [
+    ['javascript', `obj.handler = function (x, input) {\n${ifElse('  ', '(x > 1)')}  return x\n}\n`, ['obj.handler = function (x, input)']],
+    ['javascript', `const o = {\n  key: function (x, input) {\n${ifElse('    ', '(x > 1)')}    return x\n  },\n  arrow: (x, input) => {\n${ifElse('    ', '(x > 1)')}    return x\n  },\n}\n`,
+      ['const o', 'key: function (x, input)', 'arrow: (x, input) =>']],
+    ['typescript', `exports.run = async (x: number, input: number[]) => {\n  try {\n${body('    ')}  } catch (e) {\n${body('    ')}  } finally {\n${body('    ')}  }\n}\n`, ['exports.run = async (x: number, input: number[]) =>']],
+    ['typescript', `function g (x: number, input: number[]): number {\n  outer: for (let i = 0; i < 3; i++) {\n${ifElse('    ', '(x > 1)')}  }\n  return x\n}\n`, ['outer: for (let i = 0; i < 3; i++)']],
+    ['tsx', `items.forEach((x: number) => {\n${ifElse('  ', '(x > 1)')}})\n`, ['items.forEach((x: number) =>']],
+    ['rust', `fn main() {\n    let f = |x: i32| {\n${ifElse('        ', 'x > 1')}    };\n}\n`, ['let f = |x: i32|']],
+    ['rust', `fn main() {\n    let f = |x: i32| if x > 1 {\n${body('        ')}    } else {\n${body('        ')}    };\n}\n`, ['let f = |x: i32| if x > 1']],
+    ['rust', `fn main() {\n    let v: Vec<i32> = items.iter().map(|x| {\n${ifElse('        ', '*x > 1')}    }).collect();\n}\n`, ['let v: Vec<i32> = items.iter().map(|x|']],
+    ['rust', `fn main() {\n    thread::spawn(move || {\n${ifElse('        ', 'x > 1')}    });\n}\n`, ['thread::spawn(move ||']],
+  ]
+  for (const [lang, src, want] of docs) {
+    await parsesCleanly(t, lang, src)
+    const ends: string[] = []
+    const paths = new Set<string>()
+    for (let max = 120; max <= 420; max += 15) {
+      const r = await split(src, { input_format: lang, max_tokens: max, tokenizer: CHARS, code_parsing: 'syntax' })
+      t.same(invariantProblems(r, src, { tokenizer: charCount }), [], `${lang} @${max}: invariants`)
+      for (const c of r.chunks.slice(0, -1)) if (/\b(?:else|catch|finally)\b[^\n]*\{\s*$/.test(c.text.trimEnd().split('\n').at(-1)!)) ends.push(`@${max}: ${JSON.stringify(c.text.slice(-40))}`)
+      for (const c of r.chunks) for (const l of c.path) paths.add(l)
+    }
+    const head = JSON.stringify(src.split('\n')[0])
+    t.same(ends, [], `${lang} ${head}: no chunk ends with an else, catch or finally line`)
+    for (const l of want) t.ok(paths.has(l), `${lang}: container ${JSON.stringify(l)} in ${JSON.stringify([...paths])}`)
+  }
+})
+
 t.test('an `else if` too big to fit is opened like the `if` it holds', async (t) => {
   const body = (ind: string): string => Array.from({ length: 12 }, (_, j) => `${ind}x += input[${j}] * ${j + 1};\n`).join('')
   const chain = (open: (c: string) => string, ind: string): string => `${open('x > 2')}\n${body(ind)}  } else ${open('x > 1')}\n${body(ind)}  } else {\n${body(ind)}  }\n`
