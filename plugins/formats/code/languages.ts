@@ -239,8 +239,9 @@ export const LANGUAGES: LanguageSpec[] = [
     grammar: 'bash',
     extensions: ['.sh', '.bash'],
     declarations: { function_definition: 'function' },
-    // `do_group`: the `do ... done` of `for`, `while`, `until`, `select`.
-    bodies: ['compound_statement', 'do_group'],
+    // `do_group`: the `do ... done` of `for`, `while`, `until`, `select`; a `{ ... }` group and a
+    // `( ... )` subshell are bodies standing as statements.
+    bodies: ['compound_statement', 'do_group', 'subshell'],
     cases: { case_item: [')'] },
     clauses: { if_statement: ['then'], elif_clause: ['then'], else_clause: ['else'] },
     lineComments: ['#'],
@@ -449,10 +450,13 @@ export const LANGUAGES: LanguageSpec[] = [
       union_declaration: 'struct',
     },
     wrappers: { variable_declaration: (n) => childOfType(n, new Set(['struct_declaration', 'enum_declaration', 'union_declaration'])) },
-    bodies: ['block'],
+    // `block_expression`: the body of an `if`, `while`, `for` (a `block` inside, looked through).
+    bodies: ['block', 'block_expression'],
+    unwrap: ['block'],
     selfBodies: ['struct_declaration', 'enum_declaration', 'union_declaration'],
     cases: { switch_case: ['=>', 'payload'] },
-    holders: holding('variable_declaration', 'expression_statement', 'return_expression'),
+    // A loop, labelled or not, is held by a `labeled_statement`; `else if` by an else clause.
+    holders: holding('variable_declaration', 'expression_statement', 'return_expression', 'labeled_statement', 'else_clause'),
     ...C_LIKE,
   },
 ]

@@ -237,7 +237,8 @@ export class SyntaxWalker {
           const type = c.nodeType
           sawBody ||= this.bodies.has(type)
           const big = !this.fits(start, end)
-          let compound = big && this.cases.has(type)
+          // A case, or a body standing as a statement (a bare `{ ... }`, Bash's `( ... )`).
+          let compound = big && (this.cases.has(type) || this.bodies.has(type))
           let doc = false
           const docCandidate = this.docstrings && type === 'expression_statement'
           if ((docCandidate || big) && c.gotoFirstChild()) {
@@ -500,7 +501,8 @@ export class SyntaxWalker {
     const sig = this.signature(d, from, long ? from + LABEL_SCAN : to)
     long &&= !sig.stopped
     let label = sig.text.trim()
-    if (!long) label = label.replace(/[\s{:=,;]+$/, '')
+    // A bare block's label is its brace (`{`), not nothing.
+    if (!long) label = label.replace(/[\s{:=,;]+$/, '') || label.replace(/\s+/g, ' ')
     // A statement's header reads without the keyword that opens its body (`if [ -f x ]; then`).
     if (!long && d.compound) label = label.replace(/(\S)[\s;]*\b(?:then|do)$/, '$1')
     // A signature over several lines reads as one: `def f(\n    a,\n    b,\n):` is `def f(a, b)`.

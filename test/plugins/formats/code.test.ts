@@ -758,6 +758,31 @@ t.test('kotlin, swift and bash: `if`, `else if`, `else`, loops and `do` too big 
   }
 })
 
+t.test('zig: `if`, `else if`, `else` and loops, and bash: `{ ... }` groups and `( ... )` subshells too big to fit are containers, cut between statements', async (t) => {
+  const zs = (n: number): string => Array.from({ length: n }, (_, j) => `        x += compute(${j},\n            ${j} * 2);\n`).join('')
+  const sh = (n: number): string => Array.from({ length: n }, (_, j) => `    compute "$x" ${j} \\\n      "$((x * 2))"\n`).join('')
+  const docs: Array<[string, string, string[]]> = [
+    ['zig', `fn f(x: u32, input: []u32) u32 {\n    var y = x;\n    if (x > 1) {\n${zs(6)}    } else if (x > 0) {\n${zs(6)}    } else {\n${zs(6)}    }\n    while (y > 0) : (y -= 1) {\n${zs(6)}    }\n    for (input) |v| {\n${zs(6)}    }\n    outer: while (true) {\n${zs(6)}    }\n    return y;\n}\n`,
+      ['if (x > 1)', 'else if (x > 0)', 'else', 'while (y > 0) : (y -= 1)', 'for (input) |v|', 'outer: while (true)']],
+    ['bash', `f() {\n  {\n${sh(6)}  } > out.txt\n  (\n${sh(6)}  )\n}\n{\n${sh(6)}}\n`, ['{', '(']],
+  ]
+  for (const [lang, src, want] of docs) {
+    await parsesCleanly(t, lang, src)
+    const statements = [...src.matchAll(/ {8}x \+= compute\([^)]*\);\n| {4}compute "\$x" \d+ \\\n.*\n/g)].map((m) => [m.index, m.index + m[0].length] as const)
+    t.equal(statements.length, lang === 'zig' ? want.length * 6 : 18, `${lang}: statements found`)
+    for (const max of [150, 200, 250]) {
+      const r = await split(src, { input_format: lang, max_tokens: max, tokenizer: CHARS, code_parsing: 'syntax' })
+      t.same(invariantProblems(r, src, { tokenizer: charCount }), [], `${lang} @${max}: invariants`)
+      const inside = boundaries(r).filter((c) => statements.some(([a, b]) => c > a && c < b))
+      t.same(inside.map((c) => JSON.stringify(src.slice(c - 20, c + 20))), [], `${lang} @${max}: no cut inside a statement`)
+      const heads = r.chunks.slice(0, -1).filter((c) => /(?:\belse|[{(])\s*$/.test(c.text.trimEnd().split('\n').at(-1)!))
+      t.same(heads.map((c) => c.text.slice(-30)), [], `${lang} @${max}: no chunk ends with a header line`)
+    }
+    const got = labels(await collectEvents(code, src, { input_format: lang, max_tokens: 150 }))
+    for (const l of want) t.ok(got.includes(l), `${lang}: container ${JSON.stringify(l)} in ${JSON.stringify(got)}`)
+  }
+})
+
 t.test('a file preamble (`package main`, `<?php`) goes with the function after it when the function\'s body is one statement too big to fit', async (t) => {
   const loop = (n: number): string => Array.from({ length: n }, (_, j) => `\t\tx += input[${j}] * ${j + 1}\n`).join('')
   const docs: Array<[string, string]> = [
