@@ -200,6 +200,20 @@ export class SyntaxWalker {
     return n * 3 <= max || Buffer.byteLength(this.text.slice(start, end), 'utf8') <= max
   }
 
+  /**
+   * Whether a node at [start, end) certainly fits once it is an item: its span also takes in the
+   * indentation before it and the `;`, `,` and white space after it.
+   */
+  private spanFits (start: number, end: number): boolean {
+    const text = this.text
+    let to = end
+    for (; to < text.length; to++) {
+      const c = text.charCodeAt(to)
+      if (c !== 32 && c !== 9 && c !== 10 && c !== 13 && c !== 59 && c !== 44) break
+    }
+    return this.fits(skipBack(text, start), to)
+  }
+
   /** Named, non-empty children of `parent`, in order (`self`: skip `name`/`condition` fields). */
   private children (parent: Node, self: boolean): Child[] {
     for (;;) {
@@ -236,7 +250,7 @@ export class SyntaxWalker {
           if (sawBody && c.currentFieldName === 'condition') continue
           const type = c.nodeType
           sawBody ||= this.bodies.has(type)
-          const big = !this.fits(start, end)
+          const big = !this.spanFits(start, end)
           // A case, or a body standing as a statement (a bare `{ ... }`, Bash's `( ... )`).
           let compound = big && (this.cases.has(type) || this.bodies.has(type))
           let doc = false
@@ -306,7 +320,7 @@ export class SyntaxWalker {
       const body = this.bodies.has(ch.type)
       if (on && body && ch.elseAt >= 0) {
         // A body after the first one that follows `else`: one member, the clause, from `else` on.
-        out.push({ ...ch, start: ch.elseAt, head: ch.elseAt, compound: !this.fits(ch.elseAt, ch.end) })
+        out.push({ ...ch, start: ch.elseAt, head: ch.elseAt, compound: !this.spanFits(ch.elseAt, ch.end) })
         continue
       }
       if (!on && (body || this.cases.has(ch.type))) {
@@ -375,7 +389,7 @@ export class SyntaxWalker {
       const clause = child.elseAt >= 0 && this.bodies.has(child.type)
       return { kind: 'statement', outer, inner: outer, body: outer, self: false, compound: true, open: clause ? outer.startIndex : -1, from: child.elseAt }
     }
-    if (!this.holders.has(child.type) || this.fits(child.start, child.end)) return null
+    if (!this.holders.has(child.type) || this.spanFits(child.start, child.end)) return null
     let n: Node | null = outer
     for (let hops = 0; hops < HOLD_DEPTH && n !== null; hops++) {
       const hold = this.holders.get(n.type)

@@ -783,6 +783,27 @@ t.test('zig: `if`, `else if`, `else` and loops, and bash: `{ ... }` groups and `
   }
 })
 
+t.test('a compound statement whose node fits but whose span (its indentation, the line break after it) does not is opened', async (t) => {
+  const stmts = (ind: string, semi: string, lead = 'x += '): string => Array.from({ length: 6 }, (_, j) => `${ind}${lead}compute(${j},\n${ind}    ${j} * 2)${semi}\n`).join('')
+  // [language, before, the compound statement's node, after]
+  const docs: Array<[string, string, string, string]> = [
+    ['typescript', 'function f (x: number): number {\n  x += 1\n  ', `if (x > 1) {\n${stmts('    ', '')}  }`, '\n  return x\n}\n'],
+    ['zig', 'fn f(x: u32) u32 {\n    var y = x;\n    ', `while (y > 0) : (y -= 1) {\n${stmts('        ', ';')}    }`, '\n    return y;\n}\n'],
+    ['rust', 'fn f(x: i32) -> i32 {\n    let a = 1;\n    ', `let y = match x {\n${stmts('        ', ',', '_ => ')}    };`, '\n    y\n}\n'],
+  ]
+  for (const [lang, before, node, after] of docs) {
+    const src = before + node + after
+    await parsesCleanly(t, lang, src)
+    const statements = [...src.matchAll(/(?:x \+= |_ => )compute\(\d+,\n.*\n/g)].map((m) => [m.index, m.index + m[0].length] as const)
+    for (const max of [node.length, node.length + 1, node.length + 2]) {
+      const r = await split(src, { input_format: lang, max_tokens: max, tokenizer: CHARS, code_parsing: 'syntax' })
+      t.same(invariantProblems(r, src, { tokenizer: charCount }), [], `${lang} @${max}: invariants`)
+      const inside = boundaries(r).filter((c) => statements.some(([a, b]) => c > a && c < b))
+      t.same(inside.map((c) => JSON.stringify(src.slice(c - 20, c + 20))), [], `${lang} @${max}: no cut inside a statement`)
+    }
+  }
+})
+
 t.test('a file preamble (`package main`, `<?php`) goes with the function after it when the function\'s body is one statement too big to fit', async (t) => {
   const loop = (n: number): string => Array.from({ length: n }, (_, j) => `\t\tx += input[${j}] * ${j + 1}\n`).join('')
   const docs: Array<[string, string]> = [
