@@ -11,9 +11,10 @@
  * A compound statement too big to fit (`if`, a loop, a switch, one of its cases, or one held by
  * a statement: `let y = match x {...}`, `obj.f = function () {...}`, `xs.map(|x| {...})`) is a
  * container the same way, its header as the signature. Everything else at a level is a block;
- * comments and decorators before something are blocks with attachNext. Spans are computed from sibling start offsets only (each item runs
- * to the next item's start: its line's start when it is first on its line), so the blocks tile
- * the text whatever the tree looks like, ERROR nodes included. The walk keeps its own stack:
+ * comments and decorators before something are blocks with attachNext. Spans are computed from
+ * sibling start offsets only (each item runs to the next item's start: its line's start when it
+ * is first on its line), so the blocks tile the text whatever the tree looks like, ERROR nodes
+ * included. The walk keeps its own stack:
  * nesting depth never grows the JS stack.
  */
 import type { Node } from 'web-tree-sitter'
