@@ -89,6 +89,11 @@ export class StreamDecoder {
   /** UTF-8: bytes turned into text so far (error offsets), and an incomplete sequence held back. */
   private decodedBytes = 0
   private tail = new Uint8Array(0)
+  /**
+   * UTF-8 that is not valid: set by the decode that met it, which returned the text before the
+   * bad bytes (so that what came before them is split and written); every later call throws it.
+   */
+  failure: DocsplitError | undefined
 
   constructor (label: string) {
     this.encoding = encodingInfo(label)
@@ -107,6 +112,7 @@ export class StreamDecoder {
   }
 
   decode (piece: Uint8Array): string {
+    if (this.failure !== undefined) throw this.failure
     if (this.head !== undefined) {
       // Wait for 3 bytes so a BOM split across pieces is still seen.
       const joined = new Uint8Array(this.head.length + piece.length)
@@ -123,6 +129,7 @@ export class StreamDecoder {
   }
 
   end (): string {
+    if (this.failure !== undefined) throw this.failure
     if (this.head !== undefined) {
       const rest = this.head
       this.head = undefined
@@ -173,8 +180,10 @@ export class StreamDecoder {
     // three quarters of the time.
     const ascii = isAscii(whole)
     if (!ascii && !isUtf8(whole)) {
-      const at = firstInvalidUtf8(bytes, final)
-      return this.fail(this.decodedBytes + Math.max(0, at))
+      const at = Math.max(0, firstInvalidUtf8(bytes, final))
+      this.failure = this.invalidUtf8(this.decodedBytes + at)
+      this.decodedBytes += at
+      return Buffer.from(bytes.buffer, bytes.byteOffset, at).toString('utf8')
     }
     // A copy, never a view: `bytes` may be the caller's buffer, which it may refill (and a
     // Buffer's slice is a view).
@@ -183,8 +192,8 @@ export class StreamDecoder {
     return Buffer.from(whole.buffer, whole.byteOffset, whole.length).toString(ascii ? 'latin1' : 'utf8')
   }
 
-  private fail (offset: number): never {
-    throw new DocsplitError('DOCSPLIT_INVALID_UTF8', `the input is not valid UTF-8 at byte ${offset}; set the encoding option (encoding, --encoding) if it is text in another one, such as latin1; compressed or binary files are not text`)
+  private invalidUtf8 (offset: number): DocsplitError {
+    return new DocsplitError('DOCSPLIT_INVALID_UTF8', `the input is not valid UTF-8 at byte ${offset}; set the encoding option (encoding, --encoding) if it is text in another one, such as latin1; compressed or binary files are not text`)
   }
 
   private invalid (): DocsplitError {

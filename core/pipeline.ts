@@ -787,6 +787,8 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
     encoding = decoder.encoding
     decodedLength += text.length
     give(text)
+    // Invalid bytes: the text before them went to the parser first, so their chunks go out.
+    if (decoder.failure !== undefined) throw decoder.failure
   }
   const guarded = <T>(step: () => T): T => {
     try {
@@ -860,6 +862,7 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
         encoding = decoder.encoding
         decodedLength += rest.length
         give(rest)
+        if (decoder.failure !== undefined) throw decoder.failure
       }
       if (wholeText !== undefined && wholeText.length > 0) {
         // Joined once and held once: the pieces go as soon as the parser has the text. Text given

@@ -81,6 +81,19 @@ t.test('a bad JSONL line after good ones: every record before it goes out, then 
   t.same(texts, ['{"a":1}\n{"b":2}\n'], 'two records that fill no chunk still go out')
 })
 
+t.test('invalid UTF-8 in the middle of a piece: the records before it in that piece go out too', async (t) => {
+  const good = Array.from({ length: 1000 }, (_, i) => `2024-01-01 00:00:${String(i % 60).padStart(2, '0')} INFO entry ${i}\n`).join('')
+  const bytes = Buffer.concat([Buffer.from(good + '2024-01-01 00:00:00 INFO bad '), Buffer.from([0xff]), Buffer.from('\n' + good)])
+  for (const input of [bytes, (async function * () { yield bytes })()]) {
+    const s = splitStream(input, { input_format: 'log', max_tokens: 128 })
+    let text = ''
+    const code = await codeOf((async () => { for await (const c of s) text += c.text })())
+    t.equal(code, 'DOCSPLIT_INVALID_UTF8')
+    // The last entry's end is not known when the bytes stop: it may have continuation lines.
+    t.equal(text, good.slice(0, good.lastIndexOf('2024-')), 'every entry but the one being read, in order')
+  }
+})
+
 t.test('the last chunk before an input error says where it ended, not `end`: the document goes on', async (t) => {
   const boundaries = async (input: Parameters<typeof splitStream>[0], options: Parameters<typeof splitStream>[1]): Promise<Array<[string, string]>> => {
     const s = splitStream(input, options)
