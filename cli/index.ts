@@ -46,9 +46,35 @@ Output and checks:
   --verify             re-check the output (lossless, budget by recount); exit 3 on a violation
   --plugin MODULE      load a plugin module (package name or path); repeatable, any command
 
-Exit codes: 0 ok, 2 usage error, 3 input error, 4 missing optional dependency, 1 internal error.
+Exit codes: 0 ok, 2 usage error, 3 input error, 4 missing optional dependency, 1 internal error;
+130 and 143 when stopped by SIGINT (Ctrl-C) or SIGTERM.
 `
 }
+
+/** `docsplit serve --help`: the service takes its settings from the environment, listed from their schema. */
+async function serveHelp (): Promise<string> {
+  const { envSchema } = await import('../server/env.js')
+  const rows = Object.entries(envSchema).map(([name, s]) => {
+    const d = (s as { default?: unknown }).default
+    return `  ${name}${d !== undefined ? ` (default ${JSON.stringify(d)})` : ''}\n      ${String((s as { description?: string }).description ?? '')}`
+  })
+  return `docsplit ${VERSION}: the HTTP service (needs the web extra)
+
+Usage:
+  docsplit serve [--plugin MODULE ...]   listen on HOST:PORT; OpenAPI docs at /docs
+
+Settings, from the environment:
+${rows.join('\n')}
+
+Exit codes: 0 after SIGTERM or SIGINT once requests in flight end, 2 a setting or plugin that
+is not valid, 4 the web extra missing, 1 internal error.
+`
+}
+
+const FORMATS_HELP = `Usage:
+  docsplit formats [--json] [--plugin MODULE ...]   the formats, splitters and tokenizers this
+                                                    install has, and whether each is available
+`
 
 /**
  * Boolean split options as parseArgs strings: `--header` is `--header=true`, `--no-header` and
@@ -178,7 +204,7 @@ async function main (argv: string[]): Promise<number | typeof SERVING> {
   if (command !== undefined) checkFlagsOf(command, Object.keys(values).filter((name) => values[name] !== undefined), schemaFlags, ownFlags)
   if (command !== 'serve') checkDefaultSplitters()
   if (values.help === true || command === undefined || command === 'help') {
-    process.stdout.write(help())
+    process.stdout.write(command === 'serve' ? await serveHelp() : command === 'formats' ? FORMATS_HELP : help())
     return command === undefined && values.help !== true ? 2 : 0
   }
   switch (command) {

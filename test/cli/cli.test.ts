@@ -136,6 +136,13 @@ t.test('should print help and version', async (t) => {
   t.match(help.stdout, /Exit codes: 0 ok, 2 usage error, 3 input error, 4 missing optional dependency/)
   const version = docsplit(['--version'])
   t.match(version.stdout, /^\d+\.\d+\.\d+\n$/)
+  // Each command's own help: serve takes its settings from the environment, not from flags.
+  const serve = docsplit(['serve', '--help'])
+  t.equal(serve.code, 0)
+  t.match(serve.stdout, /\n  PORT \(default 8000\)\n      Port to listen on/)
+  t.match(serve.stdout, /\n  DOCSPLIT_PLUGINS\n      Comma-separated plugin modules/)
+  t.notMatch(serve.stdout, /--max-tokens/, 'not the split options')
+  t.match(docsplit(['formats', '--help']).stdout, /^Usage:\n  docsplit formats \[--json\]/)
 })
 
 t.test('dist/ imports the bundled typebox, semver, markdown-it and yaml, not their many module files', async (t) => {
