@@ -6,6 +6,7 @@
 import { Readable } from 'node:stream'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { DocsplitError } from '../core/errors.js'
+import { noteStreamFailure } from './plugins/access-log.js'
 
 export const NDJSON = 'application/x-ndjson'
 
@@ -94,6 +95,7 @@ export async function sendSplit (
   })
   if (wantsNdjson(request.headers.accept)) {
     const body = await app.splitPool.ndjson(input, options, cancel.signal)
+    body.once('failed', (status: number) => { noteStreamFailure(reply.raw, status) })
     return reply.type(NDJSON).send(body)
   }
   const held = await app.splitPool.json(input, options, cancel.signal)

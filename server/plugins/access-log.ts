@@ -1,5 +1,7 @@
 /**
  * One log line per request with exactly: method, path (no query string), status and duration.
+ * The status is the one sent, except for a client gone before the answer (499) and a stream
+ * that failed after its 200 (the error's status).
  * fastify's own request logging is off (it logs the client address and more), and the line is
  * written on the root logger so no request id or header rides along.
  */
@@ -17,6 +19,17 @@ const socketAnswers = new WeakMap<object, number>()
 /** Records the status written on `socket` outside fastify's reply. */
 export function noteSocketAnswer (socket: object, status: number): void {
   socketAnswers.set(socket, status)
+}
+
+/**
+ * NDJSON answers that went out as 200 and ended with an `{"error": ...}` line (a timeout deep in
+ * a document): logged with that error's status, so a log of statuses shows the failure.
+ */
+const streamFailures = new WeakMap<object, number>()
+
+/** Records that the answer on `response` (a reply's raw response) failed mid-stream with `status`. */
+export function noteStreamFailure (response: object, status: number): void {
+  streamFailures.set(response, status)
 }
 
 /**
@@ -59,7 +72,7 @@ async function accessLogPlugin (app: FastifyInstance): Promise<void> {
     })
   })
   app.addHook('onResponse', async (request, reply) => {
-    line(request.method, routePath(request), reply.statusCode, reply.elapsedTime)
+    line(request.method, routePath(request), streamFailures.get(reply.raw) ?? reply.statusCode, reply.elapsedTime)
   })
 }
 

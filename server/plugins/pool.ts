@@ -98,7 +98,7 @@ async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<voi
     if (e.name === 'AbortError') {
       if (timeout.aborted) {
         return new DocsplitError('DOCSPLIT_TIMEOUT',
-          `the split ran past its budget of ${opts.splitTimeoutSeconds} s (DOCSPLIT_WEB_SPLIT_TIMEOUT_SECONDS) and was stopped; send a smaller document or raise max_tokens`)
+          `the split ran past its budget of ${opts.splitTimeoutSeconds} s (DOCSPLIT_WEB_SPLIT_TIMEOUT_SECONDS) and was stopped; send a smaller document, or split it with the docsplit CLI or library, which have no time limit`)
       }
       return new DocsplitError('DOCSPLIT_OVERLOADED', 'the request was cancelled')
     }
@@ -253,7 +253,10 @@ async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<voi
             reject(err)
             return
           }
-          finish(JSON.stringify({ error: toProblem(err).body }))
+          const problem = toProblem(err).body
+          // Told to the route, which logs the failure's status rather than the 200 sent.
+          body.emit('failed', problem.status)
+          finish(JSON.stringify({ error: problem }))
         }
         port1.on('message', (message: StreamMessage) => {
           if (finished) return

@@ -47,6 +47,20 @@ t.test('timeout in NDJSON before any chunk: a problem response, not a stream', a
   t.equal((await postJson(s.url + TEXT, { text: 'quick', input_format: 'spin' })).status, 200, 'the next split works')
 })
 
+t.test('timeout in NDJSON after the first chunk: the stream ends with the error line, logged with its status', async (t) => {
+  const s = await serve({ maxConcurrentSplits: 2, splitTimeoutSeconds: 1 })
+  t.teardown(s.close)
+  const text = 'alpha beta gamma delta epsilon.\n\nzeta eta theta iota kappa.\n\nlambda mu nu xi omicron.\n\nthe last one.'
+  const res = await postJson(s.url + TEXT, { text, input_format: 'spin', spin_ms: 600_000, spin_midway: true, max_tokens: 10 }, { accept: 'application/x-ndjson' })
+  t.equal(res.status, 200, 'the stream had begun')
+  const lines = (await res.text()).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)
+  t.ok(lines.length >= 3, 'a header, chunks, then the error')
+  t.match(lines.at(-1), { error: { code: 'DOCSPLIT_TIMEOUT', status: 503, detail: /no time limit$/ } })
+  await sleep(100)
+  const logged = s.logs.filter((l) => /"path":"\/docsplit\/api\/split\/text"/.test(l))
+  t.match(logged.at(-1), /"status":503/, 'logged as the failure it was, not the 200 sent')
+})
+
 t.test('a client that goes away cancels its split and frees the worker', async (t) => {
   // One worker and no queue: while the abandoned split still ran, any other split would be
   // refused at once with 503 DOCSPLIT_OVERLOADED.
