@@ -42,6 +42,8 @@ ${rows.join('\n')}
 
 Output and checks:
   --jsonl              print one chunk per line as chunks are made (constant memory)
+  --ndjson             as --jsonl, between the service's NDJSON header line (format, metadata)
+                       and trailer line (document, chunk_count), or an {"error": ...} line
   --pretty             indent the JSON response
   --verify             re-check the output (lossless, budget by recount); exit 3 on a violation
   --plugin MODULE      load a plugin module (package name or path); repeatable, any command
@@ -132,7 +134,7 @@ const COMMON_FLAGS = new Set(['help', 'version', 'plugin'])
  * A Map: a command read from argv may be any word (`constructor`).
  */
 function commandFlags (splitOptions: string[]): Map<string, string[]> {
-  return new Map([['split', [...splitOptions, 'jsonl', 'pretty', 'verify']], ['formats', ['json']], ['serve', []]])
+  return new Map([['split', [...splitOptions, 'jsonl', 'ndjson', 'pretty', 'verify']], ['formats', ['json']], ['serve', []]])
 }
 
 /**
@@ -149,8 +151,9 @@ function checkFlagsOf (command: string, given: string[], splitOptions: string[],
       : `; it takes ${[...allowed.filter((f) => !splitOptions.includes(f)), ...(command === 'split' ? ['the split options'] : []), ...COMMON_FLAGS].map((f) => f.startsWith('the ') ? f : `--${f}`).join(', ')}`
     throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `docsplit ${command} takes no --${stray}${why} (see docsplit --help)`)
   }
-  if (command === 'split' && given.includes('jsonl') && given.includes('pretty')) {
-    throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', '--pretty indents the JSON response; --jsonl prints one chunk per line: give one of them (see docsplit --help)')
+  const outputs = ['jsonl', 'ndjson', 'pretty'].filter((flag) => given.includes(flag))
+  if (command === 'split' && outputs.length > 1) {
+    throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `--pretty indents the JSON response, --jsonl prints one chunk per line, --ndjson adds a header and a trailer line: give only one of ${outputs.map((f) => `--${f}`).join(', ')} (see docsplit --help)`)
   }
 }
 
@@ -162,6 +165,7 @@ async function main (argv: string[]): Promise<number | typeof SERVING> {
     help: { type: 'boolean', short: 'h' },
     version: { type: 'boolean', short: 'v' },
     jsonl: { type: 'boolean' },
+    ndjson: { type: 'boolean' },
     json: { type: 'boolean' },
     pretty: { type: 'boolean' },
     verify: { type: 'boolean' },
@@ -215,7 +219,7 @@ async function main (argv: string[]): Promise<number | typeof SERVING> {
         const value = values[kebab(name)]
         if (value !== undefined) options[snake(name)] = Array.isArray(value) && value.length === 1 ? value[0] : value
       }
-      return await runSplit({ file: rest[0]!, options, jsonl: values.jsonl === true, verify: values.verify === true, pretty: values.pretty === true })
+      return await runSplit({ file: rest[0]!, options, jsonl: values.jsonl === true, ndjson: values.ndjson === true, verify: values.verify === true, pretty: values.pretty === true })
     }
     case 'formats':
       return await printFormats(values.json === true)

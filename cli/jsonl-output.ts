@@ -63,6 +63,9 @@ const IDLE_FLUSH_MS = 50
 /** Batches sent and not yet written; past this, the split waits for the writer (a slow reader). */
 const IN_FLIGHT = 4
 
+/** A line of output: a chunk, or one of --ndjson's header, trailer and error lines. */
+export type OutputLine = Chunk | Record<string, unknown>
+
 class WriterThread {
   private readonly worker: Worker
   private sent = 0
@@ -86,7 +89,7 @@ class WriterThread {
     this.worker.on('exit', stopped)
   }
 
-  async send (batch: Chunk[]): Promise<void> {
+  async send (batch: OutputLine[]): Promise<void> {
     if (this.failure !== undefined) throw outputError(this.failure)
     this.worker.postMessage(batch)
     this.sent++
@@ -119,7 +122,7 @@ class WriterThread {
 
 export class JsonlOutput {
   private readonly here = new Output()
-  private batch: Chunk[] = []
+  private batch: OutputLine[] = []
   private batchChars = 0
   private thread: WriterThread | undefined
   private threadless: boolean
@@ -143,8 +146,8 @@ export class JsonlOutput {
     return !this.threadless
   }
 
-  /** Writes `chunks` in order (or hands them to the writer thread). */
-  async write (chunks: Chunk[]): Promise<void> {
+  /** Writes `chunks` (or other lines) in order, or hands them to the writer thread. */
+  async write (chunks: OutputLine[]): Promise<void> {
     await this.flushing
     if (this.threadless) return await this.writeHere(chunks)
     this.writing = true
@@ -177,11 +180,11 @@ export class JsonlOutput {
     if (batch.length > 0) await this.thread.send(batch)
   }
 
-  private async gather (chunks: Chunk[]): Promise<void> {
+  private async gather (chunks: OutputLine[]): Promise<void> {
     for (let i = 0; i < chunks.length; i++) {
       const chunk = chunks[i]!
       this.batch.push(chunk)
-      this.batchChars += chunk.text.length
+      this.batchChars += typeof chunk.text === 'string' ? chunk.text.length : 0
       if (this.batchChars < BATCH_CHARS) continue
       const batch = this.batch
       this.batch = []
@@ -210,9 +213,9 @@ export class JsonlOutput {
     }
   }
 
-  private async writeHere (chunks: Chunk[]): Promise<void> {
+  private async writeHere (chunks: OutputLine[]): Promise<void> {
     for (const chunk of chunks) {
-      if (chunk.id === '') chunk.id = chunkId(chunk, chunk.text)
+      if (chunk.id === '') chunk.id = chunkId(chunk as Chunk, (chunk as Chunk).text)
       await this.here.write(JSON.stringify(chunk) + '\n')
     }
   }

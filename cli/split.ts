@@ -1,4 +1,7 @@
-/** `docsplit split FILE|-`: the response JSON, or one chunk per line with `--jsonl`. */
+/**
+ * `docsplit split FILE|-`: the response JSON, or one chunk per line with `--jsonl`, or with
+ * `--ndjson` the service's NDJSON: a header line, the chunks, a trailer or an error line.
+ */
 import { createReadStream, fstatSync, openSync, statSync } from 'node:fs'
 import { basename } from 'node:path'
 import { DocsplitError } from '../core/errors.js'
@@ -7,6 +10,7 @@ import { tokenizerByName } from '../core/registry.js'
 import type { Chunk } from '../core/schema.js'
 import { Verifier } from '../core/verify.js'
 import { countThreads } from '../plugins/tokenizers/tiktoken/count-threads.js'
+import { toProblem } from '../server/problem.js'
 import { JsonlOutput } from './jsonl-output.js'
 import { writeResponse } from './output.js'
 import { Progress } from './progress.js'
@@ -15,6 +19,7 @@ export interface SplitCommand {
   file: string
   options: SplitOptions
   jsonl: boolean
+  ndjson?: boolean
   verify: boolean
   pretty: boolean
 }
@@ -84,7 +89,14 @@ async function splitInput (command: SplitCommand, stream: AsyncIterable<Buffer>,
   const options: SplitOptions = { ...command.options }
   if (command.file !== '-' && options.filename === undefined) options.filename = basename(command.file)
   const verifier = command.verify ? new Verifier() : undefined
-  const jsonl = command.jsonl ? new JsonlOutput(size) : undefined
+  const jsonl = command.jsonl || command.ndjson === true ? new JsonlOutput(size) : undefined
+  // --ndjson: the header goes out with the first chunk (or at the end), as the service sends it.
+  let header = command.ndjson === true
+  const headerLine = async (): Promise<void> => {
+    if (!header) return
+    header = false
+    await jsonl!.write([await chunks.start as unknown as Record<string, unknown>])
+  }
   // The writer thread gives the chunks their ids (the verifier reads them as they come).
   const idsLater = jsonl?.idsLater === true && verifier === undefined
   // By batches: one await per input piece rather than two per chunk (about 4% of a log's split).
@@ -101,16 +113,24 @@ async function splitInput (command: SplitCommand, stream: AsyncIterable<Buffer>,
       }
       started = true
       if (verifier !== undefined) for (const chunk of batch) verifier.check(chunk)
+      await headerLine()
       if (jsonl !== undefined) await jsonl.write(batch)
       else for (const chunk of batch) collected.push(chunk)
     }
   } catch (error) {
     // The chunks made before an input error still go out; the input error is what is reported.
+    // After an --ndjson header, an error line ends the stream as the service's does.
+    if (command.ndjson === true && !header) await jsonl!.write([{ error: toProblem(error).body }]).catch(() => {})
     await jsonl?.end().catch(() => {})
     throw error
   }
-  await jsonl?.end()
   const summary = await chunks.summary
+  if (command.ndjson === true) {
+    await headerLine()
+    const { document, reference_definitions: refs, chunk_count: count } = summary
+    await jsonl!.write([{ document, reference_definitions: refs, chunk_count: count }])
+  }
+  await jsonl?.end()
   progress?.finish()
   if (jsonl === undefined) await writeResponse(summary, collected, command.pretty)
   if (verifier !== undefined) {

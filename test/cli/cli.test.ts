@@ -129,6 +129,28 @@ t.test('should describe every format and tokenizer, in JSON and as text', async 
   t.ok(human.split('\n').filter((l) => l.startsWith('      ')).every((l) => l.length <= 100), 'descriptions wrapped under 100 columns')
 })
 
+t.test('--ndjson: the service\'s lines, a header with the format and metadata, the chunks, a trailer; an error line after an input error', async (t) => {
+  const { split } = await import('../../index.js')
+  const text = 'a,b\n' + Array.from({ length: 40 }, (_, i) => `${i},value ${i}`).join('\n') + '\n'
+  const path = file('nd.csv', text)
+  const r = docsplit(['split', path, '--ndjson', '--max-tokens', '32'])
+  t.equal(r.code, 0, r.stderr)
+  const lines = r.stdout.trimEnd().split('\n')
+  const whole = await split(Buffer.from(text), { max_tokens: 32, filename: 'nd.csv' })
+  t.same(JSON.parse(lines[0]!), { schema_version: whole.schema_version, input_format: whole.document.input_format, metadata: whole.metadata })
+  t.equal(lines.slice(1, -1).join('\n'), docsplit(['split', path, '--jsonl', '--max-tokens', '32']).stdout.trimEnd(), 'the chunks as --jsonl prints them')
+  t.same(JSON.parse(lines.at(-1)!), { document: whole.document, reference_definitions: whole.reference_definitions, chunk_count: whole.chunk_count })
+  // More lines than the log parser samples to choose its pattern, so records go out before the bad byte.
+  const entries = Array.from({ length: 80 }, (_, i) => `2024-01-01 entry ${i}\n`).join('')
+  const bad = docsplit(['split', file('nd-bad.log', Buffer.concat([Buffer.from(entries + '2024-01-01 th'), Buffer.from([0xff])])), '--ndjson'])
+  t.equal(bad.code, 3)
+  const badLines = bad.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)
+  t.match(badLines[0], { input_format: 'log' })
+  t.equal(badLines.slice(1, -1).map((c) => c.text).join(''), entries.slice(0, entries.lastIndexOf('2024-')), 'every entry before the bad byte but the one being read')
+  t.match(badLines.at(-1), { error: { code: 'DOCSPLIT_INVALID_UTF8', status: 422 } })
+  t.equal(docsplit(['split', path, '--ndjson', '--jsonl']).code, 2, 'one output form at a time')
+})
+
 t.test('should print help and version', async (t) => {
   const help = docsplit(['--help'])
   t.equal(help.code, 0)
@@ -248,7 +270,7 @@ t.test('a usage error is one line', async (t) => {
   t.match(r.stderr, /^docsplit: DOCSPLIT_INVALID_REQUEST: Option '--max-tokens' argument is ambiguous\. /)
   const bogus = docsplit(['split', file('one.txt', 'x'), '--bogus'])
   t.equal(bogus.code, 2)
-  t.match(bogus.stderr, /^docsplit: DOCSPLIT_UNKNOWN_OPTION: unknown option --bogus; accepted: --help, .*--max-tokens, .*--code-parsing, --jsonl, --pretty, --verify \(see docsplit --help\)\n$/, 'the code the library and the service give, with the command\'s flags')
+  t.match(bogus.stderr, /^docsplit: DOCSPLIT_UNKNOWN_OPTION: unknown option --bogus; accepted: --help, .*--max-tokens, .*--code-parsing, --jsonl, --ndjson, --pretty, --verify \(see docsplit --help\)\n$/, 'the code the library and the service give, with the command\'s flags')
   t.match(docsplit(['serve', '--port', '9000']).stderr, /^docsplit: DOCSPLIT_UNKNOWN_OPTION: unknown option --port; accepted: --help, --version, --plugin; the service takes its settings \(port, limits\) from the environment/)
   t.match(docsplit(['split', file('one.txt', 'x'), '--max-tokens', 'abc']).stderr, /max_tokens must be an integer from 8 to 1000000 \(got "abc"\)/)
 })
@@ -258,8 +280,8 @@ t.test('a flag the command does not use is refused, not ignored', async (t) => {
   for (const [args, message] of [
     [['serve', '--max-tokens', '256'], /docsplit serve takes no --max-tokens: split options are given with each request/],
     [['formats', '--max-tokens', '5'], /docsplit formats takes no --max-tokens; it takes --json, --help/],
-    [['split', file('one.txt', 'x'), '--json'], /docsplit split takes no --json; it takes --jsonl, --pretty, --verify, the split options/],
-    [['split', file('one.txt', 'x'), '--jsonl', '--pretty'], /--pretty indents the JSON response; --jsonl prints one chunk per line/],
+    [['split', file('one.txt', 'x'), '--json'], /docsplit split takes no --json; it takes --jsonl, --ndjson, --pretty, --verify, the split options/],
+    [['split', file('one.txt', 'x'), '--jsonl', '--pretty'], /--pretty indents the JSON response, --jsonl prints one chunk per line, --ndjson adds a header and a trailer line: give only one of --jsonl, --pretty/],
   ] as const) {
     const r = docsplit([...args])
     t.equal(r.code, 2, args.join(' '))
