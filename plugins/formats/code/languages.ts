@@ -298,7 +298,11 @@ export const LANGUAGES: LanguageSpec[] = [
     },
     bodies: ['declaration_list', 'block', 'enum_member_declaration_list', 'switch_body'],
     cases: { switch_section: [':'], switch_expression_arm: ['=>'] },
-    holders: holding('local_declaration_statement', 'variable_declaration', 'variable_declarator', 'return_statement', 'expression_statement', 'assignment_expression'),
+    // A lambda or `delegate` with a block body too, assigned or passed to a call (`Task.Run(() => {...})`),
+    // and a labelled loop.
+    holders: holding('local_declaration_statement', 'field_declaration', 'variable_declaration', 'variable_declarator', 'return_statement',
+      'expression_statement', 'assignment_expression', 'await_expression', 'parenthesized_expression', 'invocation_expression',
+      'object_creation_expression', 'member_access_expression', 'argument_list', 'argument', 'lambda_expression', 'labeled_statement'),
     ...C_LIKE,
   },
   {
@@ -313,6 +317,11 @@ export const LANGUAGES: LanguageSpec[] = [
     unwrap: ['statement_list', 'field_declaration_list'],
     // A switch's cases are its own children (no body node).
     cases: { expression_case: [':'], type_case: [':'], communication_case: [':'], default_case: [':'] },
+    // A function literal, started, deferred, assigned, returned or passed (`go func() {...}()`), and a
+    // labelled loop.
+    holders: holding('expression_statement', 'go_statement', 'defer_statement', 'return_statement', 'short_var_declaration',
+      'assignment_statement', 'var_declaration', 'var_spec', 'expression_list', 'call_expression', 'argument_list', 'parenthesized_expression',
+      'labeled_statement'),
     ...C_LIKE,
   },
   {
@@ -331,7 +340,11 @@ export const LANGUAGES: LanguageSpec[] = [
     },
     bodies: ['class_body', 'interface_body', 'enum_body', 'block', 'constructor_body', 'annotation_type_body', 'switch_block'],
     cases: { switch_block_statement_group: [':'], switch_rule: ['->'] },
-    holders: holding('local_variable_declaration', 'variable_declarator', 'return_statement', 'expression_statement', 'assignment_expression', 'yield_statement'),
+    // A lambda with a block body or an anonymous class too, assigned or passed (`xs.forEach(x -> {...})`),
+    // and a labelled loop (`restart: for (;;) {...}`).
+    holders: holding('local_variable_declaration', 'field_declaration', 'variable_declarator', 'return_statement', 'expression_statement',
+      'assignment_expression', 'yield_statement', 'method_invocation', 'object_creation_expression', 'argument_list',
+      'parenthesized_expression', 'lambda_expression', 'labeled_statement'),
     ...C_LIKE,
   },
   {
@@ -378,7 +391,10 @@ export const LANGUAGES: LanguageSpec[] = [
     },
     bodies: ['declaration_list', 'compound_statement', 'enum_declaration_list', 'switch_block', 'match_block'],
     cases: { case_statement: [':'], default_statement: [':'], match_conditional_expression: ['=>'], match_default_expression: ['=>'] },
-    holders: holding('expression_statement', 'assignment_expression', 'return_statement'),
+    // A closure too, assigned or passed (`Route::get('/', function () {...})`), and an arrow function's body.
+    holders: holding('expression_statement', 'assignment_expression', 'return_statement', 'function_call_expression', 'scoped_call_expression',
+      'member_call_expression', 'nullsafe_member_call_expression', 'object_creation_expression', 'arguments', 'argument', 'arrow_function',
+      'parenthesized_expression'),
     lineComments: ['//', '#'],
     blockComments: true,
   },
@@ -389,9 +405,11 @@ export const LANGUAGES: LanguageSpec[] = [
     extensions: ['.rb'],
     declarations: { class: 'class', module: 'module', singleton_class: 'class', method: 'function', singleton_method: 'method' },
     // `then`: the body of `when`, `in`, `if`, `elsif`; an `else` has its statements as children.
-    bodies: ['body_statement', 'then'],
+    // `block_body`: the body of a `{ |x| ... }` block (a `do ... end` block's is a `body_statement`).
+    bodies: ['body_statement', 'then', 'block_body'],
     cases: { when: [], in_clause: [], else: ['else'] },
-    holders: holding('assignment'),
+    // A block passed to a call (`items.each do |x|`, `describe "x" do`) and a lambda's (`->(x) {...}`).
+    holders: holding('assignment', 'call', 'argument_list', 'return', 'lambda', 'parenthesized_statements'),
     trailers: ['heredoc_body'],
     lineComments: ['#'],
     blockComments: false,
@@ -435,6 +453,9 @@ export const LANGUAGES: LanguageSpec[] = [
     bodies: ['class_body', 'protocol_body', 'enum_class_body', 'function_body', 'statements'],
     unwrap: ['statements'],
     cases: { switch_entry: [':'] },
+    // A closure (its `statements`), assigned or passed, trailing or not (`DispatchQueue.main.async {...}`).
+    holders: holding('property_declaration', 'assignment', 'control_transfer_statement', 'call_expression', 'call_suffix',
+      'value_arguments', 'value_argument', 'navigation_expression', 'await_expression', 'try_expression'),
     ...C_LIKE,
   },
   {

@@ -952,6 +952,71 @@ t.test('a function, closure, object or labelled loop held by an expression is op
   }
 })
 
+t.test('a lambda, closure, anonymous function or class held by an expression is opened (Java, Go, C#, PHP, Swift, Ruby)', async (t) => {
+  const body = (ind: string, semi: string): string => Array.from({ length: 10 }, (_, j) => `${ind}x += input[${j}] * ${j + 1}${semi}\n`).join('')
+  /** `if (x > 1) {...} else {...}` in the language's own syntax. */
+  const ifElse = (ind: string, lang: string): string => {
+    const semi = ['go', 'kotlin', 'swift', 'ruby'].includes(lang) ? '' : ';'
+    const b = body(ind + '  ', lang === 'php' ? ';' : semi).replace(/x \+=/g, lang === 'php' ? '$x +=' : 'x +=')
+    if (lang === 'ruby') return `${ind}if x > 1\n${b}${ind}else\n${b}${ind}end\n`
+    const cond = lang === 'go' || lang === 'swift' ? 'x > 1' : lang === 'php' ? '($x > 1)' : '(x > 1)'
+    return `${ind}if ${cond} {\n${b}${ind}} else {\n${b}${ind}}\n`
+  }
+  const tryCatch = (ind: string, lang: string): string => {
+    const semi = lang === 'kotlin' ? '' : ';'
+    const e = lang === 'kotlin' ? '(e: Exception)' : '(Exception e)'
+    return `${ind}try {\n${body(ind + '  ', semi)}${ind}} catch ${e} {\n${body(ind + '  ', semi)}${ind}} finally {\n${body(ind + '  ', semi)}${ind}}\n`
+  }
+  const java = (s: string): string => `class M {\n  void f(int x, int[] input) {\n${s}  }\n}\n`
+  const go = (s: string): string => `package main\n\nfunc main() {\n${s}}\n`
+  const cs = (s: string): string => `class M {\n  void F(int x, int[] input) {\n${s}  }\n}\n`
+  const docs: Array<[string, string, string[]]> = [
+    ['java', java(`    list.forEach(x -> {\n${ifElse('      ', 'java')}    });\n`), ['list.forEach(x ->']],
+    ['java', java(`    executor.submit(() -> {\n${tryCatch('      ', 'java')}    });\n`), ['executor.submit(() ->']],
+    ['java', java(`    Runnable r = () -> {\n${ifElse('      ', 'java')}    };\n`), ['Runnable r = () ->']],
+    ['java', java(`    new Thread() {\n      public void run() {\n${ifElse('        ', 'java')}      }\n    }.start();\n`), ['new Thread()', 'public void run()']],
+    ['java', java(`    Collections.sort(xs, new Comparator<Integer>() {\n      public int compare(Integer a, Integer b) {\n${ifElse('        ', 'java')}        return x;\n      }\n    });\n`),
+      ['Collections.sort(xs, new Comparator<Integer>()', 'public int compare(Integer a, Integer b)']],
+    ['java', java(`    restart: for (;;) {\n${ifElse('      ', 'java')}    }\n`), ['restart: for (;;)']],
+    ['go', go(`\tgo func() {\n${ifElse('\t\t', 'go')}\t}()\n`), ['go func()']],
+    ['go', go(`\tdefer func() {\n${ifElse('\t\t', 'go')}\t}()\n`), ['defer func()']],
+    ['go', go(`outer:\n\tfor {\n${ifElse('\t\t', 'go')}\t}\n`), ['for']],
+    ['go', go(`\tf := func(x int) error {\n${ifElse('\t\t', 'go')}\t\treturn nil\n\t}\n`), ['f := func(x int) error']],
+    ['go', go(`\thttp.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {\n${ifElse('\t\t', 'go')}\t})\n`), ['http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request)']],
+    ['csharp', cs(`    Task.Run(() => {\n${tryCatch('      ', 'csharp')}    });\n`), ['Task.Run(() =>']],
+    ['csharp', cs(`    list.ForEach(x => {\n${ifElse('      ', 'csharp')}    });\n`), ['list.ForEach(x =>']],
+    ['csharp', cs(`    Func<int, int> f = x => {\n${ifElse('      ', 'csharp')}      return x;\n    };\n`), ['Func<int, int> f = x =>']],
+    ['csharp', cs(`    button.Click += delegate {\n${ifElse('      ', 'csharp')}    };\n`), ['button.Click += delegate']],
+    ['php', `<?php\n$f = function ($x) use ($input) {\n${ifElse('    ', 'php')}    return $x;\n};\n`, ['$f = function ($x) use ($input)']],
+    ['php', `<?php\n$r = array_map(function ($x) use ($input) {\n${ifElse('    ', 'php')}    return $x;\n}, $xs);\n`, ['$r = array_map(function ($x) use ($input)']],
+    ['php', `<?php\nRoute::get('/', function () use ($input) {\n${ifElse('    ', 'php')}});\n`, ["Route::get('/', function () use ($input)"]],
+    ['swift', `func f() {\n    DispatchQueue.main.async {\n${ifElse('        ', 'swift')}    }\n}\n`, ['DispatchQueue.main.async']],
+    ['swift', `func f() {\n    let ys = items.map { x in\n${ifElse('        ', 'swift')}        return x\n    }\n}\n`, ['let ys = items.map { x in']],
+    ['ruby', `def f(input)\n  items.each do |x|\n${ifElse('    ', 'ruby')}  end\nend\n`, ['items.each do |x|']],
+    ['ruby', `def f(input)\n  ys = items.map { |x|\n${ifElse('    ', 'ruby')}  }\nend\n`, ['ys = items.map { |x|']],
+  ]
+  // A line that opens a block or a clause: `{`, `->`, `=>`, `do |x|`, `x in`, `} else`, `else`. A chunk may end
+  // with one only when it holds nothing else: nested headers that, with a first statement, are over budget.
+  const opens = /(?:[{(]|->|=>|\bdo(?: \|[^|]*\|)?|\bin|\belse)\s*$|^\s*\}?\s*(?:else|catch|finally)\b/
+  const endsOpen = (text: string): boolean => {
+    const lines = text.trimEnd().split('\n')
+    return opens.test(lines.at(-1)!) && !lines.every((l) => l.trim() === '' || opens.test(l))
+  }
+  for (const [lang, src, want] of docs) {
+    await parsesCleanly(t, lang, src)
+    const ends: string[] = []
+    const paths = new Set<string>()
+    for (let max = 120; max <= 420; max += 15) {
+      const r = await split(src, { input_format: lang, max_tokens: max, tokenizer: CHARS, code_parsing: 'syntax' })
+      t.same(invariantProblems(r, src, { tokenizer: charCount }), [], `${lang} @${max}: invariants`)
+      for (const c of r.chunks.slice(0, -1)) if (endsOpen(c.text)) ends.push(`@${max}: ${JSON.stringify(c.text.slice(-40))}`)
+      for (const c of r.chunks) for (const l of c.path) paths.add(l)
+    }
+    t.same(ends, [], `${lang} ${JSON.stringify(want[0])}: no chunk ends with a line that opens a block`)
+    for (const l of want) t.ok(paths.has(l), `${lang}: container ${JSON.stringify(l)} in ${JSON.stringify([...paths])}`)
+  }
+})
+
 t.test('an `else if` too big to fit is opened like the `if` it holds', async (t) => {
   const body = (ind: string): string => Array.from({ length: 12 }, (_, j) => `${ind}x += input[${j}] * ${j + 1};\n`).join('')
   const chain = (open: (c: string) => string, ind: string): string => `${open('x > 2')}\n${body(ind)}  } else ${open('x > 1')}\n${body(ind)}  } else {\n${body(ind)}  }\n`
