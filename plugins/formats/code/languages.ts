@@ -53,6 +53,11 @@ export interface LanguageSpec {
    * to fit and holds a switch, match, `if` or loop, that is opened as if it were the statement.
    */
   holders?: Record<string, (node: Node) => Node | null>
+  /**
+   * A closure's parameters, among its statements in a body (Kotlin's `{ x: Int -> ...}`): no
+   * member; the closure's label reads on past them, to the end of its line.
+   */
+  params?: string[]
   /** Line comment markers, for the fallback splitter. */
   lineComments: string[]
   /** `/* *\/` block comments, for the fallback splitter. */
@@ -358,11 +363,16 @@ export const LANGUAGES: LanguageSpec[] = [
       companion_object: 'object',
       function_declaration: 'function',
     },
-    // `block`: the body of a function, and of an `if`, a loop, `try`, `catch`, `finally`.
-    bodies: ['class_body', 'enum_class_body', 'function_body', 'block'],
+    // `block`: the body of a function, and of an `if`, a loop, `try`, `catch`, `finally`;
+    // `lambda_literal`: a lambda's braces, its statements inside.
+    bodies: ['class_body', 'enum_class_body', 'function_body', 'block', 'lambda_literal'],
     unwrap: ['block', 'statements'],
     cases: { when_entry: ['->'] },
-    holders: holding('property_declaration', 'assignment', 'jump_expression'),
+    // A lambda too, assigned, delegated to or passed, trailing or not (`xs.forEach { x -> ...}`,
+    // `val v by lazy {...}`), and an `object : T {...}`.
+    holders: holding('property_declaration', 'property_delegate', 'assignment', 'return_expression', 'call_expression', 'annotated_lambda',
+      'value_arguments', 'value_argument', 'navigation_expression', 'parenthesized_expression'),
+    params: ['lambda_parameters'],
     ...C_LIKE,
   },
   {

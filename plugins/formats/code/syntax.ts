@@ -173,6 +173,7 @@ export class SyntaxWalker {
   private readonly selfBodies: Set<string>
   private readonly cases: Map<string, Set<string>>
   private readonly holders: Map<string, (n: Node) => Node | null>
+  private readonly params: Set<string>
   private readonly docstrings: boolean
   private readonly trailers: Set<string>
 
@@ -189,6 +190,7 @@ export class SyntaxWalker {
     this.selfBodies = new Set(spec.selfBodies ?? [])
     this.cases = new Map(Object.entries({ ...spec.cases, ...spec.clauses }).map(([k, v]) => [k, new Set(v)]))
     this.holders = new Map(Object.entries(spec.holders ?? {}))
+    this.params = new Set(spec.params ?? [])
     this.docstrings = spec.docstrings === true
     this.trailers = new Set(spec.trailers ?? [])
   }
@@ -242,7 +244,7 @@ export class SyntaxWalker {
           }
           const after = elseAt
           if (c.nodeType !== '{') elseAt = -1
-          if (!c.nodeIsNamed) continue
+          if (!c.nodeIsNamed || this.params.has(c.nodeType)) continue
           const start = c.startIndex
           const end = c.endIndex
           if (start === end) continue
@@ -326,7 +328,8 @@ export class SyntaxWalker {
       }
       if (!on && (body || this.cases.has(ch.type))) {
         on = true
-        d.open = ch.start
+        // A closure with parameters (`val f = { x: Int ->`): its label reads on past them.
+        d.open = body && this.params.has(ch.node?.firstNamedChild?.type ?? '') ? -1 : ch.start
       }
       if (body) {
         if (ch.node !== null) for (const m of this.children(ch.node, false)) out.push(m)

@@ -952,7 +952,7 @@ t.test('a function, closure, object or labelled loop held by an expression is op
   }
 })
 
-t.test('a lambda, closure, anonymous function or class held by an expression is opened (Java, Go, C#, PHP, Swift, Ruby)', async (t) => {
+t.test('a lambda, closure, anonymous function or class held by an expression is opened (Java, Kotlin, Go, C#, PHP, Swift, Ruby)', async (t) => {
   const body = (ind: string, semi: string): string => Array.from({ length: 10 }, (_, j) => `${ind}x += input[${j}] * ${j + 1}${semi}\n`).join('')
   /** `if (x > 1) {...} else {...}` in the language's own syntax. */
   const ifElse = (ind: string, lang: string): string => {
@@ -968,6 +968,7 @@ t.test('a lambda, closure, anonymous function or class held by an expression is 
     return `${ind}try {\n${body(ind + '  ', semi)}${ind}} catch ${e} {\n${body(ind + '  ', semi)}${ind}} finally {\n${body(ind + '  ', semi)}${ind}}\n`
   }
   const java = (s: string): string => `class M {\n  void f(int x, int[] input) {\n${s}  }\n}\n`
+  const kt = (s: string): string => `fun main() {\n${s}}\n`
   const go = (s: string): string => `package main\n\nfunc main() {\n${s}}\n`
   const cs = (s: string): string => `class M {\n  void F(int x, int[] input) {\n${s}  }\n}\n`
   const docs: Array<[string, string, string[]]> = [
@@ -978,6 +979,14 @@ t.test('a lambda, closure, anonymous function or class held by an expression is 
     ['java', java(`    Collections.sort(xs, new Comparator<Integer>() {\n      public int compare(Integer a, Integer b) {\n${ifElse('        ', 'java')}        return x;\n      }\n    });\n`),
       ['Collections.sort(xs, new Comparator<Integer>()', 'public int compare(Integer a, Integer b)']],
     ['java', java(`    restart: for (;;) {\n${ifElse('      ', 'java')}    }\n`), ['restart: for (;;)']],
+    ['kotlin', kt(`    list.forEach { x ->\n${ifElse('        ', 'kotlin')}    }\n`), ['list.forEach { x ->']],
+    ['kotlin', kt(`    val r = x.apply {\n${ifElse('        ', 'kotlin')}    }\n`), ['val r = x.apply']],
+    ['kotlin', kt(`    val f = { x: Int, input: IntArray ->\n${ifElse('        ', 'kotlin')}    }\n`), ['val f = { x: Int, input: IntArray ->']],
+    ['kotlin', kt(`    scope.launch {\n${tryCatch('        ', 'kotlin')}    }\n`), ['scope.launch']],
+    ['kotlin', `fun f(input: IntArray): List<Int> {\n    return list.map { x ->\n${ifElse('        ', 'kotlin')}        x\n    }\n}\n`, ['return list.map { x ->']],
+    ['kotlin', `class A(val input: IntArray) {\n    val cache by lazy {\n${ifElse('        ', 'kotlin')}        x\n    }\n}\n`, ['val cache by lazy']],
+    ['kotlin', kt(`    run(1) {\n${ifElse('        ', 'kotlin')}    }\n`), ['run(1)']],
+    ['kotlin', kt(`    val o = object : Runnable {\n        override fun run() {\n${ifElse('            ', 'kotlin')}        }\n    }\n`), ['val o = object : Runnable', 'override fun run()']],
     ['go', go(`\tgo func() {\n${ifElse('\t\t', 'go')}\t}()\n`), ['go func()']],
     ['go', go(`\tdefer func() {\n${ifElse('\t\t', 'go')}\t}()\n`), ['defer func()']],
     ['go', go(`outer:\n\tfor {\n${ifElse('\t\t', 'go')}\t}\n`), ['for']],
