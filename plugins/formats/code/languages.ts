@@ -3,8 +3,9 @@
  * are declarations (containers in the event stream), where their bodies are, which nodes are
  * wrappers around a declaration (`export ...`, `@decorator def ...`, `template <...> ...`), which
  * are the cases of a switch or match, which statements have no body node (Bash's `if`), which
- * hold a compound expression, and which nodes end the statement before them (Ruby's heredoc
- * bodies). Node names are each grammar's own (print a parsed snippet's tree to check them).
+ * hold a compound expression or a closure, which are a closure's parameters (Kotlin's), and which
+ * nodes end the statement before them (Ruby's heredoc bodies). Node names are each grammar's own
+ * (print a parsed snippet's tree to check them).
  *
  * Rules shared by every language (syntax.ts): named nodes whose type contains `comment`, and the
  * decoration types below, belong to the declaration after them; a declaration whose body has no
