@@ -24,7 +24,7 @@ export const Chunk = Type.Object({
   byte_end: Offset('End byte (exclusive) in the input as received.'),
   line_start: Type.Integer({ minimum: 1, description: 'Line of the first character, from 1 (a line ends at LF, CRLF or a lone CR).' }),
   line_end: Type.Integer({ minimum: 1, description: 'Line of the last character.' }),
-  path: Type.Array(Type.String(), { description: 'Enclosing structure: heading path, class and function, XML element path, sheet name, JSON path. A label over 200 characters keeps its start and end around a `…` (a code signature over 160 keeps its start and a `…`); a path more than 64 containers deep keeps the outermost 8 and the innermost 55 around a `…`.' }),
+  path: Type.Array(Type.String(), { description: 'Enclosing structure: heading path, class and function, XML element path, sheet name, JSON path. Under `record`, a chunk of a single record also ends with that record\'s label (a log entry\'s `line N`, a CSV `row N`); a chunk of several has only the path around them. A label over 200 characters keeps its start and end around a `…` (a code signature over 160 keeps its start and a `…`); a path more than 64 containers deep keeps the outermost 8 and the innermost 55 around a `…`.' }),
   kinds: Type.Array(Type.String(), { description: 'Kinds of the blocks or records inside, in order of first appearance.' }),
   boundary: Boundary,
   protected: Type.Boolean({ description: 'True only for a single record over budget (the `record` splitter): emitted whole, never cut.' }),
