@@ -5,9 +5,9 @@
 import { Type } from 'typebox'
 import { definePlugin } from '../../../core/registry.js'
 import type { ParserHandler } from '../../../core/types.js'
-import { LogParser, sampleLines } from './parse.js'
-import { choosePattern } from './patterns.js'
+import { LogParser } from './parse.js'
 import { unsafeRegexReason } from './regex-guard.js'
+import { logScore } from './sniff.js'
 
 export default definePlugin({
   kind: 'parser',
@@ -25,12 +25,7 @@ export default definePlugin({
     })),
   }),
   detect (sample: string): number {
-    const lines = sampleLines(sample.slice(0, 16 * 1024)).slice(0, 50)
-    if (lines.length < 2) return 0
-    const chosen = choosePattern(lines, true)
-    if (chosen === undefined) return 0
-    const share = chosen.matched / chosen.candidates
-    return share >= 0.3 ? Math.min(0.8, 0.4 + share * 0.4) : 0
+    return logScore(sample)
   },
   create (ctx): ParserHandler<string> {
     const source = ctx.options.log_start

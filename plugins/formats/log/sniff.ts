@@ -1,0 +1,56 @@
+/**
+ * Content sniffing for `auto` (the `detect` score): how much a sample reads as a log. Parsing
+ * chooses its own start pattern (patterns.ts); this only has to tell a log from text, CSV and
+ * YAML, so it also accepts a timestamp a few fields into the line (an access log's client
+ * address comes first, a container prefix `api-1 | `, BGL's alert flag).
+ */
+import { sampleLines } from './parse.js'
+import { START_PATTERNS, isBlankLine, looksLikeContinuation, startsIndented } from './patterns.js'
+
+const MONTH = '(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)'
+
+/**
+ * A timestamp: a date with a time, a CLF or syslog date, a time of day, or epoch seconds.
+ * Looked for in the first STAMP_REACH characters only: prose seldom has one there on most lines.
+ */
+const STAMP = new RegExp([
+  '\\d{4}[-/.]\\d{2}[-/.]\\d{2}[-T ]\\d{2}[:.]\\d{2}',
+  `\\d{2}/${MONTH}/\\d{4}:\\d{2}:\\d{2}`,
+  `${MONTH} [ \\d]\\d \\d{2}:\\d{2}:\\d{2}`,
+  '(?:^|[^\\d:.])\\d{2}:\\d{2}:\\d{2}(?![\\d:])',
+  '(?:^|[^\\d.])1\\d{9}(?:[.,]\\d{1,9})?(?![\\d.])',
+].join('|'))
+const STAMP_REACH = 48
+
+/** Colour codes (`ESC[31m`), which some loggers put before the timestamp. */
+const ANSI = /\u001b\[[0-9;]{0,32}m/g
+
+/** Lines looked at: enough to get past a banner or a stack trace at the top of a rotated file. */
+const MAX_LINES = 200
+
+const SNIFFED = START_PATTERNS.filter((p) => p.sniff).map((p) => p.regex)
+
+function stamped (line: string): boolean {
+  return SNIFFED.some((re) => re.test(line)) || STAMP.test(line.slice(0, STAMP_REACH))
+}
+
+/**
+ * 0 to 0.8. Lines that look like continuations (indented, stack traces) are left out; of the
+ * others, the share that starts with (or soon holds) a timestamp or a level sets the score.
+ * At most 0.8, so a CSV whose first column is a date-time (0.85, consistent fields) stays CSV.
+ */
+export function logScore (sample: string): number {
+  const lines = sampleLines(sample.slice(0, 16 * 1024)).slice(0, MAX_LINES)
+  let stamps = 0
+  let others = 0
+  for (const raw of lines) {
+    if (isBlankLine(raw)) continue
+    const line = raw.includes('\u001b') ? raw.replace(ANSI, '') : raw
+    // An indented timestamp is a field of something else (JSON, YAML), not an entry's start.
+    if (!startsIndented(line) && stamped(line)) stamps++
+    else if (!looksLikeContinuation(line)) others++
+  }
+  if (stamps < 2) return 0
+  const share = stamps / (stamps + others)
+  return share >= 0.5 ? 0.55 + share * 0.25 : 0
+}
