@@ -8,14 +8,18 @@ export type Delimiter = typeof DELIMITERS[number]
 
 /**
  * For each row of a sample, how many times `delimiter` separates fields, with the parser's own
- * quoting rules (a quote opens a quoted field only at the start of a field).
+ * quoting rules (a quote opens a quoted field only at the start of a field). `stray` counts the
+ * other quotes, and the rows that hold one after text (`a "b"`; not `, "b"`, a common laxity).
  */
-function countRows (sample: string, complete: boolean, delimiter: number, stray?: { count: number }): number[] {
+function countRows (sample: string, complete: boolean, delimiter: number, stray?: { count: number, rows?: number }): number[] {
   const rows: number[] = []
   let count = 0
   let inQuote = false
   let fieldStart = true
   let rowHasContent = false
+  let rowHasStray = false
+  let fieldHasText = false
+  let laxQuote = false
   for (let i = 0; i < sample.length; i++) {
     const c = sample.charCodeAt(i)
     if (inQuote) {
@@ -27,8 +31,11 @@ function countRows (sample: string, complete: boolean, delimiter: number, stray?
     }
     if (c === 10 || c === 13) {
       if (rowHasContent) rows.push(count)
+      if (rowHasStray && stray !== undefined) stray.rows = (stray.rows ?? 0) + 1
       count = 0
       rowHasContent = false
+      rowHasStray = false
+      fieldHasText = laxQuote = false
       fieldStart = true
       continue
     }
@@ -36,11 +43,21 @@ function countRows (sample: string, complete: boolean, delimiter: number, stray?
     if (c === delimiter) {
       count++
       fieldStart = true
+      fieldHasText = laxQuote = false
     } else if (c === 34) {
       if (fieldStart) inQuote = true
-      else if (stray !== undefined) stray.count++
+      else if (stray !== undefined) {
+        stray.count++
+        // `, "b"` (quoted after a space) is a common laxity; a quote after text is no quoting.
+        if (!fieldHasText) laxQuote = true
+        else if (!laxQuote) rowHasStray = true
+        fieldHasText = true
+      }
       fieldStart = false
-    } else fieldStart = false
+    } else {
+      fieldStart = false
+      if (c !== 32 && c !== 9) fieldHasText = true
+    }
   }
   // The last row of a cut sample may be partial: count it only when the sample is the document.
   if (rowHasContent && complete && !inQuote) rows.push(count)
@@ -94,15 +111,27 @@ export function delimitedScore (sample: string): number {
   if (lines.filter((l) => /^\s*[{[]/.test(l)).length * 2 >= lines.length) return 0
   let best = 0
   let fields = 0
+  let strayRows = 0
+  let rowCount = 0
   for (const d of DELIMITERS) {
-    const rows = countRows(text, true, d.charCodeAt(0)).slice(0, 50)
+    const stray = { count: 0, rows: 0 }
+    const all = countRows(text, true, d.charCodeAt(0), stray)
+    const rows = all.slice(0, 50)
     if (rows.length < 2) return 0
     const first = rows[0]!
     if (first === 0) continue
     let same = 0
     for (const n of rows) if (n === first) same++
-    if (same / rows.length > best) { best = same / rows.length; fields = first + 1 }
+    if (same / rows.length > best) {
+      best = same / rows.length
+      fields = first + 1
+      strayRows = stray.rows
+      rowCount = all.length
+    }
   }
+  // Quotes inside unquoted fields in most rows are not CSV quoting: a log or an access log
+  // quotes its request and user agent mid-line (`client: 10.0.0.1, request: "GET / HTTP/1.1"`).
+  if (strayRows * 2 > rowCount) return 0
   // Three or more fields in nearly every row beats a log whose lines start with a timestamp;
   // two fields (one delimiter) is a weaker sign.
   if (best >= 0.9) return fields >= 3 ? 0.85 : 0.6
