@@ -395,6 +395,11 @@ class YamlHandler implements ParserHandler<string> {
 
 /** A line that reads as YAML: a document marker, a sequence item, or a key (not `[label]:`). */
 const YAML_LINE = /^(---|\.\.\.)(\s|$)|^\s*(- |-$)|^\s*("[^"]*"|'[^']*'|[^\s:#[{][^:#]*?):(\s|$)/
+/**
+ * A key or item that starts with a timestamp and goes on (`- 1117838570 2005.06.03 R02-M1 ...`,
+ * `081109 203615 148 INFO dfs.DataNode: ...`): a log line whose message holds `: `, not YAML.
+ */
+const LOG_LINE = /^(- )?(\d{4}[-./]\d{2}[-./]\d{2}[-T ]\d{2}[:.]\d{2}|1\d{9}([.,]\d{1,9})? |\d{6} \d{6} )/
 /** Brackets, `=` or `;`: an indented line that is code, not a YAML scalar's continuation. */
 const CODE_LIKE = /[()={};]/
 /** A key or item whose value is a block scalar: the more indented lines after it are its text. */
@@ -430,7 +435,7 @@ const yaml: ParserPlugin = definePlugin({
         continue
       }
       scalarIndent = -1
-      if (!YAML_LINE.test(l)) {
+      if (!YAML_LINE.test(l) || LOG_LINE.test(l)) {
         if (indent > 0 && !CODE_LIKE.test(l)) yamlish++
         continue
       }
