@@ -30,8 +30,13 @@ const MAX_LINES = 200
 
 const SNIFFED = START_PATTERNS.filter((p) => p.sniff).map((p) => p.regex)
 
+/** Before a timestamp, a key (`time: `, `"date":"`): a field of YAML or JSON, not a log line's start. */
+const KEYED = /:\s|:["']?$/
+
 function stamped (line: string): boolean {
-  return SNIFFED.some((re) => re.test(line)) || STAMP.test(line.slice(0, STAMP_REACH))
+  if (SNIFFED.some((re) => re.test(line))) return true
+  const found = STAMP.exec(line.slice(0, STAMP_REACH))
+  return found !== null && !KEYED.test(line.slice(0, found.index))
 }
 
 /**
