@@ -4,8 +4,11 @@
  * had said nothing (a plugin's bug then looked like its format not being detected).
  */
 import t from 'tap'
-import { DocsplitError, register, split } from '../../index.js'
+import { readFileSync } from 'node:fs'
+import { basename, relative } from 'node:path'
+import { DocsplitError, listParsers, register, split } from '../../index.js'
 import { checkParser } from '../../testing.js'
+import { corpusDir, corpusFiles, corpusMissing } from '../helpers/corpus.js'
 import { oneRecord } from '../helpers/plugins.js'
 
 /** Throws on a sample that starts with "boom", else says nothing. */
@@ -43,4 +46,80 @@ t.test('a formatOf() that throws fails the split, naming the parser', async (t) 
 t.test('the kit calls detect() and formatOf() on the samples and on generated inputs', async (t) => {
   await t.rejects(checkParser(boom, [{ name: 'a boom', input: 'boom\n' }]), { message: /^parser "sniff-boom-test": a boom: detect\(\) threw TypeError: detect broke; a sniffer that cannot tell answers 0$/ })
   await t.rejects(checkParser(picked, [{ name: 'plain', input: 'text\n' }]), { message: /^parser "sniff-picked-test": empty input: formatOf\(\) threw RangeError: formatOf broke; a sniffer that cannot tell answers undefined$/ })
+})
+
+// ---- `auto` by content: logs read from stdin (no file name) against CSV, YAML and text ----
+
+const pad = (n: number): string => String(n).padStart(2, '0')
+const formatOf = async (text: string): Promise<string> => (await split(text)).document.input_format
+
+/** A Java application log: timestamped lines, and every third entry a stack trace of 23 lines. */
+const javaLog = Array.from({ length: 30 }, (_, i) => {
+  const line = `2024-03-05 10:00:${pad(i)}.000 ${i % 3 === 2 ? 'ERROR' : 'INFO '} [worker-${i}] c.e.svc.Handler - request ${i} done\n`
+  if (i % 3 !== 2) return line
+  const frames = Array.from({ length: 20 }, (_, f) => `\tat com.example.db.Pool.acquire${f}(Pool.java:${100 + f})\n`).join('')
+  return `${line}java.lang.IllegalStateException: Connection pool exhausted (active=50, idle=0)\n${frames}Caused by: java.net.SocketTimeoutException: Read timed out\n\t... 12 more\n`
+}).join('')
+
+t.test('a Java log with stack traces is a log, its entries whole, though trace lines outnumber entries', async (t) => {
+  const out = await split(javaLog, { max_tokens: 2000 })
+  t.equal(out.document.input_format, 'log')
+  t.equal(out.chunks.reduce((n, c) => n + (c.record_count ?? 0), 0), 30, 'one record per timestamped line')
+})
+
+t.test('an nginx access log is a log, not a CSV whose first line is every chunk\'s context', async (t) => {
+  const access = Array.from({ length: 30 }, (_, i) =>
+    `10.1.${i}.${i} - - [05/Mar/2024:10:00:${pad(i)} +0000] "GET /api/items/${i}?q=a%20b HTTP/1.1" 200 ${1000 + i} "-" "Mozilla/5.0 (X11; Linux x86_64) curl/8.4.0"\n`).join('')
+  const out = await split(access, { max_tokens: 100 })
+  t.equal(out.document.input_format, 'log')
+  t.ok(out.chunks.every((c) => c.context == null), 'no chunk carries a context')
+})
+
+t.test('an nginx error log (commas, quoted request mid-line) is a log, not CSV', async (t) => {
+  const errors = Array.from({ length: 20 }, (_, i) =>
+    `2024/03/05 10:00:${pad(i)} [error] 31#31: *${i} upstream timed out (110: Connection timed out), client: 10.0.0.${i}, server: _, request: "GET / HTTP/1.1", upstream: "http://10.0.0.9:8080/", host: "example.com"\n`).join('')
+  t.equal(await formatOf(errors), 'log')
+})
+
+t.test('a BGL-style log (`- 1117838570 ...`, `APPREAD ...: msg`) is a log, not a YAML sequence that fails to parse', async (t) => {
+  const bgl = Array.from({ length: 60 }, (_, i) => {
+    const flag = i === 55 ? 'APPREAD' : '-'
+    const message = i === 55 ? 'ciod: failed to read message prefix on control stream' : 'instruction cache parity error corrected'
+    return `${flag} ${1117838570 + i} 2005.06.03 R02-M1-N0-C:J12-U11 2005-06-03-15.42.${pad(i % 60)}.675872 R02-M1-N0-C:J12-U11 RAS KERNEL INFO ${message}\n`
+  }).join('')
+  const out = await split(bgl, { max_tokens: 2000 })
+  t.equal(out.document.input_format, 'log')
+  t.equal(out.chunks.reduce((n, c) => n + (c.record_count ?? 0), 0), 60)
+})
+
+t.test('CSV, YAML, markdown, JSON lines and prose with timestamps keep their format', async (t) => {
+  const csvRows = 'time,level,message\n' + Array.from({ length: 20 }, (_, i) => `2024-01-01 10:00:${pad(i)},INFO,"event ${i}"`).join('\n') + '\n'
+  t.equal(await formatOf(csvRows), 'csv', 'a CSV whose first column is a date-time')
+  t.equal(await formatOf('a, b, c\n1, "x", 2\n3, "y", 4\n5, "z", 6\n'), 'csv', 'fields quoted after a space')
+  const yamlDoc = Array.from({ length: 10 }, (_, i) => `- time: 2024-01-01 10:00:${pad(i)}\n  level: info\n  message: event ${i}\n`).join('')
+  t.equal(await formatOf(yamlDoc), 'yaml', 'a YAML sequence of mappings holding timestamps')
+  const jsonl = Array.from({ length: 10 }, (_, i) => `{"time":"2024-01-01T10:00:${pad(i)}Z","level":"info","msg":"event ${i}"}\n`).join('')
+  t.equal(await formatOf(jsonl), 'jsonl', 'JSON lines with timestamps')
+  t.equal(await formatOf('# Release notes\n\n## 1.2.0\n\nReleased 2024-01-01 10:00:00 UTC, with `fix` and **more**.\n\n- one\n- two\n'), 'markdown')
+  t.equal(await formatOf('The meeting was moved.\nIt starts at 10:00:00 sharp,\nand ends when it ends.\nBring notes.\n'), 'text', 'prose with one time of day')
+})
+
+t.test('corpus: loghub logs from stdin are logs; no file of another format is taken for a log', { skip: corpusMissing }, async (t) => {
+  for (const file of corpusFiles('log/loghub', ['.log'])) {
+    t.equal((await split(readFileSync(file), { max_tokens: 4000 })).document.input_format, 'log', basename(file))
+  }
+  // The best detect() score over 0.5, as `auto` picks, on the sample core hands it.
+  const parsers = listParsers()
+  const best = (sample: string): string | undefined => {
+    let name: string | undefined
+    let top = 0.5
+    for (const p of parsers) {
+      const score = p.detect?.(sample) ?? 0
+      if (score > top) { name = p.name; top = score }
+    }
+    return name
+  }
+  const others = ['csv', 'json', 'markdown', 'xml', 'yaml'].flatMap((folder) => corpusFiles(folder))
+  const taken = others.filter((file) => best(new TextDecoder().decode(readFileSync(file).subarray(0, 1 << 16))) === 'log')
+  t.same(taken.map((file) => relative(corpusDir, file)), [], `none of ${others.length} files`)
 })

@@ -264,6 +264,9 @@ t.test('detect: delimited text scores, prose and logs do not', async (t) => {
   const timestamped = 'time,level,message\n' + Array.from({ length: 20 }, (_, i) => `2024-01-01 10:00:${String(i).padStart(2, '0')},INFO,"event ${i}"`).join('\n')
   t.ok(csv.detect!(timestamped) > log.detect!(timestamped), 'a CSV whose rows start with timestamps is CSV')
   t.equal(csv.detect!('2015-10-18 18:01:47,978 INFO [main] a: b, c\n2015-10-18 18:01:48,963 INFO [main] d\n2015-10-18 18:01:48,963 INFO x, y, z\n'), 0)
+  const nginxError = Array.from({ length: 10 }, (_, i) => `2024/03/05 10:00:0${i} [error] 31#31: *${i} upstream timed out, client: 10.0.0.${i}, server: _, request: "GET / HTTP/1.1", host: "example.com"\n`).join('')
+  t.equal(csv.detect!(nginxError), 0, 'quotes after text in unquoted fields, on most rows: a log, not CSV')
+  t.ok(csv.detect!('a, b, c\n1, "x", 2\n3, "y", 4\n5, "z", 6\n') > 0.5, 'a field quoted after a space is still CSV')
 })
 
 // ---- end to end, through split() and the record splitter ----

@@ -44,6 +44,10 @@ t.test('plugin', async (t) => {
   t.equal(yaml.detect!('- buy milk\n- call Bob: about the car\n  - tomorrow\n\n[docs]: https://example.com "Docs"\n'), 0, 'a markdown list and a link definition')
   t.equal(yaml.detect!('class Foo:\n    def __init__(self):\n        self.x = 1\n\n    def run(self):\n        return self.x\n'), 0, 'a Python class')
   t.ok(yaml.detect!('description:\n  A plain scalar\n  on two lines.\nscript: |\n  npm ci\n  npm test -- --reporter=dot\nitems:\n  - a\n') > 0, 'block and multi-line scalars')
+  const bgl = Array.from({ length: 10 }, (_, i) => `- ${1117838570 + i} 2005.06.03 R02-M1-N0-C:J12-U11 2005-06-03-15.42.50.675872 RAS KERNEL INFO ciod: cache parity error ${i}\n`).join('')
+  t.equal(yaml.detect!(bgl), 0, 'log lines that start with `- ` and an epoch timestamp')
+  t.equal(yaml.detect!('081109 203615 148 INFO dfs.DataNode$PacketResponder: PacketResponder 1 terminating\n081109 203807 222 INFO dfs.DataNode$PacketResponder: PacketResponder 0 terminating\n'), 0, 'HDFS lines: a timestamp, then `name: message`')
+  t.ok(yaml.detect!('- 2024-01-01\n- 2024-01-02\nwhen: 2024-01-01 10:00:00\n') > 0, 'dates as YAML values')
 })
 
 const stream = '# lead\n%YAML 1.2\n---\n# c1\na: 1 # tail\n\n# c2 about b\nb:\n  x: |\n    lit\n    # in literal\n  # inner\n# c3\nc: &x [1, 2]\n' +
