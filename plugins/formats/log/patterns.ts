@@ -20,43 +20,61 @@ export interface StartPattern {
   sniff: boolean
 }
 
+/**
+ * Colour codes (ANSI SGR, `\x1b[32m`) that a terminal logger writes before the timestamp, as
+ * many as a style takes (colour, bold, dim): every built-in pattern allows them first.
+ */
+export const SGR = '(?:\\x1b\\[[0-9;]{0,10}m){0,4}'
+const SGR_RUN = new RegExp(`^${SGR}`)
+
+function start (name: string, source: string, sniff = true): StartPattern {
+  return { name, regex: new RegExp(`^${SGR}${source}`), sniff }
+}
+
 /** Most specific first: on equal counts the earlier pattern wins. */
 export const START_PATTERNS: StartPattern[] = [
   // 2015-10-18 18:01:47,978 · [2024-01-01T10:00:00Z] · 2024-01-01 10:00
-  { name: 'iso-datetime', regex: /^\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}/, sniff: true },
+  start('iso-datetime', '\\[?\\d{4}-\\d{2}-\\d{2}[T ]\\d{2}:\\d{2}'),
   // 17/06/09 20:10:40 · 2019/01/01 10:00:00 (nginx)
-  { name: 'slash-datetime', regex: /^\[?\d{2,4}\/\d{2}\/\d{2}[ T]\d{2}:\d{2}/, sniff: true },
+  start('slash-datetime', '\\[?\\d{2,4}\\/\\d{2}\\/\\d{2}[ T]\\d{2}:\\d{2}'),
   // 14.06.2024 10:00 · 14/06/2024 10:00
-  { name: 'dmy-datetime', regex: /^\[?\d{2}[-/.]\d{2}[-/.]\d{4}[ T]\d{2}:\d{2}/, sniff: true },
+  start('dmy-datetime', '\\[?\\d{2}[-/.]\\d{2}[-/.]\\d{4}[ T]\\d{2}:\\d{2}'),
   // 081109 203615 (HDFS)
-  { name: 'compact-datetime', regex: /^\d{6} \d{6} /, sniff: true },
+  start('compact-datetime', '\\d{6} \\d{6} '),
   // 03-17 16:13:38.811 (Android logcat)
-  { name: 'logcat', regex: /^\d{2}-\d{2} \d{2}:\d{2}:\d{2}/, sniff: true },
+  start('logcat', '\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}'),
   // Jun 14 15:16:01 host ... (syslog, BSD)
-  { name: 'syslog', regex: new RegExp(`^${MONTH} [ \\d]\\d \\d{2}:\\d{2}:\\d{2}`), sniff: true },
+  start('syslog', `${MONTH} [ \\d]\\d \\d{2}:\\d{2}:\\d{2}`),
   // <34>1 2003-10-11T22:14:15.003Z ... (syslog, RFC 5424)
-  { name: 'syslog-priority', regex: /^<\d{1,3}>\d{0,2} ?\d{4}-\d{2}-\d{2}/, sniff: true },
+  start('syslog-priority', '<\\d{1,3}>\\d{0,2} ?\\d{4}-\\d{2}-\\d{2}'),
   // [Sun Dec 04 04:47:44 2005] (Apache error log)
-  { name: 'bracket-weekday', regex: new RegExp(`^\\[${WEEKDAY} ${MONTH} [ \\d]\\d \\d{2}:\\d{2}:\\d{2}`), sniff: true },
+  start('bracket-weekday', `\\[${WEEKDAY} ${MONTH} [ \\d]\\d \\d{2}:\\d{2}:\\d{2}`),
   // [10/Oct/2000:13:55:36 -0700]
-  { name: 'bracket-clf', regex: new RegExp(`^\\[\\d{2}/${MONTH}/\\d{4}:\\d{2}:\\d{2}`), sniff: true },
+  start('bracket-clf', `\\[\\d{2}/${MONTH}/\\d{4}:\\d{2}:\\d{2}`),
   // I0101 12:00:00.000 (glog)
-  { name: 'glog', regex: /^[IWEF]\d{4} \d{2}:\d{2}:\d{2}/, sniff: true },
+  start('glog', '[IWEF]\\d{4} \\d{2}:\\d{2}:\\d{2}'),
   // I, [2024-01-01T10:00:00.000 #1] (Ruby Logger)
-  { name: 'ruby-logger', regex: /^[DIWEFA], \[\d{4}-\d{2}-\d{2}/, sniff: true },
+  start('ruby-logger', '[DIWEFA], \\[\\d{4}-\\d{2}-\\d{2}'),
   // time="2024-01-01T10:00:00Z" level=info (logfmt)
-  { name: 'logfmt-time', regex: /^(?:time|ts|timestamp|t)="?\d{4}-\d{2}-\d{2}/, sniff: true },
+  start('logfmt-time', '(?:time|ts|timestamp|t)="?\\d{4}-\\d{2}-\\d{2}'),
   // 10:00:00.123 ...
-  { name: 'time', regex: /^\[?\d{2}:\d{2}:\d{2}/, sniff: true },
+  start('time', '\\[?\\d{2}:\\d{2}:\\d{2}'),
   // 1117838570.123 ... (epoch seconds)
-  { name: 'epoch', regex: /^\[?1\d{9}(?:[.,]\d{1,9})?[\] ]/, sniff: true },
+  start('epoch', '\\[?1\\d{9}(?:[.,]\\d{1,9})?[\\] ]'),
   // ERROR: ... · [INFO] ... · WARN  ... (level first)
-  { name: 'level', regex: new RegExp(`^\\[?${LEVEL}\\b`), sniff: true },
+  start('level', `\\[?${LEVEL}\\b`),
   // {"time": ...} (JSON lines, as Docker writes them)
-  { name: 'json', regex: /^\{"/, sniff: false },
+  start('json', '\\{"', false),
   // 2024-01-01 ... (date without a time)
-  { name: 'iso-date', regex: /^\[?\d{4}-\d{2}-\d{2}\b/, sniff: true },
+  start('iso-date', '\\[?\\d{4}-\\d{2}-\\d{2}\\b'),
 ]
+
+/** `line` without the colour codes it starts with (most lines have none: returned as is). */
+export function withoutSgr (line: string): string {
+  if (line.charCodeAt(0) !== 27) return line
+  const m = SGR_RUN.exec(line)
+  return m === null ? line : line.slice(m[0].length)
+}
 
 function isBlank (line: string): boolean {
   for (let i = 0; i < line.length; i++) {
@@ -114,6 +132,7 @@ function isGoFrame (line: string): boolean {
  * whether the lines that do not match a start pattern are continuations.
  */
 export function looksLikeContinuation (line: string): boolean {
+  line = withoutSgr(line)
   return isBlankLine(line) || startsIndented(line) || JAVA_CONT.test(line) || PY_TRACEBACK.test(line) ||
     PY_CHAIN.test(line) || GO_CONT.test(line) || line.startsWith('panic: ') || isGoFrame(line) ||
     EXCEPTION_LINE.test(line) || line === '}' || line === ']'
@@ -133,6 +152,7 @@ export class IndentClassifier {
   constructor (private readonly base = 0) {}
 
   isStart (line: string): boolean {
+    line = withoutSgr(line)
     if (isBlankLine(line)) return false
     const indent = indentOf(line)
     if (indent > this.base) return false

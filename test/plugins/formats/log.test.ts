@@ -15,6 +15,8 @@ import { parserEvents } from '../../../testing.js'
 import { splitStream } from '../../../index.js'
 
 const records = (events: DocEvent[]): RecordEvent[] => events.filter((e): e is RecordEvent => e.type === 'record')
+/** The source of the built-in ISO date-time pattern, as `start_pattern` reports it. */
+const ISO = START_PATTERNS.find((p) => p.name === 'iso-datetime')!.regex.source
 const info = (events: DocEvent[], key: string): unknown => {
   const e = events.find((x) => x.type === 'info' && x.key === key)
   return e?.type === 'info' ? e.value : undefined
@@ -133,7 +135,7 @@ t.test('generated logs: one record per entry, tiled, independent of piece cuts',
       const expected = i === entries.length - 1 && !trailing ? entryTexts[i]!.slice(0, -eol.length) : entryTexts[i]
       if (r.text !== expected) throw new Error(`entry ${i} differs`)
     })
-    if (info(whole, 'start_pattern') !== '^\\[?\\d{4}-\\d{2}-\\d{2}[T ]\\d{2}:\\d{2}') throw new Error('pattern not detected')
+    if (info(whole, 'start_pattern') !== ISO) throw new Error('pattern not detected')
     const cuts = cutSeeds.map((s) => s % (text.length + 1))
     deepStrictEqual(await eventsCutAt(text, cuts), whole)
   }), { numRuns: Number(process.env.DOCSPLIT_FC_RUNS ?? 150) })
@@ -185,7 +187,7 @@ t.test('a lone CR ends a line as core counts it: CR-only logs split by entry', a
     const text = lines.join(eol) + eol
     const ev = await collectEvents(log, text)
     assertTiles(ev, text)
-    t.equal(info(ev, 'start_pattern'), '^\\[?\\d{4}-\\d{2}-\\d{2}[T ]\\d{2}:\\d{2}', `${JSON.stringify(eol)}: pattern detected`)
+    t.equal(info(ev, 'start_pattern'), ISO, `${JSON.stringify(eol)}: pattern detected`)
     t.equal(records(ev).length, 64, `${JSON.stringify(eol)}: one record per entry`)
     // A CR at the end of a piece may be the first half of a CRLF: cuts anywhere give the same events.
     for (const size of [1, 2, 3, 37]) t.same(await collectEvents(log, text, {}, size), ev, `${JSON.stringify(eol)}: piece size ${size}`)
@@ -403,6 +405,51 @@ t.test('detect: logs score, CSV and prose do not', async (t) => {
   t.equal(log.detect!('a,b,c\n1,2,3\n4,5,6\n'), 0)
   t.equal(log.detect!('# Title\n\nSome prose here.\nMore prose.\n'), 0)
   t.equal(log.detect!('{"a":1}\n{"a":2}\n{"a":3}\n'), 0, 'JSON lines belong to the json parser')
+})
+
+// ---- where entries start: colour codes, later windows, format changes, container prefixes ----
+
+/** A log made of entries (each a list of lines, LF endings), and the text each entry should have. */
+function logOf (entries: string[][]): { text: string, texts: string[] } {
+  const texts = entries.map((lines) => lines.map((l) => l + '\n').join(''))
+  return { text: texts.join(''), texts }
+}
+const stampAt = (i: number): string => `2024-03-05 10:${String(Math.floor(i / 60) % 60).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}.${String(i % 1000).padStart(3, '0')}`
+const javaTrace = (depth: number): string[] => [
+  'java.lang.IllegalStateException: Connection pool exhausted',
+  ...Array.from({ length: depth }, (_, d) => `\tat com.example.db.Pool.acquire${d}(Pool.java:${100 + d})`),
+  'Caused by: java.net.SocketTimeoutException: Read timed out',
+  '\t... 12 more',
+]
+const pyTrace = ['Traceback (most recent call last):', '  File "/app/service/handlers.py", line 42, in handle', '    result = process(payload)', 'KeyError: \'n\'']
+
+/** The records are exactly `texts`, whatever the pieces the text comes in. */
+async function sameEntries (t: Test, text: string, texts: string[], options = {}): Promise<DocEvent[]> {
+  const ev = await collectEvents(log, text, options)
+  assertTiles(ev, text)
+  const got = records(ev).map((r) => r.text)
+  const wrong = got.findIndex((r, i) => r !== texts[i])
+  t.equal(got.length, texts.length, 'one record per entry')
+  t.equal(wrong, -1, wrong === -1 ? 'every entry whole' : `first wrong record: ${JSON.stringify(got[wrong]?.slice(0, 120))}`)
+  for (const size of [1, 7, 4096]) t.same(await collectEvents(log, text, options, size), ev, `piece size ${size}: the same events`)
+  return ev
+}
+
+t.test('colour codes before the timestamp: the pattern is detected through them', async (t) => {
+  // colorlog style: only the header is coloured, tracebacks are plain
+  const header = logOf(Array.from({ length: 120 }, (_, i) => [
+    `\x1b[32m${stampAt(i)}\x1b[0m \x1b[1m${i % 5 === 2 ? 'ERROR' : 'INFO'}\x1b[0m app: message ${i}`,
+    ...(i % 10 === 2 ? pyTrace : i % 10 === 7 ? javaTrace(4) : []),
+  ]))
+  const ev = await sameEntries(t, header.text, header.texts)
+  t.equal(info(ev, 'start_pattern'), ISO)
+  // every line coloured, trace lines too
+  const all = logOf(Array.from({ length: 120 }, (_, i) => [
+    `\x1b[2m${stampAt(i)}\x1b[0m \x1b[1;31mERROR\x1b[0m [worker] failure ${i}`,
+    ...(i % 6 === 0 ? javaTrace(5).map((l) => `\x1b[31m${l}\x1b[0m`) : []),
+  ]))
+  await sameEntries(t, all.text, all.texts)
+  t.ok(START_PATTERNS.every((p) => p.regex.test(`\x1b[1m\x1b[32m${'x'}`) === false), 'colour codes alone start nothing')
 })
 
 // ---- end to end, through split() and the record splitter ----
