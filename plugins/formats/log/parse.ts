@@ -16,6 +16,12 @@ import { HEAD, IndentClassifier, baseIndent, choosePattern, isBlankLine, looksLi
 export const SAMPLE_LINES = 50
 export const SAMPLE_CHARS = 64 * 1024
 /**
+ * With detected patterns, an entry that holds this many lines that look like entry starts but
+ * match no pattern (a service with another format concatenated after the first) has detection
+ * run on them: a pattern that wins there is added, and the entry is read again with it.
+ */
+export const WINDOW_LINES = 50
+/**
  * With a start pattern, an entry that has grown this many lines also ends before a line that
  * does not look like a continuation, so a file whose later lines stop matching the detected
  * pattern still streams in bounded memory.
@@ -102,6 +108,10 @@ export class LogParser {
   private readonly userStart: RegExp | undefined
   private isStart: ((head: string) => boolean) | undefined
   private patternMode = false
+  /** Detected start patterns: a line that matches any of them starts an entry. */
+  private patterns: RegExp[] = []
+  /** Lines of the current entry that look like entry starts but match no detected pattern. */
+  private window: string[] = []
 
   // Until the pattern is chosen: the buffered beginning of the document.
   private readonly sample = new SampleBuffer(SAMPLE_LINES, SAMPLE_CHARS)
@@ -150,13 +160,20 @@ export class LogParser {
       this.scan(held)
     }
     const total = this.docPos
-    if (this.lineStart < total && this.startsEntry(lineHead(this.head)) && this.started++ > 0) {
-      // The last line has no line ending and starts an entry.
-      const cut = this.lineStart - this.recStart
-      this.flush(this.pre.slice(0, cut), this.lineStart)
-      this.pre = this.pre.slice(cut)
-      this.recStart = this.lineStart
-      this.recLine = this.line
+    if (this.lineStart < total) {
+      // The last line, without a line ending.
+      const head = lineHead(this.head)
+      if (this.startsEntry(head)) {
+        if (this.started++ > 0) {
+          const cut = this.lineStart - this.recStart
+          this.flush(this.pre.slice(0, cut), this.lineStart)
+          this.pre = this.pre.slice(cut)
+          this.recStart = this.lineStart
+          this.recLine = this.line
+        }
+      } else if (this.patterns.length > 0 && this.unmatched(head)) {
+        this.resegment()
+      }
     }
     if (total > this.recStart) this.flush(this.pre, total)
     this.pre = ''
@@ -176,15 +193,70 @@ export class LogParser {
     const lines = sampleLines(sample)
     const chosen = choosePattern(lines)
     if (chosen !== undefined) {
-      const re = chosen.pattern.regex
       this.patternMode = true
-      this.isStart = (head) => re.test(head)
-      this.emit({ type: 'info', key: 'start_pattern', value: re.source })
+      this.addPattern(chosen.pattern.regex)
     } else {
       const indent = new IndentClassifier(baseIndent(lines))
       this.isStart = (head) => indent.isStart(head)
       this.emit({ type: 'info', key: 'start_pattern', value: null })
     }
+  }
+
+  /** From now on a line that matches `re` starts an entry too. */
+  private addPattern (re: RegExp): void {
+    const patterns = this.patterns
+    patterns.push(re)
+    const first = patterns[0]!
+    this.isStart = patterns.length === 1
+      ? (head) => first.test(head)
+      : (head) => {
+          for (const p of patterns) if (p.test(head)) return true
+          return false
+        }
+    this.emit({ type: 'info', key: 'start_pattern', value: patterns.map((p) => p.source).join('|') })
+  }
+
+  /**
+   * Notes a line of the current entry that does not start an entry under detected patterns.
+   * True when it completes a window of lines that look like entry starts and a pattern wins
+   * there: that pattern is added, and the entry held must be read again. Continuation lines
+   * (stack traces, goroutine dumps) never count.
+   */
+  private unmatched (head: string): boolean {
+    if (looksLikeContinuation(head)) return false
+    const window = this.window
+    window.push(head)
+    if (window.length < WINDOW_LINES) return false
+    this.window = []
+    const chosen = choosePattern(window)
+    if (chosen === undefined) return false
+    this.addPattern(chosen.pattern.regex)
+    return true
+  }
+
+  /**
+   * Reads the current entry (all of it in `pre`, up to the end of the current line) again
+   * after a pattern was added: the lines that start an entry now end the entries before them.
+   * The entry held is not emitted yet, so nothing emitted changes.
+   */
+  private resegment (): void {
+    const text = this.pre
+    const isStart = this.isStart!
+    const ends = new LineEnds(text, true)
+    let cut = 0
+    let line = this.recLine
+    for (let from = 0; from < text.length; line++) {
+      const next = ends.after(from)
+      const to = next === -1 ? text.length : next
+      if (isStart(headAt(text, from, to)) && this.started++ > 0 && from > cut) {
+        this.flush(text.slice(cut, from), this.recStart + from - cut)
+        this.recStart += from - cut
+        this.recLine = line
+        cut = from
+      }
+      from = to
+    }
+    this.pre = text.slice(cut)
   }
 
   private startsEntry (head: string): boolean {
@@ -211,7 +283,7 @@ export class LogParser {
     let seg = 0
     let from = 0
     const ends = new LineEnds(piece, false)
-    const isStart = this.isStart!
+    let isStart = this.isStart!
     /** Index in `piece` just past the line ending of the line at `lineStart`; -1: not found yet. */
     let to = -1
     if (this.pendingCR) {
@@ -232,22 +304,31 @@ export class LogParser {
         head = headAt(piece, from, to)
       }
       if (base + to - start > MAX_LINE_CHARS) this.refuseLongLine(head, (this.pre + piece.slice(seg, Math.max(seg, start - base))).slice(0, start - this.recStart))
-      if ((isStart(head) || this.overlong(head, start)) && this.started++ > 0) {
-        // The entry before this line ends where the line starts.
-        const cut = start - this.recStart
-        let text: string
-        if (cut <= this.pre.length) {
-          text = this.pre.length === cut ? this.pre : this.pre.slice(0, cut)
-          this.pre = this.pre.length === cut ? '' : this.pre.slice(cut)
-        } else {
-          const upTo = start - base
-          text = this.pre.length > 0 ? this.pre + piece.slice(seg, upTo) : piece.slice(seg, upTo)
-          this.pre = ''
-          seg = upTo
+      if (isStart(head) || this.overlong(head, start)) {
+        if (this.window.length > 0) this.window = []
+        if (this.started++ > 0) {
+          // The entry before this line ends where the line starts.
+          const cut = start - this.recStart
+          let text: string
+          if (cut <= this.pre.length) {
+            text = this.pre.length === cut ? this.pre : this.pre.slice(0, cut)
+            this.pre = this.pre.length === cut ? '' : this.pre.slice(cut)
+          } else {
+            const upTo = start - base
+            text = this.pre.length > 0 ? this.pre + piece.slice(seg, upTo) : piece.slice(seg, upTo)
+            this.pre = ''
+            seg = upTo
+          }
+          this.flush(text, start)
+          this.recStart = start
+          this.recLine = this.line
         }
-        this.flush(text, start)
-        this.recStart = start
-        this.recLine = this.line
+      } else if (this.patterns.length > 0 && this.unmatched(head)) {
+        // A pattern was added: the entry up to the end of this line is read again.
+        this.pre += piece.slice(seg, to)
+        seg = to
+        this.resegment()
+        isStart = this.isStart!
       }
       this.line++
       from = to

@@ -17,8 +17,9 @@ import { splitStream } from '../../../index.js'
 const records = (events: DocEvent[]): RecordEvent[] => events.filter((e): e is RecordEvent => e.type === 'record')
 /** The source of the built-in ISO date-time pattern, as `start_pattern` reports it. */
 const ISO = START_PATTERNS.find((p) => p.name === 'iso-datetime')!.regex.source
+/** The value of the last `info` event for `key`: the one `document.info` keeps. */
 const info = (events: DocEvent[], key: string): unknown => {
-  const e = events.find((x) => x.type === 'info' && x.key === key)
+  const e = [...events].reverse().find((x) => x.type === 'info' && x.key === key)
   return e?.type === 'info' ? e.value : undefined
 }
 
@@ -450,6 +451,32 @@ t.test('colour codes before the timestamp: the pattern is detected through them'
   ]))
   await sameEntries(t, all.text, all.texts)
   t.ok(START_PATTERNS.every((p) => p.regex.test(`\x1b[1m\x1b[32m${'x'}`) === false), 'colour codes alone start nothing')
+})
+
+const syslogAt = (i: number): string => `Mar  5 10:${String(Math.floor(i / 60) % 60).padStart(2, '0')}:${String(i % 60).padStart(2, '0')} web01 systemd[1]: Started Session ${i} of user root.`
+const apacheAt = (i: number): string => `[Tue Mar 05 10:00:${String(i % 60).padStart(2, '0')} 2024] [error] [client 10.0.0.${i % 255}] File does not exist: /var/www/x${i}`
+
+t.test('a format that changes later (services concatenated): the new pattern is detected where it starts', async (t) => {
+  const { text, texts } = logOf([
+    ...Array.from({ length: 40 }, (_, i) => [syslogAt(i)]),
+    ...Array.from({ length: 120 }, (_, i) => [`${stampAt(i)} INFO  [worker-${i % 8}] c.e.Handler - request ${i}`, ...(i % 9 === 4 ? javaTrace(10) : [])]),
+    ...Array.from({ length: 80 }, (_, i) => [apacheAt(i)]),
+  ])
+  const ev = await sameEntries(t, text, texts)
+  const syslog = START_PATTERNS.find((p) => p.name === 'syslog')!.regex.source
+  const apache = START_PATTERNS.find((p) => p.name === 'bracket-weekday')!.regex.source
+  t.same(ev.filter((e) => e.type === 'info').map((e) => (e as { value: unknown }).value), [syslog, `${syslog}|${ISO}`, `${syslog}|${ISO}|${apache}`], 'each pattern is reported as it is added')
+  t.equal(info(ev, 'start_pattern'), `${syslog}|${ISO}|${apache}`)
+})
+
+t.test('long stack traces and goroutine dumps never change the pattern', async (t) => {
+  const goroutines = Array.from({ length: 120 }, (_, g) => [`goroutine ${g + 1} [chan receive]:`, `main.worker(0xc000010000, {0x7f1a08, 0xc0001b6000})`, '\t/app/worker.go:40 +0x88', `created by main.main in goroutine 1`, '\t/app/main.go:9 +0x5a', '']).flat()
+  const { text, texts } = logOf(Array.from({ length: 80 }, (_, i) => [
+    `${stampAt(i)} ERROR [main] c.e.App - failed ${i}`,
+    ...(i === 20 ? javaTrace(400) : i === 50 ? ['panic: runtime error: index out of range [5] with length 3', '', ...goroutines, 'exit status 2'] : []),
+  ]))
+  const ev = await sameEntries(t, text, texts)
+  t.equal(ev.filter((e) => e.type === 'info').length, 1, 'the pattern is chosen once')
 })
 
 // ---- end to end, through split() and the record splitter ----
