@@ -61,6 +61,9 @@ export const START_PATTERNS: StartPattern[] = [
   start('time', '\\[?\\d{2}:\\d{2}:\\d{2}'),
   // 1117838570.123 ... (epoch seconds)
   start('epoch', '\\[?1\\d{9}(?:[.,]\\d{1,9})?[\\] ]'),
+  // 10.1.2.3 - - [10/Oct/2000:13:55:36 -0700] "GET / ..." (access logs: the client address
+  // first). Not for sniffing: a column of addresses is as likely a CSV.
+  start('client-address', '(?:\\d{1,3}\\.){3}\\d{1,3} ', false),
   // ERROR: ... · [INFO] ... · WARN  ... (level first)
   start('level', `\\[?${LEVEL}\\b`),
   // {"time": ...} (JSON lines, as Docker writes them)
