@@ -2,11 +2,12 @@
  * The log parser: one `record` (kind `entry`) per log entry, that is a line that starts an
  * entry plus its continuation lines (stack traces, indented lines, `Caused by:` ...).
  *
- * Streaming: the parser holds the current entry and, until the start pattern is chosen, the
- * sample (at most SAMPLE_LINES lines or SAMPLE_CHARS characters). Lines are found with
- * indexOf('\n') and the start test runs once per line on its first HEAD characters. Output does
- * not depend on how the input is cut into pieces: the sample is a fixed prefix of the document
- * and a line is classified only once it is complete.
+ * Streaming: the parser holds the current entry and, until a start pattern is chosen, up to
+ * two windows of lines to detect it from (each at most SAMPLE_LINES lines or SAMPLE_CHARS
+ * characters).
+ * Lines are found with indexOf('\n') and the start test runs once per line on its first HEAD
+ * characters. Output does not depend on how the input is cut into pieces: windows are fixed
+ * stretches of the document and a line is classified only once it is complete.
  */
 import { SampleBuffer, leadingLines } from '../../../core/structure.js'
 import type { DocEvent } from '../../../core/events.js'
@@ -113,8 +114,12 @@ export class LogParser {
   /** Lines of the current entry that look like entry starts but match no detected pattern. */
   private window: string[] = []
 
-  // Until the pattern is chosen: the buffered beginning of the document.
-  private readonly sample = new SampleBuffer(SAMPLE_LINES, SAMPLE_CHARS)
+  /** No start pattern chosen yet: the document is read a window at a time (see `detectIn`). */
+  private detecting: boolean
+  // While detecting: the window of lines held until detection runs on it.
+  private sample = new SampleBuffer(SAMPLE_LINES, SAMPLE_CHARS)
+  /** While detecting: the last window where no pattern won, not read yet. */
+  private deferred = ''
 
   /** Offset of the next piece in the document. */
   private docPos = 0
@@ -138,26 +143,24 @@ export class LogParser {
     this.emit = emit
     this.fail = fail
     this.userStart = options.start
+    this.detecting = options.start === undefined
   }
 
   write (piece: string): void {
     if (piece.length === 0) return
     if (this.isStart === undefined && this.userStart !== undefined) this.decide()
-    if (this.isStart === undefined) {
-      if (!this.sample.add(piece)) return
-      this.decide(this.sample.sample(false))
-      this.scan(this.sample.take())
-      return
-    }
-    this.scan(piece)
+    if (this.detecting) this.detectIn(piece)
+    else this.scan(piece)
   }
 
   end (): void {
-    if (this.isStart === undefined) {
+    if (this.detecting) {
       const held = this.sample.take()
-      if (held.length === 0) return // empty document: no events
-      this.decide(leadingLines(held, SAMPLE_LINES, SAMPLE_CHARS))
-      this.scan(held)
+      if (held.length === 0 && this.isStart === undefined) return // empty document: no events
+      // Less than a window is left: it is one.
+      if (held.length > 0) this.tryWindow(held, held)
+      if (this.deferred.length > 0) this.scan(this.deferred)
+      this.deferred = ''
     }
     const total = this.docPos
     if (this.lineStart < total) {
@@ -181,7 +184,46 @@ export class LogParser {
     this.pendingCR = false
   }
 
-  /** Chooses how entries start, from the leading lines of the document. */
+  /**
+   * Until a start pattern is chosen, the document is read in windows of SAMPLE_LINES lines (or
+   * SAMPLE_CHARS characters) and detection runs on each, so a long preamble, or a file that
+   * starts inside a stack trace, does not decide for the whole file. A window where no pattern
+   * wins is held back until the next one is tried: when a pattern wins there, it reads the
+   * held window too (a format that starts mid-window is read whole by its pattern); else the
+   * held window goes by the fallback rules. Windows are fixed stretches of the document,
+   * whatever the pieces.
+   */
+  private detectIn (piece: string): void {
+    if (!this.sample.add(piece)) return
+    for (;;) {
+      const held = this.sample.take()
+      const window = leadingLines(held, SAMPLE_LINES, SAMPLE_CHARS)
+      if (!this.tryWindow(window, held)) return
+      this.sample = new SampleBuffer(SAMPLE_LINES, SAMPLE_CHARS) // counts the lines of the next window from 0
+      const rest = held.slice(window.length)
+      if (rest.length === 0 || !this.sample.add(rest)) return
+    }
+  }
+
+  /**
+   * Runs detection on `window`, the start of `held`. A pattern that wins reads the window held
+   * back and all of `held` (false: detection is over); else the window held back goes by the
+   * fallback rules and this one is held back instead (true).
+   */
+  private tryWindow (window: string, held: string): boolean {
+    this.decide(window)
+    const deferred = this.deferred
+    if (!this.detecting) {
+      this.deferred = ''
+      this.scan(deferred + held)
+      return false
+    }
+    if (deferred.length > 0) this.scan(deferred)
+    this.deferred = window
+    return true
+  }
+
+  /** Chooses how entries start, from a window of lines (none for `log_start`). */
   private decide (sample = ''): void {
     if (this.userStart !== undefined) {
       const re = this.userStart
@@ -193,9 +235,10 @@ export class LogParser {
     const lines = sampleLines(sample)
     const chosen = choosePattern(lines)
     if (chosen !== undefined) {
+      this.detecting = false
       this.patternMode = true
       this.addPattern(chosen.pattern.regex)
-    } else {
+    } else if (this.isStart === undefined) {
       const indent = new IndentClassifier(baseIndent(lines))
       this.isStart = (head) => indent.isStart(head)
       this.emit({ type: 'info', key: 'start_pattern', value: null })

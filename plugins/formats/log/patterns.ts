@@ -183,21 +183,29 @@ export class IndentClassifier {
 }
 
 /**
+ * Matches the lines that some built-in pattern matches, in one test: detection runs again on
+ * later windows, and most lines of a log without a pattern match none.
+ */
+const ANY_START = new RegExp(START_PATTERNS.map((p) => `(?:${p.regex.source})`).join('|'))
+
+/**
  * The start pattern that matches the most sample lines, if it matches at least half of the
  * lines that could start an entry (those that do not look like continuations); else undefined.
  */
 export function choosePattern (lines: string[], forSniffing = false): { pattern: StartPattern, matched: number, candidates: number } | undefined {
   let best: StartPattern | undefined
   let bestCount = 0
-  const counts = new Array<number>(START_PATTERNS.length).fill(0)
   const content: string[] = []
-  for (const line of lines) if (!isBlankLine(line)) content.push(line)
-  for (let p = 0; p < START_PATTERNS.length; p++) {
-    const pattern = START_PATTERNS[p]!
+  const matching: string[] = []
+  for (const line of lines) {
+    if (isBlankLine(line)) continue
+    content.push(line)
+    if (ANY_START.test(line)) matching.push(line)
+  }
+  for (const pattern of START_PATTERNS) {
     if (forSniffing && !pattern.sniff) continue
     let n = 0
-    for (const line of content) if (pattern.regex.test(line)) n++
-    counts[p] = n
+    for (const line of matching) if (pattern.regex.test(line)) n++
     if (n > bestCount) { best = pattern; bestCount = n }
   }
   if (best === undefined) return undefined

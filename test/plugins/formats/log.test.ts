@@ -478,6 +478,25 @@ t.test('long stack traces and goroutine dumps never change the pattern', async (
   t.equal(ev.filter((e) => e.type === 'info').length, 1, 'the pattern is chosen once')
 })
 
+t.test('no pattern in the first 50 lines: detection is tried again on the next windows', async (t) => {
+  const entries = Array.from({ length: 100 }, (_, i) => [`${stampAt(i)} ${i % 9 === 4 ? 'ERROR' : 'INFO '} c.e.svc.Handler - request ${i}`, ...(i % 9 === 4 ? javaTrace(6) : i % 9 === 7 ? pyTrace : [])])
+  // A preamble of 70 lines without timestamps (a banner, JVM options): the lines of the first
+  // window go by the fallback rules, and every entry after it is whole.
+  const preamble = Array.from({ length: 70 }, (_, i) => `JVM option -Dprop${i}=value${i}`)
+  const log1 = logOf(entries)
+  const text1 = preamble.map((l) => l + '\n').join('') + log1.text
+  const ev = await collectEvents(log, text1)
+  assertTiles(ev, text1)
+  const recs = records(ev).map((r) => r.text)
+  t.same(recs.slice(-100), log1.texts, 'every entry after the preamble whole')
+  t.equal(info(ev, 'start_pattern'), ISO)
+  for (const size of [1, 7, 4096]) t.same(await collectEvents(log, text1, {}, size), ev, `piece size ${size}: the same events`)
+  // A rotated file that starts inside a stack trace, 60 frames long: the frames go with the first entry.
+  const frames = [...Array.from({ length: 60 }, (_, d) => `\tat com.example.Deep.frame${d}(Deep.java:${d})`), '\t... 40 more']
+  const log2 = logOf([[...frames, ...entries[0]!], ...entries.slice(1)])
+  await sameEntries(t, log2.text, log2.texts)
+})
+
 // ---- end to end, through split() and the record splitter ----
 
 const { split } = await import('../../../index.js')
