@@ -13,6 +13,7 @@ import { SampleBuffer, leadingLines } from '../../../core/structure.js'
 import type { DocEvent } from '../../../core/events.js'
 import type { ParserContext } from '../../../core/types.js'
 import { HEAD, IndentClassifier, baseIndent, choosePattern, isBlankLine, looksLikeContinuation } from './patterns.js'
+import { type LinePrefix, type PrefixState, choosePrefix, messageOf, onMessage } from './prefix.js'
 
 export const SAMPLE_LINES = 50
 export const SAMPLE_CHARS = 64 * 1024
@@ -113,6 +114,9 @@ export class LogParser {
   private patterns: RegExp[] = []
   /** Lines of the current entry that look like entry starts but match no detected pattern. */
   private window: string[] = []
+  /** The container prefix of every line (CRI, compose), when detection found one. */
+  private prefix: LinePrefix | undefined
+  private readonly prefixState: PrefixState = { partial: false }
 
   /** No start pattern chosen yet: the document is read a window at a time (see `detectIn`). */
   private detecting: boolean
@@ -232,17 +236,32 @@ export class LogParser {
       this.emit({ type: 'info', key: 'start_pattern', value: re.source })
       return
     }
-    const lines = sampleLines(sample)
+    let lines = sampleLines(sample)
+    const prefix = choosePrefix(lines)
+    if (prefix !== undefined) lines = lines.map((line) => messageOf(prefix, line))
     const chosen = choosePattern(lines)
     if (chosen !== undefined) {
       this.detecting = false
       this.patternMode = true
+      this.usePrefix(prefix)
       this.addPattern(chosen.pattern.regex)
     } else if (this.isStart === undefined) {
       const indent = new IndentClassifier(baseIndent(lines))
-      this.isStart = (head) => indent.isStart(head)
+      this.usePrefix(prefix)
+      this.isStart = this.onMessage((message) => indent.isStart(message))
       this.emit({ type: 'info', key: 'start_pattern', value: null })
     }
+  }
+
+  /** Start tests from now on read the message after `prefix`; reported as `line_prefix`. */
+  private usePrefix (prefix: LinePrefix | undefined): void {
+    if (prefix !== this.prefix) this.emit({ type: 'info', key: 'line_prefix', value: prefix?.name ?? null })
+    this.prefix = prefix
+  }
+
+  /** `test` on the message of a line, after the line prefix if there is one. */
+  private onMessage (test: (message: string) => boolean): (head: string) => boolean {
+    return this.prefix === undefined ? test : onMessage(this.prefix, this.prefixState, test)
   }
 
   /** From now on a line that matches `re` starts an entry too. */
@@ -250,12 +269,12 @@ export class LogParser {
     const patterns = this.patterns
     patterns.push(re)
     const first = patterns[0]!
-    this.isStart = patterns.length === 1
+    this.isStart = this.onMessage(patterns.length === 1
       ? (head) => first.test(head)
       : (head) => {
           for (const p of patterns) if (p.test(head)) return true
           return false
-        }
+        })
     this.emit({ type: 'info', key: 'start_pattern', value: patterns.map((p) => p.source).join('|') })
   }
 
@@ -266,9 +285,10 @@ export class LogParser {
    * (stack traces, goroutine dumps) never count.
    */
   private unmatched (head: string): boolean {
-    if (looksLikeContinuation(head)) return false
+    const message = this.prefix === undefined ? head : messageOf(this.prefix, head)
+    if (looksLikeContinuation(message)) return false
     const window = this.window
-    window.push(head)
+    window.push(message)
     if (window.length < WINDOW_LINES) return false
     this.window = []
     const chosen = choosePattern(window)
@@ -285,6 +305,7 @@ export class LogParser {
   private resegment (): void {
     const text = this.pre
     const isStart = this.isStart!
+    this.prefixState.partial = false // the entry's first line started it (or the document): it continues no partial line
     const ends = new LineEnds(text, true)
     let cut = 0
     let line = this.recLine

@@ -6,6 +6,7 @@ import { basename, join } from 'node:path'
 import log from '../../../plugins/formats/log/index.js'
 import { START_PATTERNS, choosePattern } from '../../../plugins/formats/log/patterns.js'
 import { unsafeRegexReason } from '../../../plugins/formats/log/regex-guard.js'
+import { LINE_PREFIXES } from '../../../plugins/formats/log/prefix.js'
 import { MAX_ENTRY_CHARS, MAX_LINE_CHARS, sampleLines } from '../../../plugins/formats/log/parse.js'
 import type { DocEvent, RecordEvent } from '../../../core/events.js'
 import { DocsplitError } from '../../../core/errors.js'
@@ -495,6 +496,37 @@ t.test('no pattern in the first 50 lines: detection is tried again on the next w
   const frames = [...Array.from({ length: 60 }, (_, d) => `\tat com.example.Deep.frame${d}(Deep.java:${d})`), '\t... 40 more']
   const log2 = logOf([[...frames, ...entries[0]!], ...entries.slice(1)])
   await sameEntries(t, log2.text, log2.texts)
+})
+
+t.test('container prefixes (Kubernetes CRI, docker compose): entries are found on the message after them', async (t) => {
+  const cri = (i: number, tag: string, message: string): string => `2024-03-05T10:00:${String(i % 60).padStart(2, '0')}.${String(i % 1000).padStart(3, '0')}123456Z ${i % 2 === 0 ? 'stdout' : 'stderr'} ${tag} ${message}`
+  const criLog = logOf(Array.from({ length: 120 }, (_, i) => i % 10 === 3
+    ? [cri(i, 'F', `${stampAt(i)} ERROR [main] c.e.App - boom ${i}`), ...javaTrace(6).map((l) => cri(i, 'F', l))]
+    : i % 10 === 6
+      // a long line the runtime cut into partial lines; the piece after the cut looks like a timestamp
+      ? [cri(i, 'P', `${stampAt(i)} INFO [main] c.e.App - big payload ${'x'.repeat(200)}`), cri(i, 'P', `${stampAt(i)} ${'y'.repeat(200)}`), cri(i, 'F', 'z end')]
+      : [cri(i, 'F', `${stampAt(i)} INFO [main] c.e.App - ok ${i}`)]))
+  const ev = await sameEntries(t, criLog.text, criLog.texts)
+  t.equal(info(ev, 'line_prefix'), 'cri')
+  t.equal(info(ev, 'start_pattern'), ISO, 'the pattern of the message')
+
+  const compose = logOf(Array.from({ length: 120 }, (_, i) => {
+    const service = i % 2 === 0 ? 'api-1   ' : 'worker-1'
+    return [`${service}  | ${stampAt(i)} INFO  [worker-${i % 8}] c.e.svc.Handler - request ${i}`, ...(i % 8 === 3 ? [...javaTrace(5), ...pyTrace].map((l) => `${service}  | ${l}`) : [])]
+  }))
+  const composed = await sameEntries(t, compose.text, compose.texts)
+  t.equal(info(composed, 'line_prefix'), 'compose')
+
+  // Messages without timestamps: the fallback rules read the message, and a partial line goes on in the next one.
+  const bare = logOf([
+    [cri(0, 'F', 'starting server on :8080')],
+    [cri(1, 'P', 'a long message cut by the runtime'), cri(1, 'F', 'and its end')],
+    [cri(2, 'F', 'Exception in thread "main" java.lang.IllegalStateException: boom'), cri(2, 'F', '\tat a.B.c(B.java:1)'), cri(2, 'F', 'Caused by: java.io.IOException: disk')],
+    [cri(3, 'F', 'done')],
+  ])
+  const bareEv = await sameEntries(t, bare.text, bare.texts)
+  t.equal(info(bareEv, 'start_pattern'), null)
+  for (const p of LINE_PREFIXES) t.equal(unsafeRegexReason(p.regex.source), undefined, `prefix ${p.name}: bounded`)
 })
 
 // ---- end to end, through split() and the record splitter ----
