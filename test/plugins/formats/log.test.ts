@@ -498,6 +498,25 @@ t.test('no pattern in the first 50 lines: detection is tried again on the next w
   await sameEntries(t, log2.text, log2.texts)
 })
 
+t.test('formats concatenated, preambles, coloured lines: events tile and do not depend on the cuts', async (t) => {
+  const lineOf = [
+    (i: number) => [syslogAt(i)],
+    (i: number) => [`${stampAt(i)} INFO c.e.Handler - request ${i}`, ...(i % 7 === 3 ? javaTrace(3) : [])],
+    (i: number) => [`\x1b[32m${stampAt(i)}\x1b[0m INFO app: message ${i}`, ...(i % 5 === 2 ? pyTrace : [])],
+    (i: number) => [apacheAt(i)],
+    (i: number) => [`plain line ${i}`],
+    (i: number) => [`\tat com.example.Frame${i}(F.java:1)`],
+  ]
+  const segment = fc.tuple(fc.integer({ min: 0, max: lineOf.length - 1 }), fc.integer({ min: 1, max: 90 }))
+  await fc.assert(fc.asyncProperty(fc.array(segment, { minLength: 1, maxLength: 5 }), fc.array(fc.nat(), { maxLength: 12 }), async (segments, seeds) => {
+    const text = segments.flatMap(([f, n]) => Array.from({ length: n }, (_, i) => lineOf[f]!(i)).flat()).join('\n') + '\n'
+    const whole = await collectEvents(log, text)
+    assertTiles(whole, text)
+    deepStrictEqual(await eventsCutAt(text, seeds.map((s) => s % (text.length + 1))), whole)
+  }), { numRuns: Number(process.env.DOCSPLIT_FC_RUNS ?? 60) })
+  t.pass('property held')
+})
+
 t.test('container prefixes (Kubernetes CRI, docker compose): entries are found on the message after them', async (t) => {
   const cri = (i: number, tag: string, message: string): string => `2024-03-05T10:00:${String(i % 60).padStart(2, '0')}.${String(i % 1000).padStart(3, '0')}123456Z ${i % 2 === 0 ? 'stdout' : 'stderr'} ${tag} ${message}`
   const criLog = logOf(Array.from({ length: 120 }, (_, i) => i % 10 === 3
