@@ -24,6 +24,13 @@ export const SAMPLE_CHARS = 64 * 1024
  */
 export const WINDOW_LINES = 50
 /**
+ * Without a pattern, detection is tried on every window at first; after this many windows
+ * where none won, the text between tries doubles, up to MAX_GAP windows' worth (about 800
+ * lines): a file with no pattern at all pays for detection on one window in 16, not on each.
+ */
+const EVERY_WINDOW = 4
+const MAX_GAP = 16
+/**
  * With a start pattern, an entry that has grown this many lines also ends before a line that
  * does not look like a continuation, so a file whose later lines stop matching the detected
  * pattern still streams in bounded memory.
@@ -126,6 +133,11 @@ export class LogParser {
   private sample = new SampleBuffer(SAMPLE_LINES, SAMPLE_CHARS)
   /** While detecting: the last window where no pattern won, not read yet. */
   private deferred = ''
+  /** While detecting: windows where no pattern won, and the gap between tries in windows. */
+  private failures = 0
+  private gap = 1
+  /** While detecting, between tries: the text up to the line that ends at or after this offset is read untried. */
+  private skipTo = 0
 
   /** Offset of the next piece in the document. */
   private docPos = 0
@@ -196,18 +208,30 @@ export class LogParser {
    * starts inside a stack trace, does not decide for the whole file. A window where no pattern
    * wins is held back until the next one is tried: when a pattern wins there, it reads the
    * held window too (a format that starts mid-window is read whole by its pattern); else the
-   * held window goes by the fallback rules. Windows are fixed stretches of the document,
-   * whatever the pieces.
+   * held window goes by the fallback rules. After EVERY_WINDOW windows where none won, tries
+   * grow further apart (MAX_GAP). Windows are fixed stretches of the document, whatever the
+   * pieces.
    */
   private detectIn (piece: string): void {
-    if (!this.sample.add(piece)) return
+    let rest = piece
     for (;;) {
+      if (this.skipTo > 0) {
+        // Between tries: read by the fallback rules, without counting lines.
+        const nl = rest.indexOf('\n', Math.max(0, this.skipTo - this.docPos))
+        if (nl === -1) {
+          this.scan(rest)
+          return
+        }
+        this.skipTo = 0
+        this.scan(rest.slice(0, nl + 1))
+        rest = rest.slice(nl + 1)
+      }
+      if (rest.length === 0 || !this.sample.add(rest)) return
       const held = this.sample.take()
+      this.sample = new SampleBuffer(SAMPLE_LINES, SAMPLE_CHARS) // counts the lines of the next window from 0
       const window = leadingLines(held, SAMPLE_LINES, SAMPLE_CHARS)
       if (!this.tryWindow(window, held)) return
-      this.sample = new SampleBuffer(SAMPLE_LINES, SAMPLE_CHARS) // counts the lines of the next window from 0
-      const rest = held.slice(window.length)
-      if (rest.length === 0 || !this.sample.add(rest)) return
+      rest = held.slice(window.length)
     }
   }
 
@@ -225,7 +249,15 @@ export class LogParser {
       return false
     }
     if (deferred.length > 0) this.scan(deferred)
-    this.deferred = window
+    if (++this.failures > EVERY_WINDOW) this.gap = Math.min(this.gap * 2, MAX_GAP)
+    if (this.gap === 1) {
+      this.deferred = window
+    } else {
+      // The next try is further on: nothing to hold back for it.
+      this.deferred = ''
+      this.scan(window)
+      this.skipTo = this.docPos + (this.gap - 1) * window.length
+    }
     return true
   }
 

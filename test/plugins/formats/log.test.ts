@@ -496,6 +496,15 @@ t.test('no pattern in the first 50 lines: detection is tried again on the next w
   const frames = [...Array.from({ length: 60 }, (_, d) => `\tat com.example.Deep.frame${d}(Deep.java:${d})`), '\t... 40 more']
   const log2 = logOf([[...frames, ...entries[0]!], ...entries.slice(1)])
   await sameEntries(t, log2.text, log2.texts)
+  // 2000 lines without a pattern (tries grow apart there), then a log with traces: found within 800 lines.
+  const plain = Array.from({ length: 2000 }, (_, i) => `worker ${i} says hello\n`).join('')
+  const later = logOf(Array.from({ length: 400 }, (_, i) => [`${stampAt(i)} INFO c.e.Handler - request ${i}`, ...(i % 5 === 2 ? javaTrace(4) : [])]))
+  const text3 = plain + later.text
+  const ev3 = await collectEvents(log, text3)
+  assertTiles(ev3, text3)
+  t.equal(info(ev3, 'start_pattern'), ISO)
+  t.same(records(ev3).map((r) => r.text).slice(-200), later.texts.slice(-200), 'entries whole once the pattern is found')
+  for (const size of [1, 7, 4096]) t.same(await collectEvents(log, text3, {}, size), ev3, `piece size ${size}: the same events`)
 })
 
 t.test('formats concatenated, preambles, coloured lines: events tile and do not depend on the cuts', async (t) => {
