@@ -921,6 +921,27 @@ t.test('a body after `else` with no clause node (Java, Go, C#) is the else claus
   }
 })
 
+/**
+ * Each sample split at budgets from 120 to 420 characters: the invariants hold, no chunk but the
+ * last ends as `endsBadly` says (`what`, for the message), and each container label in `want`
+ * is in some chunk's path.
+ */
+async function opensHeldBlocks (t: Test, docs: Array<[string, string, string[]]>, endsBadly: (text: string) => boolean, what: string): Promise<void> {
+  for (const [lang, src, want] of docs) {
+    await parsesCleanly(t, lang, src)
+    const ends: string[] = []
+    const paths = new Set<string>()
+    for (let max = 120; max <= 420; max += 15) {
+      const r = await split(src, { input_format: lang, max_tokens: max, tokenizer: CHARS, code_parsing: 'syntax' })
+      t.same(invariantProblems(r, src, { tokenizer: charCount }), [], `${lang} @${max}: invariants`)
+      for (const c of r.chunks.slice(0, -1)) if (endsBadly(c.text)) ends.push(`@${max}: ${JSON.stringify(c.text.slice(-40))}`)
+      for (const c of r.chunks) for (const l of c.path) paths.add(l)
+    }
+    t.same(ends, [], `${lang} ${JSON.stringify(src.split('\n')[0])}: no chunk ends with ${what}`)
+    for (const l of want) t.ok(paths.has(l), `${lang}: container ${JSON.stringify(l)} in ${JSON.stringify([...paths])}`)
+  }
+}
+
 t.test('a function, closure, object or labelled loop held by an expression is opened: `} else {` never ends a chunk', async (t) => {
   const body = (ind: string, semi = ';'): string => Array.from({ length: 10 }, (_, j) => `${ind}x += input[${j}] * ${j + 1}${semi}\n`).join('')
   const ifElse = (ind: string, cond: string, semi = ';'): string => `${ind}if ${cond} {\n${body(ind + '  ', semi)}${ind}} else {\n${body(ind + '  ', semi)}${ind}}\n`
@@ -936,20 +957,8 @@ t.test('a function, closure, object or labelled loop held by an expression is op
     ['rust', `fn main() {\n    let v: Vec<i32> = items.iter().map(|x| {\n${ifElse('        ', '*x > 1')}    }).collect();\n}\n`, ['let v: Vec<i32> = items.iter().map(|x|']],
     ['rust', `fn main() {\n    thread::spawn(move || {\n${ifElse('        ', 'x > 1')}    });\n}\n`, ['thread::spawn(move ||']],
   ]
-  for (const [lang, src, want] of docs) {
-    await parsesCleanly(t, lang, src)
-    const ends: string[] = []
-    const paths = new Set<string>()
-    for (let max = 120; max <= 420; max += 15) {
-      const r = await split(src, { input_format: lang, max_tokens: max, tokenizer: CHARS, code_parsing: 'syntax' })
-      t.same(invariantProblems(r, src, { tokenizer: charCount }), [], `${lang} @${max}: invariants`)
-      for (const c of r.chunks.slice(0, -1)) if (/\b(?:else|catch|finally)\b[^\n]*\{\s*$/.test(c.text.trimEnd().split('\n').at(-1)!)) ends.push(`@${max}: ${JSON.stringify(c.text.slice(-40))}`)
-      for (const c of r.chunks) for (const l of c.path) paths.add(l)
-    }
-    const head = JSON.stringify(src.split('\n')[0])
-    t.same(ends, [], `${lang} ${head}: no chunk ends with an else, catch or finally line`)
-    for (const l of want) t.ok(paths.has(l), `${lang}: container ${JSON.stringify(l)} in ${JSON.stringify([...paths])}`)
-  }
+  const clause = /\b(?:else|catch|finally)\b[^\n]*\{\s*$/
+  await opensHeldBlocks(t, docs, (text) => clause.test(text.trimEnd().split('\n').at(-1)!), 'an else, catch or finally line')
 })
 
 t.test('a lambda, closure, anonymous function or class held by an expression is opened (Java, Kotlin, Go, C#, PHP, Swift, Ruby)', async (t) => {
@@ -1011,19 +1020,7 @@ t.test('a lambda, closure, anonymous function or class held by an expression is 
     const lines = text.trimEnd().split('\n')
     return opens.test(lines.at(-1)!) && !lines.every((l) => l.trim() === '' || opens.test(l))
   }
-  for (const [lang, src, want] of docs) {
-    await parsesCleanly(t, lang, src)
-    const ends: string[] = []
-    const paths = new Set<string>()
-    for (let max = 120; max <= 420; max += 15) {
-      const r = await split(src, { input_format: lang, max_tokens: max, tokenizer: CHARS, code_parsing: 'syntax' })
-      t.same(invariantProblems(r, src, { tokenizer: charCount }), [], `${lang} @${max}: invariants`)
-      for (const c of r.chunks.slice(0, -1)) if (endsOpen(c.text)) ends.push(`@${max}: ${JSON.stringify(c.text.slice(-40))}`)
-      for (const c of r.chunks) for (const l of c.path) paths.add(l)
-    }
-    t.same(ends, [], `${lang} ${JSON.stringify(want[0])}: no chunk ends with a line that opens a block`)
-    for (const l of want) t.ok(paths.has(l), `${lang}: container ${JSON.stringify(l)} in ${JSON.stringify([...paths])}`)
-  }
+  await opensHeldBlocks(t, docs, endsOpen, 'a line that opens a block')
 })
 
 t.test('an `else if` too big to fit is opened like the `if` it holds', async (t) => {
