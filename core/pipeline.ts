@@ -786,9 +786,21 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
     const text = decoder.decode(piece)
     encoding = decoder.encoding
     decodedLength += text.length
-    give(text)
-    // Invalid bytes: the text before them went to the parser first, so their chunks go out.
-    if (decoder.failure !== undefined) throw decoder.failure
+    giveDecoded(text)
+  }
+  /**
+   * Gives decoded text to the parser. When the decoder met invalid bytes after it, the text
+   * before them still goes first, so that its chunks go out; the bad bytes are what is
+   * reported, as before any parse, even if the parser fails on that text (binary data: its
+   * first bytes are no document either).
+   */
+  const giveDecoded = (text: string): void => {
+    const failure = decoder?.failure
+    if (failure === undefined) return give(text)
+    try {
+      give(text)
+    } catch {}
+    throw failure
   }
   const guarded = <T>(step: () => T): T => {
     try {
@@ -861,8 +873,7 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
         const rest = decoder.end()
         encoding = decoder.encoding
         decodedLength += rest.length
-        give(rest)
-        if (decoder.failure !== undefined) throw decoder.failure
+        giveDecoded(rest)
       }
       if (wholeText !== undefined && wholeText.length > 0) {
         // Joined once and held once: the pieces go as soon as the parser has the text. Text given
