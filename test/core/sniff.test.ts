@@ -96,6 +96,7 @@ t.test('CSV, YAML, markdown, JSON lines and prose with timestamps keep their for
   const csvRows = 'time,level,message\n' + Array.from({ length: 20 }, (_, i) => `2024-01-01 10:00:${pad(i)},INFO,"event ${i}"`).join('\n') + '\n'
   t.equal(await formatOf(csvRows), 'csv', 'a CSV whose first column is a date-time')
   t.equal(await formatOf('a, b, c\n1, "x", 2\n3, "y", 4\n5, "z", 6\n'), 'csv', 'fields quoted after a space')
+  t.equal(await formatOf('id\tname\tamount\n1\tfoo\t3\n2\tbar\t4\n3\tbaz\t5\n'), 'tsv', 'tab-separated without a name is tsv, not csv')
   const yamlDoc = Array.from({ length: 10 }, (_, i) => `- time: 2024-01-01 10:00:${pad(i)}\n  level: info\n  message: event ${i}\n`).join('')
   t.equal(await formatOf(yamlDoc), 'yaml', 'a YAML sequence of mappings holding timestamps')
   const jsonl = Array.from({ length: 10 }, (_, i) => `{"time":"2024-01-01T10:00:${pad(i)}Z","level":"info","msg":"event ${i}"}\n`).join('')

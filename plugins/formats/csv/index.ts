@@ -7,7 +7,7 @@ import { Type } from 'typebox'
 import { definePlugin } from '../../../core/registry.js'
 import type { ParserHandler } from '../../../core/types.js'
 import { CsvParser, loadCsvParse } from './parse.js'
-import { delimitedScore, type Delimiter } from './sniff.js'
+import { delimitedScore, sniffDelimiter, type Delimiter } from './sniff.js'
 
 export default definePlugin({
   kind: 'parser',
@@ -35,6 +35,11 @@ export default definePlugin({
   }),
   detect (sample: string): number {
     return delimitedScore(sample.slice(0, 16 * 1024))
+  },
+  /** Chosen by content: tab-separated is `tsv` (reported so, and split with tabs). */
+  formatOf (sample: string): string {
+    const head = sample.slice(0, 16 * 1024)
+    return sniffDelimiter(head, head.length === sample.length) === '\t' ? 'tsv' : 'csv'
   },
   async create (ctx): Promise<ParserHandler<string>> {
     await loadCsvParse()
