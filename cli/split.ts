@@ -103,6 +103,7 @@ async function splitInput (command: SplitCommand, stream: AsyncIterable<Buffer>,
   const chunks = splitBatches(tee(stream, progress, verifier), options, idsLater)
   const collected: Chunk[] = []
   let started = false
+  let protectedChunks = 0
   try {
     for await (const batch of chunks) {
       if (batch.length === 0) continue
@@ -112,6 +113,7 @@ async function splitInput (command: SplitCommand, stream: AsyncIterable<Buffer>,
         verifier.decodeAs(String(metadata.options.encoding))
       }
       started = true
+      for (const chunk of batch) if (chunk.protected) protectedChunks++
       if (verifier !== undefined) for (const chunk of batch) verifier.check(chunk)
       await headerLine()
       if (jsonl !== undefined) await jsonl.write(batch)
@@ -133,6 +135,13 @@ async function splitInput (command: SplitCommand, stream: AsyncIterable<Buffer>,
   await jsonl?.end()
   progress?.finish()
   if (jsonl === undefined) await writeResponse(summary, collected, command.pretty)
+  // Said once at the end (--verify says it in its own line): a `log_start` that never matches,
+  // or a record format whose records are this large, shows here rather than only in the output.
+  if (protectedChunks > 0 && verifier === undefined) {
+    // Most chunks over: entries likely run together (a start pattern that never matches).
+    const hint = summary.document.input_format === 'log' && protectedChunks * 2 > summary.chunk_count ? '; entries may run together: see the log_start option' : ''
+    process.stderr.write(`docsplit: note: ${protectedChunks} of ${summary.chunk_count} chunks are a single record over ${summary.metadata.max_tokens} tokens, kept whole (protected)${hint}\n`)
+  }
   if (verifier !== undefined) {
     const violations = verifier.finish(summary.document.encoding !== 'binary')
     if (violations.length > 0) {

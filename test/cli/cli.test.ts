@@ -151,6 +151,18 @@ t.test('--ndjson: the service\'s lines, a header with the format and metadata, t
   t.equal(docsplit(['split', path, '--ndjson', '--jsonl']).code, 2, 'one output form at a time')
 })
 
+t.test('chunks over the budget kept whole are told once on stderr, with a hint when most of a log\'s are', async (t) => {
+  const entries = Array.from({ length: 30 }, (_, i) => `2024-01-01 10:00:${String(i).padStart(2, '0')} entry ${i} ${'word '.repeat(i === 7 ? 200 : 5)}\n`).join('')
+  const path = file('big-entry.log', entries)
+  const one = docsplit(['split', path, '--jsonl', '--max-tokens', '64'])
+  t.equal(one.code, 0)
+  t.match(one.stderr, /^docsplit: note: 1 of \d+ chunks are a single record over 64 tokens, kept whole \(protected\)\n$/)
+  const never = docsplit(['split', path, '--jsonl', '--max-tokens', '64', '--log-start', '^NEVER'])
+  t.match(never.stderr, /entries may run together: see the log_start option\n$/)
+  t.equal(docsplit(['split', path, '--jsonl', '--max-tokens', '512']).stderr, '', 'none over: nothing said')
+  t.notMatch(docsplit(['split', path, '--jsonl', '--max-tokens', '64', '--verify']).stderr, /note:/, '--verify says it in its own line')
+})
+
 t.test('should print help and version', async (t) => {
   const help = docsplit(['--help'])
   t.equal(help.code, 0)
