@@ -192,7 +192,7 @@ export class LogParser {
           this.recStart = this.lineStart
           this.recLine = this.line
         }
-      } else if (this.patterns.length > 0 && !startsIndented(head) && this.unmatched.push(head) >= WINDOW_LINES && this.redetect()) {
+      } else if (this.patternAdded(head)) {
         this.resegment()
       }
     }
@@ -313,6 +313,15 @@ export class LogParser {
   }
 
   /**
+   * A line of the current entry that started no entry, `head` its start: with detected
+   * patterns, a line that is not indented is kept for re-detection. True when that added a
+   * pattern, so the entry held must be read again.
+   */
+  private patternAdded (head: string): boolean {
+    return this.patterns.length > 0 && !startsIndented(head) && this.unmatched.push(head) >= WINDOW_LINES && this.redetect()
+  }
+
+  /**
    * Called when WINDOW_LINES lines of the current entry matched no detected pattern (and were
    * not indented): those that look like entry starts join the window (continuation lines,
    * stack traces and goroutine dumps, never do). Once the window holds WINDOW_LINES lines,
@@ -426,7 +435,7 @@ export class LogParser {
           this.recStart = start
           this.recLine = this.line
         }
-      } else if (this.patterns.length > 0 && !startsIndented(head) && this.unmatched.push(head) >= WINDOW_LINES && this.redetect()) {
+      } else if (this.patternAdded(head)) {
         // A pattern was added: the entry up to the end of this line is read again.
         this.pre += piece.slice(seg, to)
         seg = to
