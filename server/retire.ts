@@ -37,10 +37,12 @@ export interface Retirements {
   /** Gives a split to an idle worker that has not asked to be replaced. */
   balancer: LoadBalancer
   /**
-   * Terminates the worker of thread `id`, once its answer is in (the answer names it): never
-   * another worker that has asked but whose answer is still on its way.
+   * After each split, with all the pool's threads: frees the slots of workers that are gone
+   * (stopped past their budget, or ended otherwise) and, when the answer names its worker (`id`),
+   * terminates it, freeing its slot once it has exited. Never another worker that has asked but
+   * whose answer is still on its way.
    */
-  retire: (threads: readonly Thread[], id: number) => void
+  afterSplit: (threads: readonly Thread[], id: number | undefined) => void
 }
 
 export function retirements (workers: number): Retirements {
@@ -49,27 +51,32 @@ export function retirements (workers: number): Retirements {
     for (let i = 0; i < slots.length; i++) if (Atomics.load(slots, i) === id) return true
     return false
   }
+  const free = (id: number): void => {
+    for (let i = 0; i < slots.length; i++) Atomics.compareExchange(slots, i, id, 0)
+    terminating.delete(id)
+  }
   const terminating = new Set<number>()
   return {
     slots,
+    // The balancer is shown only the workers piscina counts as ready: one still starting is
+    // missing from its list, so the list cannot tell that a worker is gone (freeing the slot
+    // of one that was only starting gave it a split, and it was terminated in the middle).
     balancer: (_task, workers) => {
-      // A slot whose worker is gone (replaced, or stopped past its budget) is free again.
-      for (let i = 0; i < slots.length; i++) {
-        const id = Atomics.load(slots, i)
-        if (id !== 0 && !workers.some((w) => w.id === id)) {
-          Atomics.compareExchange(slots, i, id, 0)
-          terminating.delete(id)
-        }
-      }
       // A thread that has exited reads -1: never give it a split.
       for (const w of workers) if (w.currentUsage === 0 && !w.terminating && w.id > 0 && !asked(w.id)) return w
       return null
     },
-    retire: (threads, id) => {
+    afterSplit: (threads, id) => {
+      // pool.threads holds every worker, starting or ready, until it has exited.
+      for (let i = 0; i < slots.length; i++) {
+        const held = Atomics.load(slots, i)
+        if (held !== 0 && !terminating.has(held) && !threads.some((t) => t.threadId === held)) free(held)
+      }
+      if (id === undefined || terminating.has(id)) return
       const thread = threads.find((t) => t.threadId === id)
-      if (thread === undefined || terminating.has(id)) return
+      if (thread === undefined) return
       terminating.add(id)
-      thread.terminate().catch(() => {})
+      thread.terminate().catch(() => {}).finally(() => { free(id) })
     },
   }
 }

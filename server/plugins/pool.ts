@@ -159,11 +159,12 @@ async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<voi
     pending++
     try {
       await acquire(signal)
+      let result: TaskResult | undefined
       try {
-        const result = await pool.run(task, { signal, transferList: transferList as never }) as TaskResult
-        if (result.retire !== undefined) retire.retire(pool.threads, result.retire)
+        result = await pool.run(task, { signal, transferList: transferList as never }) as TaskResult
         return result
       } finally {
+        retire.afterSplit(pool.threads, result?.retire)
         release()
       }
     } catch (err) {

@@ -20,15 +20,27 @@ t.test('a worker that asked is given no split; only the worker an answer names i
   t.equal(r.balancer(task, [worker(7), worker(8)])?.id, 8, 'not the one that asked')
   t.equal(r.balancer(task, [worker(7), worker(8, 1)]), null, 'none: the split waits for a fresh worker')
   t.equal(r.balancer(task, [worker(7), worker(8, 0, true)]), null, 'nor one being terminated')
+  // piscina shows the balancer its ready workers only: one missing from the list may be alive
+  t.equal(r.balancer(task, [worker(8)])?.id, 8)
+  t.equal(r.balancer(task, [worker(7), worker(8, 1)]), null, 'a worker missing from the balancer\'s list keeps its slot')
   const terminated: number[] = []
-  const thread = (threadId: number): { threadId: number, terminate: () => Promise<number> } => ({ threadId, terminate: async () => { terminated.push(threadId); return 0 } })
+  const exits: Array<() => void> = []
+  const thread = (threadId: number): { threadId: number, terminate: () => Promise<number> } => ({
+    threadId,
+    terminate: async () => { terminated.push(threadId); await new Promise<void>((resolve) => exits.push(resolve)); return 1 },
+  })
   Atomics.store(r.slots, 1, 8)
-  r.retire([thread(7), thread(8)], 7)
-  r.retire([thread(7), thread(8)], 7)
+  r.afterSplit([thread(7), thread(8)], 7)
+  r.afterSplit([thread(7), thread(8)], 7)
   t.same(terminated, [7], 'only the worker the answer names, once')
-  t.same([...r.slots], [7, 8], 'slots held while their workers live')
-  t.equal(r.balancer(task, [worker(8), worker(9)])?.id, 9, '7 is gone: its slot is freed; 8 has asked')
-  t.same([...r.slots], [0, 8])
+  r.afterSplit([thread(8), thread(9)], undefined)
+  t.same([...r.slots], [7, 8], 'slots held until their workers have exited')
+  exits[0]()
+  await new Promise((resolve) => setImmediate(resolve))
+  t.same([...r.slots], [0, 8], '7 has exited: its slot is free')
+  r.afterSplit([thread(9), thread(10)], undefined)
+  t.same([...r.slots], [0, 0], '8 ended without being terminated (stopped past its budget): its slot is free once a split is over')
+  t.same(terminated, [7], 'and it is not terminated again')
 })
 
 t.test('a worker asks only past the limit, and only where there are slots', async (t) => {
@@ -49,7 +61,7 @@ t.test('with real piscina workers: every retirement replaces its worker, and no 
   t.teardown(async () => { await pool.destroy() })
   const run = async (waitMs: number): Promise<number> => {
     const result = await pool.run({ waitMs }) as { thread: number, retire?: number }
-    if (result.retire !== undefined) r.retire(pool.threads, result.retire)
+    r.afterSplit(pool.threads, result.retire)
     return result.thread
   }
   const threads: number[] = []
