@@ -304,6 +304,12 @@ async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<voi
     const count = opts.maxConcurrentSplits
     const barrier = new Int32Array(new SharedArrayBuffer(4))
     const results = await Promise.all(Array.from({ length: count }, () => pool.run({ warmup: { barrier, count } }) as Promise<TaskResult>))
+      .catch((err: unknown) => {
+        // A plugin that loads large tables can need more than the heap limit before any split.
+        if ((err as { code?: string }).code !== 'ERR_WORKER_OUT_OF_MEMORY') throw err
+        throw new DocsplitError('DOCSPLIT_INVALID_OPTION',
+          `the workers ran out of memory while loading the engine and plugins: DOCSPLIT_WEB_WORKER_MAX_MEMORY_MB = ${opts.workerMaxMemoryMb} is too small for them; raise it`)
+      })
     const failed = results.find((r): r is TaskFailure => !r.ok)
     if (failed !== undefined) throw failureError(failed)
   })

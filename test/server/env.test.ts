@@ -123,6 +123,14 @@ t.test('the process exits non-zero when a plugin cannot load', async (t) => {
   t.match(child.stderr(), /plugin module "\.\/no\/such\/plugin\.mjs" was not found/)
 })
 
+t.test('workers that run out of memory while loading their plugins: the start fails naming the setting', async (t) => {
+  const heavy = new URL('./fixtures/heavy-plugin.mjs', import.meta.url).pathname
+  const child = startChild(process.execPath, ['--import', 'tsx', startScript], { PORT: '0', DOCSPLIT_PLUGINS: heavy, DOCSPLIT_WEB_WORKER_MAX_MEMORY_MB: '64', DOCSPLIT_WEB_MAX_CONCURRENT_SPLITS: '1' })
+  t.equal(await child.exited, 2, 'exit 2: a setting that is not valid')
+  t.match(child.stderr(), /the workers ran out of memory while loading the engine and plugins: DOCSPLIT_WEB_WORKER_MAX_MEMORY_MB = 64 is too small for them; raise it/)
+  t.notMatch(child.stderr(), /\n\s+at /, 'no stack trace')
+})
+
 t.test('without the web extra, the start fails with a message naming it', async (t) => {
   const child = startChild(process.execPath, ['--import', 'tsx', '--import', hidePackages, startScript], { PORT: '0', HIDE_PACKAGES: 'fastify,@fastify/' })
   t.not(await child.exited, 0)
