@@ -58,3 +58,21 @@ export function pluginOptionNames (options: unknown): string[] {
   const properties = (options as { properties?: unknown } | undefined)?.properties
   return properties !== null && typeof properties === 'object' ? Object.keys(properties) : []
 }
+
+/** A schema as JSON with its keys sorted, so that key order makes no difference. */
+function canonical (value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+    return `{${entries.join(',')}}`
+  }
+  return JSON.stringify(value) ?? 'undefined'
+}
+
+/**
+ * Whether two plugins declare an option alike: the same JSON schema, description and default
+ * included, since the option is one row of the options table (README, OpenAPI, `--help`).
+ */
+export function sameOptionSchema (a: unknown, b: unknown): boolean {
+  return canonical(a) === canonical(b)
+}

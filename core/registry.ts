@@ -8,7 +8,7 @@ import satisfies from 'semver/functions/satisfies.js'
 import validRange from 'semver/ranges/valid.js'
 import { DocsplitError, listValues } from './errors.js'
 import { chunkFieldNames, chunkFieldsProblem } from './chunk-fields.js'
-import { pluginOptionNames, pluginOptionsProblem } from './plugin-options.js'
+import { pluginOptionNames, pluginOptionsProblem, sameOptionSchema } from './plugin-options.js'
 import type { TObject } from 'typebox'
 import type { NoOwnOptions, PackerPlugin, ParserPlugin, Plugin, TokenizerPlugin } from './types.js'
 
@@ -95,6 +95,11 @@ function optionOwner (name: string): ParserPlugin | PackerPlugin | undefined {
   return undefined
 }
 
+/** The schema a plugin declares for option `name`. */
+function optionSchema (p: ParserPlugin | PackerPlugin, name: string): unknown {
+  return (p.options?.properties as Record<string, unknown> | undefined)?.[name]
+}
+
 function taken (what: string, name: string, owner: string | undefined, plugin: Plugin): never {
   const by = owner !== undefined ? ` by ${owner}` : ' by another plugin in the same list'
   // An alias is a model name the plugin gives besides its own: its name is not the clash.
@@ -113,6 +118,7 @@ export function register (...entries: Array<Plugin | Plugin[]>): void {
   }
   for (const plugin of list) validatePlugin(plugin)
   const seen = new Set<string>()
+  const sharedOptions = new Map<string, unknown>()
   for (const p of list) {
     const keys = p.kind === 'parser'
       ? [`parser:${p.name}`, ...p.formats.map((f) => `format:${f.toLowerCase()}`), ...p.extensions.map((e) => `ext:${e.toLowerCase()}`)]
@@ -132,12 +138,19 @@ export function register (...entries: Array<Plugin | Plugin[]>): void {
       if (by !== undefined) fail(`parser "${p.name}": chunk field "${field}" is already declared by ${by}; prefix it with the plugin's name`)
       seen.add(`field:${field}`)
     }
-    // Options are one table shared by every front: one name, one schema.
-    for (const option of p.kind === 'tokenizer' ? [] : pluginOptionNames(p.options)) {
-      const owner = optionOwner(option)
-      const by = owner !== undefined ? `${owner.kind} "${owner.name}"` : seen.has(`option:${option}`) ? 'another plugin in the same list' : undefined
-      if (by !== undefined) fail(`${p.kind} "${p.name}": option "${option}" is already declared by ${by}; prefix it with the plugin's name`)
-      seen.add(`option:${option}`)
+    // Options are one table shared by every front: one name, one schema. Two plugins may read
+    // the same option (xlsx reads csv's `header`), each declaring it, but with the same schema.
+    if (p.kind !== 'tokenizer') {
+      for (const option of pluginOptionNames(p.options)) {
+        const schema = optionSchema(p, option)
+        const owner = optionOwner(option)
+        const other = owner !== undefined ? optionSchema(owner, option) : sharedOptions.get(option)
+        if (other !== undefined && !sameOptionSchema(schema, other)) {
+          const by = owner !== undefined ? `${owner.kind} "${owner.name}"` : 'another plugin in the same list'
+          fail(`${p.kind} "${p.name}": option "${option}" is already declared by ${by} with another schema; prefix it with the plugin's name, or declare it exactly alike (type, bounds, default, description) if it is the same option`)
+        }
+        sharedOptions.set(option, schema)
+      }
     }
   }
   for (const p of list) {
