@@ -1,7 +1,8 @@
 /**
  * The `csv` parser plugin (formats `csv` and `tsv`): one record per row, the header row first
  * (or the row `header_row` names), every later row carrying the header row as `context`. Its
- * `header` and `header_row` options serve xlsx's sheets too.
+ * `header` and `header_row` options serve xlsx's sheets too: xlsx declares them alike, and the
+ * registry refuses the pair at start if the two schemas drift apart.
  */
 import { Type } from 'typebox'
 import { definePlugin } from '../../../core/registry.js'

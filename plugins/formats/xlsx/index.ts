@@ -119,11 +119,24 @@ function ownSheet (wb: WorkbookLike, name: string): SheetLike | undefined {
   return Object.prototype.hasOwnProperty.call(sheets, name) ? sheets[name] : undefined
 }
 
-/** The options xlsx adds to a split. */
+/**
+ * The options xlsx reads: its own `sheets`, and csv's `header` and `header_row`, declared here
+ * too (a plugin imports no other) so that they are validated and reported for xlsx splits even
+ * without csv. The registry refuses them unless they are exactly csv's: keep the two alike.
+ */
 const xlsxOptions = Type.Object({
   sheets: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 255 }), {
     maxItems: 1000,
     description: 'xlsx: the sheets to split, by name or by 1-based position as the tabs show them ("1" is the first sheet, unless a sheet is named "1": a name wins), in the order given. Default: every sheet.',
+  })),
+  header: Type.Optional(Type.Boolean({
+    default: true,
+    description: 'CSV/TSV and xlsx: the first row is a header: it is reported as `columns` and every chunk carries it as `context`.',
+  })),
+  header_row: Type.Optional(Type.Integer({
+    minimum: 1,
+    maximum: 1_048_576,
+    description: 'CSV/TSV and xlsx: the 1-based number of the header row, whose line is every later row\'s `context`; rows above it (a title, notes) carry none. CSV/TSV: the row that starts on that line. xlsx: that row of every selected sheet. Default: the first row (xlsx: the first non-empty row of each sheet).',
   })),
 })
 
@@ -178,7 +191,7 @@ export function createXlsxPlugin (pluginOptions: XlsxPluginOptions = {}): BytesP
       if (head.includes('word/') || head.includes('ppt/')) return 0
       return 0.3
     },
-    async create (ctx: ParserContext): Promise<ParserHandler<Uint8Array>> {
+    async create (ctx: ParserContext<typeof xlsxOptions>): Promise<ParserHandler<Uint8Array>> {
       let xlsx: XlsxModule
       try {
         loaded ??= load()
@@ -194,9 +207,9 @@ export function createXlsxPlugin (pluginOptions: XlsxPluginOptions = {}): BytesP
         ...pluginOptions.limits,
         maxInflatedBytes,
       }
-      const wanted = ctx.options.sheets as string[] | undefined
-      // The csv options `header_row` and `header` (false: no header row, rows carry no context).
-      const headerRow = ctx.options.header_row as number | undefined
+      const wanted = ctx.options.sheets
+      // `header: false`: no header row, rows carry no context.
+      const headerRow = ctx.options.header_row
       const noHeader = ctx.options.header === false
       if (noHeader && headerRow !== undefined) ctx.fail('DOCSPLIT_INVALID_OPTION', 'header_row cannot be combined with header: false')
       // A zip is never much larger than what it inflates to (stored entries, headers).

@@ -271,6 +271,21 @@ t.test('options', async (t) => {
   await rejects(t, bytes, 'DOCSPLIT_INVALID_OPTION', /cannot be combined/, { header: false, header_row: 2 })
 })
 
+t.test('header and header_row, csv\'s options, are xlsx\'s too: listed in metadata.options, checked', async (t) => {
+  const bytes = buildXlsx([{ name: 'S', rows: [['Title'], ['k', 'v'], ['a', 'b']] }])
+  const given = await split(bytes, { input_format: 'xlsx', header_row: 2, tokenizer: TOKENIZER })
+  t.equal(given.metadata.options.header_row, 2, 'header_row given: in effect and listed')
+  t.equal(given.metadata.options.header, true, 'header: its default, as for csv')
+  t.same(given.chunks.map((c) => c.context ?? null), ['k,v'], 'and it applies')
+  const off = await split(bytes, { input_format: 'xlsx', header: false, tokenizer: TOKENIZER })
+  t.equal(off.metadata.options.header, false)
+  t.notOk('header_row' in off.metadata.options, 'not given: not listed (it has no default)')
+  t.notOk('delimiter' in given.metadata.options, 'csv\'s other options are still not xlsx\'s')
+  await t.rejects(split(bytes, { input_format: 'xlsx', header_row: 0 }), { code: 'DOCSPLIT_INVALID_OPTION', message: /header_row must be an integer from 1 to 1048576/ })
+  const csv = await split('k,v\na,b\n', { input_format: 'csv', header_row: 1, sheets: ['S'] })
+  t.same(Object.keys(csv.metadata.options), ['input_format', 'max_tokens', 'splitter', 'tokenizer', 'overlap_tokens', 'encoding', 'header', 'header_row'], 'csv unchanged: xlsx\'s sheets not listed')
+})
+
 t.test('hidden sheets are read and marked', async (t) => {
   const bytes = buildXlsx([{ name: 'Shown', rows: [['a']] }, { name: 'Lookup', rows: [['b']], hidden: true }])
   const events = await parse(bytes)
