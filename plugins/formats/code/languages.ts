@@ -3,9 +3,10 @@
  * are declarations (containers in the event stream), where their bodies are, which nodes are
  * wrappers around a declaration (`export ...`, `@decorator def ...`, `template <...> ...`), which
  * are the cases of a switch or match, which statements have no body node (Bash's `if`), which
- * hold a compound expression or a closure, which are a closure's parameters (Kotlin's), and which
- * nodes end the statement before them (Ruby's heredoc bodies). Node names are each grammar's own
- * (print a parsed snippet's tree to check them).
+ * hold a compound expression or a closure, which are a closure's parameters (Kotlin's), which
+ * are a statement's label (`outer:`), and which nodes end the statement before them (Ruby's
+ * heredoc bodies). Node names are each grammar's own (print a parsed snippet's tree to check
+ * them).
  *
  * Rules shared by every language (syntax.ts): named nodes whose type contains `comment`, and the
  * decoration types below, belong to the declaration after them; a declaration whose body has no
@@ -59,6 +60,13 @@ export interface LanguageSpec {
    * member; the closure's label reads on past them, to the end of its line.
    */
   params?: string[]
+  /**
+   * A statement's label (`outer:`): node types of a labelled statement that holds what it labels
+   * (Go's `labeled_statement`, listed in `holders` too), or of a label that stands before it as
+   * its sibling (Swift's `statement_label`). The label goes with the loop, even from a line of
+   * its own, and starts the loop's label (`outer: for ...`).
+   */
+  labels?: string[]
   /** Line comment markers, for the fallback splitter. */
   lineComments: string[]
   /** `/* *\/` block comments, for the fallback splitter. */
@@ -213,6 +221,7 @@ export const LANGUAGES: LanguageSpec[] = [
     bodies: ['class_body', 'statement_block', 'switch_body', 'object'],
     cases: JS_CASES,
     holders: JS_HOLDERS,
+    labels: ['labeled_statement'],
     ...C_LIKE,
   },
   {
@@ -225,6 +234,7 @@ export const LANGUAGES: LanguageSpec[] = [
     bodies: ['class_body', 'statement_block', 'interface_body', 'enum_body', 'object_type', 'switch_body', 'object'],
     cases: JS_CASES,
     holders: JS_HOLDERS,
+    labels: ['labeled_statement'],
     ...C_LIKE,
   },
   {
@@ -237,6 +247,7 @@ export const LANGUAGES: LanguageSpec[] = [
     bodies: ['class_body', 'statement_block', 'interface_body', 'enum_body', 'object_type', 'switch_body', 'object'],
     cases: JS_CASES,
     holders: JS_HOLDERS,
+    labels: ['labeled_statement'],
     ...C_LIKE,
   },
   {
@@ -309,6 +320,7 @@ export const LANGUAGES: LanguageSpec[] = [
     holders: holding('local_declaration_statement', 'field_declaration', 'variable_declaration', 'variable_declarator', 'return_statement',
       'expression_statement', 'assignment_expression', 'await_expression', 'parenthesized_expression', 'invocation_expression',
       'object_creation_expression', 'member_access_expression', 'argument_list', 'argument', 'lambda_expression', 'labeled_statement'),
+    labels: ['labeled_statement'],
     ...C_LIKE,
   },
   {
@@ -328,6 +340,7 @@ export const LANGUAGES: LanguageSpec[] = [
     holders: holding('expression_statement', 'go_statement', 'defer_statement', 'return_statement', 'short_var_declaration',
       'assignment_statement', 'var_declaration', 'var_spec', 'expression_list', 'call_expression', 'argument_list', 'parenthesized_expression',
       'labeled_statement'),
+    labels: ['labeled_statement'],
     ...C_LIKE,
   },
   {
@@ -351,6 +364,7 @@ export const LANGUAGES: LanguageSpec[] = [
     holders: holding('local_variable_declaration', 'field_declaration', 'variable_declarator', 'return_statement', 'expression_statement',
       'assignment_expression', 'yield_statement', 'method_invocation', 'object_creation_expression', 'argument_list',
       'parenthesized_expression', 'lambda_expression', 'labeled_statement'),
+    labels: ['labeled_statement'],
     ...C_LIKE,
   },
   {
@@ -467,6 +481,8 @@ export const LANGUAGES: LanguageSpec[] = [
     // A closure (its `statements`), assigned or passed, trailing or not (`DispatchQueue.main.async {...}`).
     holders: holding('property_declaration', 'assignment', 'control_transfer_statement', 'call_expression', 'call_suffix',
       'value_arguments', 'value_argument', 'navigation_expression', 'await_expression', 'try_expression'),
+    // `outer: for x in xs {`: the label is the loop's sibling.
+    labels: ['statement_label'],
     ...C_LIKE,
   },
   {
@@ -489,6 +505,7 @@ export const LANGUAGES: LanguageSpec[] = [
     cases: { switch_case: ['=>', 'payload'] },
     // A loop, labelled or not, is held by a `labeled_statement`; `else if` by an else clause.
     holders: holding('variable_declaration', 'expression_statement', 'return_expression', 'labeled_statement', 'else_clause'),
+    labels: ['labeled_statement'],
     ...C_LIKE,
   },
 ]

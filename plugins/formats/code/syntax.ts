@@ -61,6 +61,8 @@ interface Decl {
   open: number
   /** Where the label starts when no node starts there (an `else` before its body); else -1. */
   from: number
+  /** Where a statement's label (`outer:`, perhaps on the line before) starts: the label reads from there; else -1. */
+  labelAt: number
 }
 
 interface Item {
@@ -174,6 +176,7 @@ export class SyntaxWalker {
   private readonly cases: Map<string, Set<string>>
   private readonly holders: Map<string, (n: Node) => Node | null>
   private readonly params: Set<string>
+  private readonly labels: Set<string>
   private readonly docstrings: boolean
   private readonly trailers: Set<string>
 
@@ -191,6 +194,7 @@ export class SyntaxWalker {
     this.cases = new Map(Object.entries({ ...spec.cases, ...spec.clauses }).map(([k, v]) => [k, new Set(v)]))
     this.holders = new Map(Object.entries(spec.holders ?? {}))
     this.params = new Set(spec.params ?? [])
+    this.labels = new Set(spec.labels ?? [])
     this.docstrings = spec.docstrings === true
     this.trailers = new Set(spec.trailers ?? [])
   }
@@ -232,6 +236,7 @@ export class SyntaxWalker {
     const out: Child[] = []
     const c = parent.walk()
     let elseAt = -1
+    let labelAt = -1
     let sawBody = false
     try {
       if (c.gotoFirstChild()) {
@@ -245,7 +250,13 @@ export class SyntaxWalker {
           const after = elseAt
           if (c.nodeType !== '{') elseAt = -1
           if (!c.nodeIsNamed || this.params.has(c.nodeType)) continue
-          const start = c.startIndex
+          // A label standing before its statement (Swift's `outer: for`): the statement starts there.
+          if (this.labels.has(c.nodeType) && !this.holders.has(c.nodeType)) {
+            if (labelAt < 0) labelAt = c.startIndex
+            continue
+          }
+          const start = labelAt >= 0 ? labelAt : c.startIndex
+          labelAt = -1
           const end = c.endIndex
           if (start === end) continue
           if (self && SKIP_FIELDS.has(c.currentFieldName ?? '')) continue
@@ -390,16 +401,21 @@ export class SyntaxWalker {
     if (outer === null) return null
     if (child.compound) {
       // After `else`, the label is read from `else`: an else clause made of a body ends it there.
+      // After a label that is its sibling (Swift's `outer: for`), from the label.
       const clause = child.elseAt >= 0 && this.bodies.has(child.type)
-      return { kind: 'statement', outer, inner: outer, body: outer, self: false, compound: true, open: clause ? outer.startIndex : -1, from: child.elseAt }
+      const labelAt = child.start < outer.startIndex ? child.start : -1
+      return { kind: 'statement', outer, inner: outer, body: outer, self: false, compound: true, open: clause ? outer.startIndex : -1, from: child.elseAt, labelAt }
     }
     if (!this.holders.has(child.type) || this.spanFits(child.start, child.end)) return null
     let n: Node | null = outer
+    // A labelled statement's label is read from its label (`outer:` may stand on the line before).
+    let labelAt = -1
     for (let hops = 0; hops < HOLD_DEPTH && n !== null; hops++) {
       const hold = this.holders.get(n.type)
       if (hold === undefined) break
+      if (labelAt < 0 && this.labels.has(n.type)) labelAt = n.startIndex
       n = hold(n)
-      if (n !== null && this.isCompound(n)) return { kind: 'statement', outer, inner: n, body: n, self: false, compound: true, open: -1, from: -1 }
+      if (n !== null && this.isCompound(n)) return { kind: 'statement', outer, inner: n, body: n, self: false, compound: true, open: -1, from: -1, labelAt }
     }
     return null
   }
@@ -420,7 +436,7 @@ export class SyntaxWalker {
     // A wrapper around no declaration may still be or hold a compound (`export default {...}`).
     if (k === undefined) return this.compound(child)
     const kind = typeof k === 'function' ? k(inner) : k
-    if (this.selfBodies.has(inner.type)) return { kind, outer, inner, body: inner, self: true, compound: false, open: -1, from: -1 }
+    if (this.selfBodies.has(inner.type)) return { kind, outer, inner, body: inner, self: true, compound: false, open: -1, from: -1, labelAt: -1 }
     let body = inner.childForFieldName('body')
     if (body !== null && !this.bodies.has(body.type)) body = null
     if (body === null) {
@@ -434,7 +450,7 @@ export class SyntaxWalker {
     }
     // A wrapper around something that is not a container (`struct s x;`) is a plain statement.
     if (body === null && outer !== inner) return null
-    return { kind, outer, inner, body, self: false, compound: false, open: body === null ? -1 : body.startIndex, from: -1 }
+    return { kind, outer, inner, body, self: false, compound: false, open: body === null ? -1 : body.startIndex, from: -1, labelAt: -1 }
   }
 
   /** Groups a list of children into items (see the file comment). */
@@ -505,7 +521,8 @@ export class SyntaxWalker {
       }
     }
     if (d.from >= 0) pos = d.from
-    const from = d.from >= 0 ? d.from : lineStartAfter(text, d.outer.startIndex, pos)
+    // From a statement's label, the header still ends with its own first line (`outer:\n for (...) {`).
+    const from = d.from >= 0 ? d.from : d.labelAt >= 0 ? Math.min(d.labelAt, pos) : lineStartAfter(text, d.outer.startIndex, pos)
     // The body's start (else the line's end), looked for only as far as a label is read (see
     // LABEL_SCAN below).
     const reach = Math.min(d.outer.endIndex, Math.max(pos, from + LABEL_SCAN + 1))

@@ -14,7 +14,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Node } from 'web-tree-sitter'
 import { definePlugin, register, split, type DocEvent, type SplitResponse } from '../../../index.js'
-import { listTokenizers } from '../../../core/registry.js'
+import { listTokenizers, tokenizerByName } from '../../../core/registry.js'
 import { DocsplitError } from '../../../core/errors.js'
 import { invariantProblems } from '../../../testing.js'
 import code, { setGrammarLoader } from '../../../plugins/formats/code/index.js'
@@ -998,7 +998,7 @@ t.test('a lambda, closure, anonymous function or class held by an expression is 
     ['kotlin', kt(`    val o = object : Runnable {\n        override fun run() {\n${ifElse('            ', 'kotlin')}        }\n    }\n`), ['val o = object : Runnable', 'override fun run()']],
     ['go', go(`\tgo func() {\n${ifElse('\t\t', 'go')}\t}()\n`), ['go func()']],
     ['go', go(`\tdefer func() {\n${ifElse('\t\t', 'go')}\t}()\n`), ['defer func()']],
-    ['go', go(`outer:\n\tfor {\n${ifElse('\t\t', 'go')}\t}\n`), ['for']],
+    ['go', go(`outer:\n\tfor {\n${ifElse('\t\t', 'go')}\t}\n`), ['outer: for']],
     ['go', go(`\tf := func(x int) error {\n${ifElse('\t\t', 'go')}\t\treturn nil\n\t}\n`), ['f := func(x int) error']],
     ['go', go(`\thttp.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {\n${ifElse('\t\t', 'go')}\t})\n`), ['http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request)']],
     ['csharp', cs(`    Task.Run(() => {\n${tryCatch('      ', 'csharp')}    });\n`), ['Task.Run(() =>']],
@@ -1010,6 +1010,7 @@ t.test('a lambda, closure, anonymous function or class held by an expression is 
     ['php', `<?php\nRoute::get('/', function () use ($input) {\n${ifElse('    ', 'php')}});\n`, ["Route::get('/', function () use ($input)"]],
     ['swift', `func f() {\n    DispatchQueue.main.async {\n${ifElse('        ', 'swift')}    }\n}\n`, ['DispatchQueue.main.async']],
     ['swift', `func f() {\n    let ys = items.map { x in\n${ifElse('        ', 'swift')}        return x\n    }\n}\n`, ['let ys = items.map { x in']],
+    ['swift', `func f(input: [Int]) {\n    var x = 0\n    outer: for i in input {\n${ifElse('        ', 'swift')}    }\n}\n`, ['outer: for i in input']],
     ['ruby', `def f(input)\n  items.each do |x|\n${ifElse('    ', 'ruby')}  end\nend\n`, ['items.each do |x|']],
     ['ruby', `def f(input)\n  ys = items.map { |x|\n${ifElse('    ', 'ruby')}  }\nend\n`, ['ys = items.map { |x|']],
   ]
@@ -1021,6 +1022,33 @@ t.test('a lambda, closure, anonymous function or class held by an expression is 
     return opens.test(lines.at(-1)!) && !lines.every((l) => l.trim() === '' || opens.test(l))
   }
   await opensHeldBlocks(t, docs, endsOpen, 'a line that opens a block')
+})
+
+t.test('a loop\'s label goes with its loop and starts its container\'s label, even from the line before', async (t) => {
+  const body = (ind: string, semi: string): string => Array.from({ length: 6 }, (_, j) => `${ind}x += input[${j}] * ${j + 1}${semi}\n`).join('')
+  const ifElse = (ind: string, cond: string, semi: string): string => `${ind}if ${cond} {\n${body(ind + '  ', semi)}${ind}} else {\n${body(ind + '  ', semi)}${ind}}\n`
+  const docs: Array<[string, string, string]> = [
+    // The label stands on the line before: a labelled statement holds the loop.
+    ['go', `package main\n\nfunc f(x int, input []int) {\nouter:\n\tfor i := 0; i < 3; i++ {\n${ifElse('\t\t', 'i > 1', '')}\t}\n}\n`, 'outer: for i := 0; i < 3; i++'],
+    ['javascript', `function f (x, input) {\n  outer:\n  for (const i of input) {\n${ifElse('    ', '(i > 1)', '')}  }\n}\n`, 'outer: for (const i of input)'],
+    ['java', `class M {\n  void f(int x, int[] input) {\n    outer:\n    for (int i : input) {\n${ifElse('      ', '(i > 1)', ';')}    }\n  }\n}\n`, 'outer: for (int i : input)'],
+    // Swift's label is the loop's sibling, on its line.
+    ['swift', `func f(input: [Int]) {\n    var x = 0\n    outer: for i in input {\n${ifElse('        ', 'i > 1', '')}    }\n}\n`, 'outer: for i in input'],
+  ]
+  const approx = await tokenizerByName('approx').load()
+  for (const [lang, src, label] of docs) {
+    await parsesCleanly(t, lang, src)
+    const from = src.indexOf('outer:')
+    const loop = src.indexOf('for', from)
+    for (let max = 32; max <= 64; max += 8) {
+      const r = await split(src, { input_format: lang, max_tokens: max, tokenizer: 'approx', code_parsing: 'syntax' })
+      t.same(invariantProblems(r, src, { tokenizer: approx }), [], `${lang} @${max}: invariants`)
+      const apart = boundaries(r).filter((b) => b > from && b <= loop)
+      t.same(apart, [], `${lang} @${max}: no boundary between the label and its loop`)
+      const inside = r.chunks.filter((c) => c.char_start >= loop && c.char_end < src.lastIndexOf('}'))
+      t.ok(inside.length > 0 && inside.every((c) => c.path.includes(label)), `${lang} @${max}: the loop is the container ${JSON.stringify(label)}: ${inside.map((c) => JSON.stringify(c.path)).join(' ')}`)
+    }
+  }
 })
 
 t.test('an `else if` too big to fit is opened like the `if` it holds', async (t) => {
