@@ -414,12 +414,14 @@ export const LANGUAGES: LanguageSpec[] = [
       function_definition: 'function',
       method_declaration: 'method',
     },
-    bodies: ['declaration_list', 'compound_statement', 'enum_declaration_list', 'switch_block', 'match_block'],
+    // `array_creation_expression`: an array literal (`[...]`, `array(...)`), its members the elements.
+    bodies: ['declaration_list', 'compound_statement', 'enum_declaration_list', 'switch_block', 'match_block', 'array_creation_expression'],
     cases: { case_statement: [':'], default_statement: [':'], match_conditional_expression: ['=>'], match_default_expression: ['=>'] },
-    // A closure too, assigned or passed (`Route::get('/', function () {...})`), and an arrow function's body.
+    // A closure too, assigned or passed (`Route::get('/', function () {...})`), held by an array
+    // element (`'a' => function ($x) {...}`), and an arrow function's body.
     holders: holding('expression_statement', 'assignment_expression', 'return_statement', 'function_call_expression', 'scoped_call_expression',
       'member_call_expression', 'nullsafe_member_call_expression', 'object_creation_expression', 'arguments', 'argument', 'arrow_function',
-      'parenthesized_expression'),
+      'parenthesized_expression', 'array_element_initializer'),
     lineComments: ['//', '#'],
     blockComments: true,
   },

@@ -1008,6 +1008,8 @@ t.test('a lambda, closure, anonymous function or class held by an expression is 
     ['php', `<?php\n$f = function ($x) use ($input) {\n${ifElse('    ', 'php')}    return $x;\n};\n`, ['$f = function ($x) use ($input)']],
     ['php', `<?php\n$r = array_map(function ($x) use ($input) {\n${ifElse('    ', 'php')}    return $x;\n}, $xs);\n`, ['$r = array_map(function ($x) use ($input)']],
     ['php', `<?php\nRoute::get('/', function () use ($input) {\n${ifElse('    ', 'php')}});\n`, ["Route::get('/', function () use ($input)"]],
+    ['php', `<?php\n$handlers = [\n    'a' => function ($x) use ($input) {\n${ifElse('        ', 'php')}        return $x;\n    },\n    'b' => fn($y) => $y * 2,\n];\n`,
+      ['$handlers', "'a' => function ($x) use ($input)"]],
     ['swift', `func f() {\n    DispatchQueue.main.async {\n${ifElse('        ', 'swift')}    }\n}\n`, ['DispatchQueue.main.async']],
     ['swift', `func f() {\n    let ys = items.map { x in\n${ifElse('        ', 'swift')}        return x\n    }\n}\n`, ['let ys = items.map { x in']],
     ['swift', `func f(input: [Int]) {\n    var x = 0\n    outer: for i in input {\n${ifElse('        ', 'swift')}    }\n}\n`, ['outer: for i in input']],
