@@ -331,15 +331,16 @@ export const LANGUAGES: LanguageSpec[] = [
     declarations: { function_declaration: 'function', method_declaration: 'method', type_spec: 'type' },
     // `type X struct { ... }`: the declaration holds one spec, whose type is the body.
     wrappers: { type_declaration: (n) => n.namedChildCount === 1 ? childOfType(n, new Set(['type_spec'])) : null },
-    bodies: ['block', 'struct_type', 'interface_type'],
+    // `literal_value`: the braces of a composite literal (`map[string]func(){...}`), its members the elements.
+    bodies: ['block', 'struct_type', 'interface_type', 'literal_value'],
     unwrap: ['statement_list', 'field_declaration_list'],
     // A switch's cases are its own children (no body node).
     cases: { expression_case: [':'], type_case: [':'], communication_case: [':'], default_case: [':'] },
-    // A function literal, started, deferred, assigned, returned or passed (`go func() {...}()`), and a
-    // labelled loop.
+    // A function literal, started, deferred, assigned, returned or passed (`go func() {...}()`), a
+    // labelled loop, and a composite literal (`&T{...}` too) and its elements (`"a": func() {...}`).
     holders: holding('expression_statement', 'go_statement', 'defer_statement', 'return_statement', 'short_var_declaration',
       'assignment_statement', 'var_declaration', 'var_spec', 'expression_list', 'call_expression', 'argument_list', 'parenthesized_expression',
-      'labeled_statement'),
+      'labeled_statement', 'composite_literal', 'unary_expression', 'keyed_element', 'literal_element'),
     labels: ['labeled_statement'],
     ...C_LIKE,
   },

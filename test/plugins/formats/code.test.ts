@@ -1001,6 +1001,8 @@ t.test('a lambda, closure, anonymous function or class held by an expression is 
     ['go', go(`outer:\n\tfor {\n${ifElse('\t\t', 'go')}\t}\n`), ['outer: for']],
     ['go', go(`\tf := func(x int) error {\n${ifElse('\t\t', 'go')}\t\treturn nil\n\t}\n`), ['f := func(x int) error']],
     ['go', go(`\thttp.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {\n${ifElse('\t\t', 'go')}\t})\n`), ['http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request)']],
+    ['go', go(`\thandlers := map[string]func(x int) int{\n\t\t"a": func(x int) int {\n${ifElse('\t\t\t', 'go')}\t\t\treturn x\n\t\t},\n\t\t"b": func(x int) int { return x },\n\t}\n\t_ = handlers\n`),
+      ['handlers := map[string]func(x int) int', '"a": func(x int) int']],
     ['csharp', cs(`    Task.Run(() => {\n${tryCatch('      ', 'csharp')}    });\n`), ['Task.Run(() =>']],
     ['csharp', cs(`    list.ForEach(x => {\n${ifElse('      ', 'csharp')}    });\n`), ['list.ForEach(x =>']],
     ['csharp', cs(`    Func<int, int> f = x => {\n${ifElse('      ', 'csharp')}      return x;\n    };\n`), ['Func<int, int> f = x =>']],
