@@ -313,7 +313,9 @@ export const LANGUAGES: LanguageSpec[] = [
       operator_declaration: 'method',
       local_function_statement: 'function',
     },
-    bodies: ['declaration_list', 'block', 'enum_member_declaration_list', 'switch_body'],
+    // `initializer_expression`: the braces of an object, collection or array initializer
+    // (`new Foo { A = 1, B = () => {...} }`), its members the entries.
+    bodies: ['declaration_list', 'block', 'enum_member_declaration_list', 'switch_body', 'initializer_expression'],
     cases: { switch_section: [':'], switch_expression_arm: ['=>'] },
     // A lambda or `delegate` with a block body too, assigned or passed to a call (`Task.Run(() => {...})`),
     // and a labelled loop.

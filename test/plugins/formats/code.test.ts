@@ -1007,6 +1007,7 @@ t.test('a lambda, closure, anonymous function or class held by an expression is 
     ['csharp', cs(`    list.ForEach(x => {\n${ifElse('      ', 'csharp')}    });\n`), ['list.ForEach(x =>']],
     ['csharp', cs(`    Func<int, int> f = x => {\n${ifElse('      ', 'csharp')}      return x;\n    };\n`), ['Func<int, int> f = x =>']],
     ['csharp', cs(`    button.Click += delegate {\n${ifElse('      ', 'csharp')}    };\n`), ['button.Click += delegate']],
+    ['csharp', cs(`    var o = new Foo {\n      A = 1,\n      B = () => {\n${ifElse('        ', 'csharp')}      },\n      C = 3,\n    };\n`), ['var o = new Foo', 'B = () =>']],
     ['php', `<?php\n$f = function ($x) use ($input) {\n${ifElse('    ', 'php')}    return $x;\n};\n`, ['$f = function ($x) use ($input)']],
     ['php', `<?php\n$r = array_map(function ($x) use ($input) {\n${ifElse('    ', 'php')}    return $x;\n}, $xs);\n`, ['$r = array_map(function ($x) use ($input)']],
     ['php', `<?php\nRoute::get('/', function () use ($input) {\n${ifElse('    ', 'php')}});\n`, ["Route::get('/', function () use ($input)"]],
