@@ -522,11 +522,18 @@ export class SyntaxWalker {
     }
     if (d.from >= 0) pos = d.from
     // From a statement's label, the header still ends with its own first line (`outer:\n for (...) {`).
-    const from = d.from >= 0 ? d.from : d.labelAt >= 0 ? Math.min(d.labelAt, pos) : lineStartAfter(text, d.outer.startIndex, pos)
+    let from = d.from >= 0 ? d.from : d.labelAt >= 0 ? Math.min(d.labelAt, pos) : lineStartAfter(text, d.outer.startIndex, pos)
     // The body's start (else the line's end), looked for only as far as a label is read (see
     // LABEL_SCAN below).
     const reach = Math.min(d.outer.endIndex, Math.max(pos, from + LABEL_SCAN + 1))
     let to = d.open > pos ? Math.min(d.open, reach) : newlineIn(text, pos, reach)
+    // A literal held on a line of its own (`f('x',` then `[`): its line says only how it opens,
+    // so the label is what holds it, from the statement's start to the bracket.
+    const bodyAt = d.open >= 0 ? d.open : d.compound && this.bodies.has(d.inner.type) ? d.inner.startIndex : -1
+    if (bodyAt === pos && from > d.outer.startIndex && d.from < 0 && d.labelAt < 0) {
+      from = d.outer.startIndex
+      to = pos
+    }
     // A compound statement's header ends with its first line but for brackets (`if (a &&\n b)`):
     // a body found further on may be any block among its statements (C's `#else`).
     if (d.compound) to = headerEnd(text, pos, to)

@@ -1013,15 +1013,18 @@ t.test('a lambda, closure, anonymous function or class held by an expression is 
     ['php', `<?php\nRoute::get('/', function () use ($input) {\n${ifElse('    ', 'php')}});\n`, ["Route::get('/', function () use ($input)"]],
     ['php', `<?php\n$handlers = [\n    'a' => function ($x) use ($input) {\n${ifElse('        ', 'php')}        return $x;\n    },\n    'b' => fn($y) => $y * 2,\n];\n`,
       ['$handlers', "'a' => function ($x) use ($input)"]],
+    // The array on a line of its own: labelled by what holds it, not by its bracket.
+    ['php', `<?php\n$r = route(\n    [\n        'a' => function ($x) use ($input) {\n${ifElse('            ', 'php')}            return $x;\n        },\n    ]);\n`,
+      ['$r = route(', "'a' => function ($x) use ($input)"]],
     ['swift', `func f() {\n    DispatchQueue.main.async {\n${ifElse('        ', 'swift')}    }\n}\n`, ['DispatchQueue.main.async']],
     ['swift', `func f() {\n    let ys = items.map { x in\n${ifElse('        ', 'swift')}        return x\n    }\n}\n`, ['let ys = items.map { x in']],
     ['swift', `func f(input: [Int]) {\n    var x = 0\n    outer: for i in input {\n${ifElse('        ', 'swift')}    }\n}\n`, ['outer: for i in input']],
     ['ruby', `def f(input)\n  items.each do |x|\n${ifElse('    ', 'ruby')}  end\nend\n`, ['items.each do |x|']],
     ['ruby', `def f(input)\n  ys = items.map { |x|\n${ifElse('    ', 'ruby')}  }\nend\n`, ['ys = items.map { |x|']],
   ]
-  // A line that opens a block or a clause: `{`, `->`, `=>`, `do |x|`, `x in`, `} else`, `else`. A chunk may end
+  // A line that opens a block or a clause: `{`, `[`, `->`, `=>`, `do |x|`, `x in`, `} else`, `else`. A chunk may end
   // with one only when it holds nothing else: nested headers that, with a first statement, are over budget.
-  const opens = /(?:[{(]|->|=>|\bdo(?: \|[^|]*\|)?|\bin|\belse)\s*$|^\s*\}?\s*(?:else|catch|finally)\b/
+  const opens = /(?:[{([]|->|=>|\bdo(?: \|[^|]*\|)?|\bin|\belse)\s*$|^\s*\}?\s*(?:else|catch|finally)\b/
   const endsOpen = (text: string): boolean => {
     const lines = text.trimEnd().split('\n')
     return opens.test(lines.at(-1)!) && !lines.every((l) => l.trim() === '' || opens.test(l))
