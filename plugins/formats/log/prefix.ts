@@ -1,12 +1,12 @@
 /**
- * Prefixes that container runtimes write before every line a program prints. Every line then
+ * Prefixes that container runtimes and their tools write before every line a program prints. Every line then
  * starts alike (the CRI timestamp matches the ISO pattern), so the start of an entry is found
  * on the message after the prefix.
  */
 import { SGR } from './patterns.js'
 
 export interface LinePrefix {
-  name: 'cri' | 'compose'
+  name: 'cri' | 'compose' | 'kubectl'
   /** Matches the prefix; for CRI, group 1 is the tag: `P` (partial) or `F` (full). */
   regex: RegExp
 }
@@ -17,6 +17,9 @@ export const LINE_PREFIXES: LinePrefix[] = [
   { name: 'cri', regex: /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2}) (?:stdout|stderr) ([PF])(?: |$)/ },
   // api-1  | message (docker compose logs: the service name padded, maybe coloured)
   { name: 'compose', regex: new RegExp(`^${SGR}[A-Za-z0-9][\\w.-]{0,63} {1,64}${SGR}\\|${SGR}(?: |$)`) },
+  // [pod/api-7d9f8c-x2x4z/api] message (`kubectl logs --prefix`: the pod and container, whose
+  // names are DNS labels and subdomains)
+  { name: 'kubectl', regex: /^\[pod\/[a-z0-9][a-z0-9.-]{0,252}\/[a-z0-9][a-z0-9-]{0,62}\](?: |$)/ },
 ]
 
 /** The prefix that more than half of the non-blank sample lines start with, if any. */

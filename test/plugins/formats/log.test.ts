@@ -526,7 +526,7 @@ t.test('formats concatenated, preambles, coloured lines: events tile and do not 
   t.pass('property held')
 })
 
-t.test('container prefixes (Kubernetes CRI, docker compose): entries are found on the message after them', async (t) => {
+t.test('container prefixes (Kubernetes CRI, docker compose, kubectl --prefix): entries are found on the message after them', async (t) => {
   const cri = (i: number, tag: string, message: string): string => `2024-03-05T10:00:${String(i % 60).padStart(2, '0')}.${String(i % 1000).padStart(3, '0')}123456Z ${i % 2 === 0 ? 'stdout' : 'stderr'} ${tag} ${message}`
   const criLog = logOf(Array.from({ length: 120 }, (_, i) => i % 10 === 3
     ? [cri(i, 'F', `${stampAt(i)} ERROR [main] c.e.App - boom ${i}`), ...javaTrace(6).map((l) => cri(i, 'F', l))]
@@ -544,6 +544,14 @@ t.test('container prefixes (Kubernetes CRI, docker compose): entries are found o
   }))
   const composed = await sameEntries(t, compose.text, compose.texts)
   t.equal(info(composed, 'line_prefix'), 'compose')
+
+  const pods = ['api-7d9f8c6b5-x2x4z/api', 'api-7d9f8c6b5-q8r2m/sidecar']
+  const kubectl = logOf(Array.from({ length: 120 }, (_, i) => {
+    const prefix = `[pod/${pods[i % 2]!}]`
+    return [`${prefix} ${stampAt(i)} INFO  [worker-${i % 8}] c.e.svc.Handler - request ${i}`, ...(i % 8 === 3 ? [...javaTrace(5), ...pyTrace].map((l) => `${prefix} ${l}`) : [])]
+  }))
+  const kubectlEv = await sameEntries(t, kubectl.text, kubectl.texts)
+  t.equal(info(kubectlEv, 'line_prefix'), 'kubectl')
 
   // Messages without timestamps: the fallback rules read the message, and a partial line goes on in the next one.
   const bare = logOf([
