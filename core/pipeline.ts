@@ -371,8 +371,10 @@ async function nextPiece (source: AsyncIterator<InputPiece>): Promise<IteratorRe
  * plugin's option is accepted (a client may send one set of options for every format) but has
  * no effect here, so the metadata, which lists the options in effect, leaves it out.
  */
-function inEffect (options: Record<string, unknown>, schemas: Array<TObject | undefined>): Record<string, unknown> {
+function inEffect (options: Record<string, unknown>, schemas: Array<TObject | undefined>, readsBytes: boolean): Record<string, unknown> {
   const own = new Set([...Object.keys(baseOptions), ...schemas.flatMap((schema) => pluginOptionNames(schema))])
+  // A parser of bytes (xlsx) decodes nothing: the text encoding does not apply.
+  if (readsBytes) own.delete('encoding')
   return Object.fromEntries(Object.entries(options).filter(([name]) => own.has(name)))
 }
 
@@ -466,7 +468,7 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
     max_tokens: maxTokens,
     overlap_tokens: overlapTokens,
     engine_version: VERSION,
-    options: inTableOrder(inEffect({ ...options, input_format: formatName }, [parser.options, packerPlugin.options])) as ResolvedOptions,
+    options: inTableOrder(inEffect({ ...options, input_format: formatName }, [parser.options, packerPlugin.options], parser.reads === 'bytes')) as ResolvedOptions,
   }
 
   // Document information gathered from events.

@@ -276,6 +276,7 @@ t.test('header and header_row, csv\'s options, are xlsx\'s too: listed in metada
   const given = await split(bytes, { input_format: 'xlsx', header_row: 2, tokenizer: TOKENIZER })
   t.equal(given.metadata.options.header_row, 2, 'header_row given: in effect and listed')
   t.equal(given.metadata.options.header, true, 'header: its default, as for csv')
+  t.notOk('encoding' in given.metadata.options, 'encoding, a text option, is not in effect for a workbook')
   t.same(given.chunks.map((c) => c.context ?? null), ['k,v'], 'and it applies')
   const off = await split(bytes, { input_format: 'xlsx', header: false, tokenizer: TOKENIZER })
   t.equal(off.metadata.options.header, false)
