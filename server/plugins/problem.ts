@@ -17,16 +17,16 @@ import { noteSocketAnswer, requestLine } from './access-log.js'
 export interface ProblemPluginOptions {
   /** The split options by name (for messages on validation failures). */
   options: Record<string, TSchema>
-  /** The body limit: after a 413, up to 4 times this much of the rest is read and dropped. */
+  /** The body limit: after a refusal, up to 4 times this much of the rest is read and dropped. */
   maxBodyBytes: number
 }
 
-/** How long a 413 waits for the rest of the body before it answers anyway. */
+/** How long a refusal waits for the rest of the body before it answers anyway. */
 const LINGER_MS = 5_000
 
 /**
  * Reads and drops what is left of a refused body (up to `limit` bytes, for at most LINGER_MS),
- * so that a client still sending reads the 413 instead of a reset connection (nginx's
+ * so that a client still sending reads the answer instead of a reset connection (nginx's
  * "lingering close"); Node's fetch got EPIPE for about half the bodies just over the limit.
  */
 function discardRest (req: IncomingMessage, limit: number): Promise<void> {
@@ -142,7 +142,10 @@ async function problemPlugin (app: FastifyInstance, opts: ProblemPluginOptions):
       const errorClass = (err as { errorClass?: unknown }).errorClass
       app.log.error({ code: 'DOCSPLIT_INTERNAL', error_class: typeof errorClass === 'string' ? errorClass : err?.constructor?.name ?? typeof err }, 'unexpected error')
     }
-    if (problem.body.status === 413) await discardRest(request.raw, 4 * opts.maxBodyBytes)
+    // Refused before its body was read (413, 415, 429, 503 while draining): read and drop the
+    // rest first. A client that sends `Connection: close` (nginx's default upstream), or any
+    // client while draining, got a reset connection or EPIPE for bodies past what the kernel buffers.
+    await discardRest(request.raw, 4 * opts.maxBodyBytes)
     return sendProblem(reply, problem)
   })
   /** 404, or 405 with the methods it takes (as HTTP asks) for a known path and another method. */

@@ -227,3 +227,68 @@ t.test('a body just over the limit gets its 413, not a reset connection, while t
   }
   t.same(outcomes, Array(10).fill('413'), 'every attempt reads the 413')
 })
+
+/**
+ * Posts a JSON body of `size` bytes over a raw socket with `Connection: close` (as nginx talks
+ * to its upstream by default), writing as fast as the socket takes it; the status line read,
+ * or the error the client met.
+ */
+async function postClosing (url: string, size: number): Promise<string> {
+  const { hostname, port } = new URL(url)
+  return await new Promise((resolve) => {
+    const socket = connect(Number(port), hostname)
+    let answer = ''
+    let settled = false
+    const settle = (outcome: string): void => {
+      if (settled) return
+      settled = true
+      socket.destroy()
+      resolve(outcome)
+    }
+    socket.on('data', (data: Buffer) => {
+      answer += data.toString('latin1')
+      const status = /^HTTP\/1\.1 (\d{3})/.exec(answer)
+      if (status !== null && answer.includes('\r\n\r\n')) settle(status[1]!)
+    })
+    socket.on('error', (error: NodeJS.ErrnoException) => { settle(error.code ?? String(error)) })
+    socket.on('close', () => { settle('closed without an answer') })
+    socket.on('connect', async () => {
+      socket.write(`POST ${TEXT} HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\nContent-Length: ${size}\r\nConnection: close\r\n\r\n`)
+      const piece = Buffer.alloc(64 * 1024, 'a')
+      piece.write('{"text":"')
+      for (let sent = 0; sent < size && !settled;) {
+        const n = Math.min(piece.length, size - sent)
+        const last = sent + n === size
+        const data = last ? Buffer.concat([piece.subarray(0, n - 2), Buffer.from('"}')]) : piece.subarray(0, n)
+        if (!socket.write(data)) await new Promise((resolve) => socket.once('drain', resolve))
+        sent += n
+        if (sent === n) piece.fill('a')
+      }
+    })
+  })
+}
+
+t.test('refused before its body is read (429, 503 while draining): the answer, not a reset, for a client that sends Connection: close', async (t) => {
+  // Own process, as clients meet it; 8 MB is past what loopback buffers.
+  const size = 8 * 1024 * 1024
+  const child = startChild(process.execPath, ['--import', 'tsx', startScript], {
+    PORT: '0', DOCSPLIT_WEB_MAX_BODY_BYTES: String(16 * 1024 * 1024), DOCSPLIT_WEB_RATE_LIMIT_REQUESTS: '1', DOCSPLIT_PLUGINS: '',
+  })
+  t.teardown(() => { child.process.kill() })
+  await waitFor(() => /^listening (\S+)$/m.test(child.stdout()), 30_000, 'the service to start')
+  const url = /^listening (\S+)$/m.exec(child.stdout())![1]!
+  t.equal((await postJson(url + TEXT, { text: 'first' })).status, 200)
+  const limited: string[] = []
+  for (let i = 0; i < 3; i++) limited.push(await postClosing(url, size))
+  t.same(limited, ['429', '429', '429'], 'rate limited: every client reads its 429')
+
+  // Draining: a slow upload holds the service open while a second one is refused.
+  const held = connect(Number(new URL(url).port), '127.0.0.1')
+  t.teardown(() => { held.destroy() })
+  await new Promise((resolve) => held.once('connect', resolve))
+  held.write(`POST ${TEXT} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"text":"`)
+  await sleep(200)
+  child.process.kill('SIGTERM')
+  await sleep(300)
+  t.equal(await postClosing(url, size), '503', 'draining: the refused client reads its 503')
+})
