@@ -89,13 +89,22 @@ async function streamTo (port: MessagePort, task: SplitTask): Promise<void> {
   first.catch(() => {})
   stream.summary.catch(() => {})
   const start = await stream.start
-  port.postMessage({ kind: 'start', line: JSON.stringify(start) } satisfies StreamMessage)
+  // Written once the first chunk is made (the pool sends it then): what a parser adds to the
+  // metadata as it starts (code's `syntax_aware`) is in it by then, as in the JSON answer.
+  let header = false
+  const sendHeader = (): void => {
+    if (header) return
+    header = true
+    port.postMessage({ kind: 'start', line: JSON.stringify(start) } satisfies StreamMessage)
+  }
   for (let step = await first; step.done !== true; step = await iterator.next()) {
+    sendHeader()
     const line = JSON.stringify(step.value)
     if (task.unsent !== undefined) await room(task.unsent, line.length)
     port.postMessage({ kind: 'chunk', line } satisfies StreamMessage)
   }
   const summary = await stream.summary
+  sendHeader()
   const { document, reference_definitions: refs, chunk_count: count } = summary
   port.postMessage({ kind: 'end', line: JSON.stringify({ document, reference_definitions: refs, chunk_count: count }) } satisfies StreamMessage)
 }

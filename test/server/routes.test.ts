@@ -79,9 +79,11 @@ t.test('routes', async (t) => {
     t.equal(out[out.length - 1]!.error?.code, 'DOCSPLIT_PARSE_ERROR', 'then one error line')
   })
 
-  t.test('should stream the same content as NDJSON when asked', async (t) => {
-    const whole = await (await postJson(s.url + TEXT, { text: doc, max_tokens: 16 })).json() as Record<string, unknown> & { chunks: unknown[] }
-    const res = await postJson(s.url + TEXT, { text: doc, max_tokens: 16 }, { accept: 'application/x-ndjson' })
+  // Code too: its parser adds `syntax_aware` to the metadata as it starts.
+  const code = { text: 'function a () {\n  return 1\n}\n', input_format: 'javascript', max_tokens: 16 }
+  for (const body of [{ text: doc, max_tokens: 16 }, code]) t.test(`should stream the same content as NDJSON when asked (${body.input_format ?? 'markdown'})`, async (t) => {
+    const whole = await (await postJson(s.url + TEXT, body)).json() as Record<string, unknown> & { chunks: unknown[] }
+    const res = await postJson(s.url + TEXT, body, { accept: 'application/x-ndjson' })
     t.equal(res.status, 200)
     t.match(res.headers.get('content-type'), /^application\/x-ndjson/)
     const lines = (await res.text()).split('\n')
