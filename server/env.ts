@@ -137,7 +137,27 @@ function read (env: NodeJS.ProcessEnv, name: EnvName): unknown {
       : name === 'DOCSPLIT_BUILD_COMMIT' ? 'up to 64 letters, digits, ".", "_" or "-"' : describeSchema(schema)
     invalid(name, accepted, name === 'DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL' ? maskPassword(raw) : raw)
   }
+  if (name === 'DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL' && !isRedisUrl(text)) {
+    invalid(name, 'a redis:// or rediss:// URL with a host, a port from 1 to 65535 if any, and a database number as its path if any', maskPassword(raw))
+  }
   return value
+}
+
+/**
+ * Whether ioredis can take the URL: a host, a valid port, a percent-encoded user info and a
+ * path that is a database number. A port of letters or out of range stopped the start with an
+ * internal error (exit 1), and a path such as `/abc` was taken without a word.
+ */
+function isRedisUrl (text: string): boolean {
+  let url: URL
+  try {
+    url = new URL(text)
+    decodeURIComponent(url.username)
+    decodeURIComponent(url.password)
+  } catch {
+    return false
+  }
+  return url.hostname !== '' && /^\/?\d*$/.test(url.pathname)
 }
 
 const TRUST_ACCEPTED = '"off", "on", a hop count from 1 to 32, or a comma-separated list of IP addresses or CIDRs'

@@ -28,6 +28,8 @@ const invalid: Array<[string, string, RegExp]> = [
   ['DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS', '100000', /DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS must be an integer from 1 to 86400/],
   ['DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL', 'http://127.0.0.1:6379', /DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL \(got "http:\/\/127\.0\.0\.1:6379"\)/],
   ['DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL', 'http://user:pw@x', /DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL \(got "http:\/\/user:\*\*\*@x"\)/],
+  ...['redis://user:pw@127.0.0.1:notaport/0', 'redis://user:pw@/0', 'rediss://:pw@127.0.0.1:99999/0', 'redis://u:pw%zz@127.0.0.1/0', 'redis://127.0.0.1:6379/abc', 'redis://127.0.0.1:6379/0/extra']
+    .map((url): [string, string, RegExp] => ['DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL', url, /DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL with a host, a port from 1 to 65535 if any, and a database number as its path if any \(got "[^"]*"\)/]),
   ['DOCSPLIT_WEB_LOG_LEVEL', 'loud', /DOCSPLIT_WEB_LOG_LEVEL must be one of "fatal"/],
   ['DOCSPLIT_MAX_INFLATED_BYTES', 'abc', /DOCSPLIT_MAX_INFLATED_BYTES must be an integer from 1024 to 2147483647/],
   ['DOCSPLIT_MAX_INFLATED_BYTES', '512', /DOCSPLIT_MAX_INFLATED_BYTES must be an integer from 1024 to 2147483647/],
