@@ -13,7 +13,7 @@ import { GENERIC_SYNTAX, fallbackEvents } from './fallback.js'
 import { loadGrammar, type Grammar } from './grammars.js'
 import { LANGUAGES, languageByFilename, languageByFormat, sniffLanguage, type LanguageSpec } from './languages.js'
 import { MODES, codeOptions, type Mode } from './options.js'
-import { emitSyntax, parseBudgetMs } from './syntax.js'
+import { emitSyntax, parseBudget } from './syntax.js'
 
 export { setGrammarLoader, type Grammar, type GrammarLoader } from './grammars.js'
 
@@ -53,8 +53,8 @@ function codeParser (ctx: ParserContext, spec: LanguageSpec | undefined, grammar
       if (grammar !== null && spec !== undefined) {
         const out: DocEvent[] = []
         try {
-          // `syntax` was asked for: no time limit but the caller's (the service's split budget).
-          const budget = mode === 'syntax' ? Infinity : parseBudgetMs(text)
+          // `syntax` was asked for: no work limit, only the caller's (the service's split time limit).
+          const budget = mode === 'syntax' ? Infinity : parseBudget(text)
           if (emitSyntax(text, spec, grammar, (e) => out.push(e), fitsBytes(ctx.options), budget)) events = out
         } catch {
           events = null // a walker bug must not lose the document: fall back

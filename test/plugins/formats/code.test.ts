@@ -20,6 +20,7 @@ import { invariantProblems } from '../../../testing.js'
 import code, { setGrammarLoader } from '../../../plugins/formats/code/index.js'
 import { grammarsFolder, loadGrammar } from '../../../plugins/formats/code/grammars.js'
 import { DECORATIONS, LANGUAGES, languageByFormat, type LanguageSpec } from '../../../plugins/formats/code/languages.js'
+import { emitSyntax, parseBudget } from '../../../plugins/formats/code/syntax.js'
 import { assertTiles, collectEvents } from '../../helpers/events.js'
 
 const fixtures = fileURLToPath(new URL('../../fixtures/code/', import.meta.url))
@@ -1118,4 +1119,40 @@ t.test('labels: a signature over several lines is read up to its body, as one li
   const c = `int main(void) {\n#ifdef A\n  a();\n#else no_a\n  b();\n  {\n${body(4, '    c();\n')}  }\n#endif\n  return 0;\n}\n`
   const cl = labels(await collectEvents(code, c, { input_format: 'c', max_tokens: 8 }))
   t.ok(cl.includes('#else no_a'), JSON.stringify(cl))
+})
+
+t.test('auto mode: the parse budget counts parser work, not time', async (t) => {
+  // A minified-style line: the densest parser work per character measured (see parseBudget).
+  const src = 'var a=' + Array.from({ length: 4000 }, (_, i) => `function(b${i}){return b${i}?{x:[b${i},${i}]}:b${i}+${i}}`).join(',') + ';\n'
+  const spec = languageByFormat('javascript') as LanguageSpec
+  const grammar = await loadGrammar(spec.grammar)
+  if (grammar === null) return t.fail('javascript grammar')
+  const parser = grammar.newParser()
+  let work = 0
+  parser.parse(src, null, { progressCallback: () => { work++; return false } })?.delete()
+  parser.delete()
+  t.ok(work > 0)
+  t.equal(parseBudget(src), parseBudget(src), 'a function of the text alone')
+  t.ok(work * 2 < parseBudget(src), `minified code stays well under the budget (${work} of ${parseBudget(src)})`)
+  // Past the budget by one unit of work: no tree (the caller falls back); at it: a tree.
+  const none: DocEvent[] = []
+  t.equal(emitSyntax(src, spec, grammar, (e) => none.push(e), 0, work - 1), false)
+  t.same(none, [])
+  t.equal(emitSyntax(src, spec, grammar, () => {}, 0, work), true)
+
+  const opts = { input_format: 'javascript', max_tokens: 200, tokenizer: CHARS }
+  const calm = await split(src, opts)
+  t.equal(calm.metadata.syntax_aware, true)
+  // A machine so slow that every clock read is 10 s later than the last: same decision, same chunks.
+  const now = performance.now.bind(performance)
+  let skew = 0
+  performance.now = () => now() + (skew += 10_000)
+  let slow: SplitResponse
+  try {
+    slow = await split(src, opts)
+  } finally {
+    performance.now = now
+  }
+  t.equal(slow.metadata.syntax_aware, true)
+  t.same(slow.chunks, calm.chunks)
 })
