@@ -13,8 +13,12 @@ import type { Piscina } from 'piscina'
 
 type LoadBalancer = NonNullable<NonNullable<ConstructorParameters<typeof Piscina>[0]>['loadBalancer']>
 
-/** External memory (WebAssembly, buffers) past which a worker is replaced after its split. */
-export const RETIRE_EXTERNAL_MB = 192
+/**
+ * External memory (WebAssembly, buffers) past which a worker is replaced after its split. A
+ * worker with all 17 grammars loaded holds about 63 MB; a 1.7 MB bundle took it to 122 MB and
+ * 3.8 MB of minified JavaScript to 176 MB, which 192 let it keep (+262 MB RSS for good).
+ */
+export const RETIRE_EXTERNAL_MB = 128
 
 /**
  * Worker side: ask to be replaced when this thread holds too much memory outside its heap.
