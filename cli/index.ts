@@ -68,8 +68,8 @@ Usage:
 Settings, from the environment:
 ${rows.join('\n')}
 
-Exit codes: 0 after SIGTERM or SIGINT once requests in flight end, 2 a setting or plugin that
-is not valid, 4 the web extra missing, 1 internal error.
+Exit codes: 0 after SIGTERM or SIGINT once requests in flight end (130 at once on a second
+SIGINT), 2 a setting or plugin that is not valid, 4 the web extra missing, 1 internal error.
 `
 }
 

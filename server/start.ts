@@ -71,15 +71,23 @@ export async function startServer (env: NodeJS.ProcessEnv = process.env, options
     return closing
   }
   if (options.signals !== false) {
+    let stopping = false
     const onSignal = (signal: NodeJS.Signals): void => {
+      // A repeated SIGTERM (a supervisor and a process group both passing it on) keeps draining;
+      // a second SIGINT is someone pressing Ctrl-C again: leave now.
+      if (stopping) {
+        if (signal === 'SIGINT') process.exit(130)
+        return
+      }
+      stopping = true
       app.log.info({ signal }, 'shutting down: finishing in-flight splits')
       // If something holds the close past the drain's own deadline, leave anyway (non-zero).
       const grace = setTimeout(() => { process.exit(1) }, (config.splitTimeoutSeconds + DRAIN_EXTRA_SECONDS + EXIT_MARGIN_SECONDS) * 1000)
       grace.unref()
       close().then(() => { process.exit(0) }, () => { process.exit(1) })
     }
-    process.once('SIGTERM', onSignal)
-    process.once('SIGINT', onSignal)
+    process.on('SIGTERM', onSignal)
+    process.on('SIGINT', onSignal)
   }
   return { url, close }
 }

@@ -172,8 +172,26 @@ t.test('SIGTERM: the in-flight split finishes, new requests are refused, exit 0'
   await new Promise((resolve) => setTimeout(resolve, 300))
   const late = await fetch(`${url}/health`).then((r) => r.status, () => 'refused')
   t.ok(late === 'refused' || late === 503, `a new request is refused (${String(late)})`)
+  // A supervisor and a process group may both pass SIGTERM on: the second one keeps draining.
+  child.process.kill('SIGTERM')
   const res = await inFlight
-  t.equal(res.status, 200, 'the in-flight split completed')
+  t.equal(res.status, 200, 'the in-flight split completed, a second SIGTERM notwithstanding')
   t.equal(((await res.json()) as { chunk_count: number }).chunk_count, 1)
   t.equal(await child.exited, 0, 'exit code 0')
+})
+
+t.test('Ctrl-C twice: the second SIGINT leaves at once, with 130', async (t) => {
+  const child = startChild(process.execPath, ['--import', 'tsx', startScript], {
+    HOST: '127.0.0.1', PORT: '0', DOCSPLIT_PLUGINS: testPlugins().join(','), DOCSPLIT_WEB_MAX_CONCURRENT_SPLITS: '1', DOCSPLIT_WEB_LOG_LEVEL: 'warn',
+  })
+  t.teardown(() => { if (child.process.exitCode === null) child.process.kill('SIGKILL') })
+  await waitFor(() => /listening http/.test(child.stdout()), 90_000, 'the server to listen')
+  const url = /listening (http\S+)/.exec(child.stdout())![1]!
+  const inFlight = fetch(url + TEXT, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: 'slow', input_format: 'spin', spin_ms: 5000 }) }).catch(() => 'cut off')
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  child.process.kill('SIGINT')
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  child.process.kill('SIGINT')
+  t.equal(await child.exited, 130, 'exit code 130')
+  t.equal(await inFlight, 'cut off', 'the split in flight is cut off')
 })
