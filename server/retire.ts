@@ -55,11 +55,11 @@ export function retirements (workers: number): Retirements {
     for (let i = 0; i < slots.length; i++) if (Atomics.load(slots, i) === id) return true
     return false
   }
+  const terminating = new Set<number>()
   const free = (id: number): void => {
     for (let i = 0; i < slots.length; i++) Atomics.compareExchange(slots, i, id, 0)
     terminating.delete(id)
   }
-  const terminating = new Set<number>()
   return {
     slots,
     // The balancer is shown only the workers piscina counts as ready: one still starting is

@@ -144,8 +144,9 @@ async function problemPlugin (app: FastifyInstance, opts: ProblemPluginOptions):
     }
     // Refused before its body was read (413, 415, 429, 503 while draining): read and drop the
     // rest first. A client that sends `Connection: close` (nginx's default upstream), or any
-    // client while draining, got a reset connection or EPIPE for bodies past what the kernel buffers.
-    await discardRest(request.raw, 4 * opts.maxBodyBytes)
+    // client while draining, got a reset connection or EPIPE for bodies past what the kernel
+    // buffers. Not for a body too slow to arrive (408): waiting for it is what failed.
+    if (problem.body.status !== 408) await discardRest(request.raw, 4 * opts.maxBodyBytes)
     return sendProblem(reply, problem)
   })
   /** 404, or 405 with the methods it takes (as HTTP asks) for a known path and another method. */
