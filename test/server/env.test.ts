@@ -4,7 +4,7 @@
  * non-zero; a good start listens, and SIGTERM lets the in-flight split finish, refuses new
  * requests and exits 0.
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { createServer, type AddressInfo } from 'node:net'
 import { isDocsplitError } from '../../index.js'
 import { defaultConfig, loadEnv } from '../../server/env.js'
@@ -158,13 +158,18 @@ t.test('a port in use or a host not of this machine: the start fails naming PORT
   t.match(foreign.stderr(), /^cannot listen on 192\.0\.2\.1:0: HOST is not an address of this machine \(EADDRNOTAVAIL\)/m)
 })
 
-t.test('SIGTERM: the in-flight split finishes, new requests are refused, exit 0', async (t) => {
+/** The service in a process of its own with one worker and the spin plugin; killed at the end. */
+async function startOneWorker (t: Test): Promise<{ child: ReturnType<typeof startChild>, url: string }> {
   const child = startChild(process.execPath, ['--import', 'tsx', startScript], {
     HOST: '127.0.0.1', PORT: '0', DOCSPLIT_PLUGINS: testPlugins().join(','), DOCSPLIT_WEB_MAX_CONCURRENT_SPLITS: '1', DOCSPLIT_WEB_LOG_LEVEL: 'warn',
   })
   t.teardown(() => { if (child.process.exitCode === null) child.process.kill('SIGKILL') })
   await waitFor(() => /listening http/.test(child.stdout()), 90_000, 'the server to listen')
-  const url = /listening (http\S+)/.exec(child.stdout())![1]!
+  return { child, url: /listening (http\S+)/.exec(child.stdout())![1]! }
+}
+
+t.test('SIGTERM: the in-flight split finishes, new requests are refused, exit 0', async (t) => {
+  const { child, url } = await startOneWorker(t)
   t.equal((await fetch(`${url}/health`)).status, 200)
   const inFlight = fetch(url + TEXT, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: 'slow', input_format: 'spin', spin_ms: 2000 }) })
   await new Promise((resolve) => setTimeout(resolve, 500))
@@ -181,12 +186,7 @@ t.test('SIGTERM: the in-flight split finishes, new requests are refused, exit 0'
 })
 
 t.test('Ctrl-C twice: the second SIGINT leaves at once, with 130', async (t) => {
-  const child = startChild(process.execPath, ['--import', 'tsx', startScript], {
-    HOST: '127.0.0.1', PORT: '0', DOCSPLIT_PLUGINS: testPlugins().join(','), DOCSPLIT_WEB_MAX_CONCURRENT_SPLITS: '1', DOCSPLIT_WEB_LOG_LEVEL: 'warn',
-  })
-  t.teardown(() => { if (child.process.exitCode === null) child.process.kill('SIGKILL') })
-  await waitFor(() => /listening http/.test(child.stdout()), 90_000, 'the server to listen')
-  const url = /listening (http\S+)/.exec(child.stdout())![1]!
+  const { child, url } = await startOneWorker(t)
   const inFlight = fetch(url + TEXT, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: 'slow', input_format: 'spin', spin_ms: 5000 }) }).catch(() => 'cut off')
   await new Promise((resolve) => setTimeout(resolve, 500))
   child.process.kill('SIGINT')
