@@ -1,7 +1,7 @@
 /**
- * Prefixes that container runtimes and their tools write before every line a program prints. Every line then
- * starts alike (the CRI timestamp matches the ISO pattern), so the start of an entry is found
- * on the message after the prefix.
+ * Prefixes that container runtimes and their tools write before every line a program prints.
+ * Every line then starts alike (the CRI timestamp matches the ISO pattern), so the start of an
+ * entry is found on the message after the prefix.
  */
 import { SGR } from './patterns.js'
 
