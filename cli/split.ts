@@ -2,7 +2,7 @@
  * `docsplit split FILE|-`: the response JSON, or one chunk per line with `--jsonl`, or with
  * `--ndjson` the service's NDJSON: a header line, the chunks, a trailer or an error line.
  */
-import { createReadStream, fstatSync, openSync, statSync } from 'node:fs'
+import { closeSync, createReadStream, fstatSync, openSync, readSync, statSync } from 'node:fs'
 import { basename } from 'node:path'
 import { DocsplitError } from '../core/errors.js'
 import { splitBatches, type SplitOptions } from '../core/pipeline.js'
@@ -31,7 +31,7 @@ export interface SplitCommand {
  */
 const READ_SIZE = 1 << 18
 
-function openInput (file: string): { stream: AsyncIterable<Buffer>, size: number | undefined } {
+function openInput (file: string): { stream: AsyncIterable<Buffer> | Iterable<Buffer>, size: number | undefined } {
   if (file === '-') {
     // A directory on standard input reads as empty: refuse it as `cat` does.
     if (fstatSync(0).isDirectory()) throw new DocsplitError('DOCSPLIT_READ_FAILED', 'reading the input failed (EISDIR): standard input is a directory')
@@ -53,11 +53,31 @@ function openInput (file: string): { stream: AsyncIterable<Buffer>, size: number
     const code = (error as { code?: string }).code ?? 'EIO'
     throw new DocsplitError('DOCSPLIT_READ_FAILED', `reading the input failed (${code}): ${code === 'ENOENT' ? `no such file "${file}"` : `cannot read "${file}"`}`)
   }
-  return { stream: createReadStream(file, { fd, highWaterMark: READ_SIZE }), size }
+  if (size === undefined) return { stream: createReadStream(file, { fd, highWaterMark: READ_SIZE }), size }
+  return { stream: fileBytes(fd), size }
+}
+
+/**
+ * A regular file's bytes, every read into the same buffer (the engine copies what it keeps past
+ * a piece). A stream's new buffer per read is fresh memory that the kernel must fault in, and
+ * on a virtual machine that is slow: a 256 MB log took 550 ms to stream, 70 ms this way. The
+ * reads are synchronous: a regular file does not block the way a pipe can.
+ */
+function * fileBytes (fd: number): Generator<Buffer> {
+  const buffer = Buffer.allocUnsafeSlow(READ_SIZE)
+  try {
+    for (;;) {
+      const read = readSync(fd, buffer, 0, READ_SIZE, null)
+      if (read === 0) return
+      yield buffer.subarray(0, read)
+    }
+  } finally {
+    closeSync(fd)
+  }
 }
 
 /** Passes bytes through while feeding the progress line and the verifier's view of the source. */
-async function * tee (source: AsyncIterable<Buffer>, progress: Progress | undefined, verifier: Verifier | undefined): AsyncGenerator<Buffer> {
+async function * tee (source: AsyncIterable<Buffer> | Iterable<Buffer>, progress: Progress | undefined, verifier: Verifier | undefined): AsyncGenerator<Buffer> {
   for await (const piece of source) {
     progress?.advance(piece.length)
     verifier?.addBytes(piece)
@@ -85,7 +105,7 @@ export async function runSplit (command: SplitCommand): Promise<number> {
   }
 }
 
-async function splitInput (command: SplitCommand, stream: AsyncIterable<Buffer>, size: number | undefined, progress: Progress | undefined): Promise<number> {
+async function splitInput (command: SplitCommand, stream: AsyncIterable<Buffer> | Iterable<Buffer>, size: number | undefined, progress: Progress | undefined): Promise<number> {
   const options: SplitOptions = { ...command.options }
   if (command.file !== '-' && options.filename === undefined) options.filename = basename(command.file)
   const verifier = command.verify ? new Verifier() : undefined

@@ -52,7 +52,8 @@ export class Verifier {
 
   /** Input bytes, in order: held until decodeAs says how the split reads them. */
   addBytes (piece: Uint8Array): void {
-    if (this.decoder === undefined) this.pending.push(piece)
+    // A copy: the caller may refill the piece's buffer (the CLI does).
+    if (this.decoder === undefined) this.pending.push(Uint8Array.prototype.slice.call(piece))
     else this.decode(() => this.decoder!.decode(piece))
   }
 

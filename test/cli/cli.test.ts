@@ -208,6 +208,20 @@ const bigLog = (mb: number): string => {
   return lines.join('')
 }
 
+t.test('should read a file bigger than its read buffer whole, verified, for a whole-document and a streaming format', async (t) => {
+  // The command reads a file into one buffer again and again: whatever keeps bytes past a read
+  // (the whole-document gathering, the verifier before the first chunk) must hold a copy.
+  const doc = Array.from({ length: 4000 }, (_, i) => `## Part ${i}\n\n${prose.slice(0, 300)} caf\u00e9 ${i}\n`).join('\n')
+  const log = bigLog(1.5)
+  for (const [name, text] of [['big.md', doc], ['big.log', log]] as const) {
+    t.ok(Buffer.byteLength(text) > 1 << 20, `${name}: several reads`)
+    const r = docsplit(['split', file(name, text), '--verify', '--max-tokens', '64'])
+    t.equal(r.code, 0, r.stderr)
+    t.match(r.stderr, /verified \d+ chunks/)
+    t.equal((JSON.parse(r.stdout).chunks as Array<{ text: string }>).map((c) => c.text).join(''), text, `${name}: the chunks are the file`)
+  }
+})
+
 /**
  * `--jsonl` writes on a second thread for standard input (size unknown) and for files of 32 MB
  * or more, on the main thread for smaller files: each test runs both ways.
