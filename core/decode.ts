@@ -114,10 +114,14 @@ export class StreamDecoder {
   decode (piece: Uint8Array): string {
     if (this.failure !== undefined) throw this.failure
     if (this.head !== undefined) {
-      // Wait for 3 bytes so a BOM split across pieces is still seen.
-      const joined = new Uint8Array(this.head.length + piece.length)
-      joined.set(this.head)
-      joined.set(piece, this.head.length)
+      // Wait for 3 bytes so a BOM split across pieces is still seen. Joined only then: the
+      // first piece may be a whole document (8 MB of markdown copied for nothing).
+      let joined = piece
+      if (this.head.length > 0 || piece.length < 3) {
+        joined = new Uint8Array(this.head.length + piece.length)
+        joined.set(this.head)
+        joined.set(piece, this.head.length)
+      }
       if (joined.length < 3) {
         this.head = joined
         return ''

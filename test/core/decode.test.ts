@@ -53,6 +53,25 @@ t.test('should decode UTF-16 by its BOM with byte offsets in UTF-16 units', asyn
   t.equal((await split(be, { input_format: 'text' })).chunks.map((c) => c.text).join(''), 'a😀\nb')
 })
 
+t.test('should see a byte order mark however the first pieces cut it', async (t) => {
+  const text = 'h\u00e9llo \u{1F600}\n'.repeat(50)
+  const inputs: Array<[string, Buffer]> = [
+    ['utf-8', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text)])],
+    ['utf-16le', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')])],
+  ]
+  for (const [encoding, whole] of inputs) {
+    for (const first of [0, 1, 2, 3, 4, whole.length]) {
+      async function * pieces (): AsyncGenerator<Uint8Array> {
+        if (first > 0) yield whole.subarray(0, first)
+        for (let at = first; at < whole.length; at += 7) yield whole.subarray(at, at + 7)
+      }
+      const r = await split(pieces(), { input_format: 'text' })
+      t.equal(r.chunks.map((c) => c.text).join(''), text, `${encoding}, first piece ${first} bytes`)
+      t.equal(r.document.encoding, encoding)
+    }
+  }
+})
+
 t.test('should decode latin1 by name with one byte per character', async (t) => {
   const input = Buffer.from([0x41, 0xa3, 0x35, 0x0a, 0x42])
   const r = await split(input, { input_format: 'text', encoding: 'latin1' })
