@@ -18,6 +18,7 @@ import drain from './plugins/drain.js'
 import stalledConnections from './plugins/stalled-connections.js'
 import { DRAIN_EXTRA_SECONDS } from './shutdown-times.js'
 import pool from './plugins/pool.js'
+import admission from './plugins/admission.js'
 import problem, { clientErrorHandler, frameworkErrors } from './plugins/problem.js'
 import rateLimit from './plugins/rate-limit.js'
 import splitText from './routes/split-text.js'
@@ -164,6 +165,7 @@ export async function build (opts: BuildOptions = {}): Promise<FastifyInstance> 
     jsonResponseBytes: config.jsonResponseMemoryMb * 1024 * 1024,
     plugins: config.plugins,
   })
+  await app.register(admission, { prefix: SPLIT_PREFIX })
   await app.register(rateLimit, {
     max: config.rateLimitRequests,
     windowSeconds: config.rateLimitWindowSeconds,

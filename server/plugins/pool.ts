@@ -51,6 +51,12 @@ export interface SplitPool {
    * still a plain problem response); later failures end the stream with an `{"error": ...}` line.
    */
   ndjson (input: string | Uint8Array, options: Record<string, unknown>, cancel: AbortSignal): Promise<Readable>
+  /**
+   * The refusal a split would meet if it were submitted now (queue full; for a JSON answer,
+   * its memory used up), or undefined. Asked as a request's headers arrive, so that it is
+   * refused before its body is read; `json` and `ndjson` check again when it is submitted.
+   */
+  refusal (json: boolean): DocsplitError | undefined
 }
 
 declare module 'fastify' {
@@ -152,8 +158,10 @@ async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<voi
     else running--
   }
 
+  const queueFull = (): boolean => pending >= opts.maxConcurrentSplits + opts.maxQueuedSplits
+
   async function submit (task: object, transferList: Array<ArrayBuffer | MessagePort> | undefined, cancel: AbortSignal): Promise<TaskResult> {
-    if (pending >= opts.maxConcurrentSplits + opts.maxQueuedSplits) throw overloaded()
+    if (queueFull()) throw overloaded()
     const timeout = AbortSignal.timeout(budgetMs)
     const signal = AbortSignal.any([timeout, cancel])
     pending++
@@ -185,6 +193,12 @@ async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<voi
   }
 
   const splitPool: SplitPool = {
+    refusal (json) {
+      if (queueFull()) return overloaded()
+      if (json && heldJson >= opts.jsonResponseBytes) return noRoomForJson()
+      return undefined
+    },
+
     async json (input, options, cancel) {
       // Refused before the split starts while the budget is used up.
       if (heldJson >= opts.jsonResponseBytes) throw noRoomForJson()

@@ -31,6 +31,11 @@ interface Store {
   child (routeOptions: unknown): Store
 }
 
+/** A store that can also give back one counted request (a 503: the service's fault, not the client's). */
+interface RefundingStore extends Store {
+  refund (key: string): void
+}
+
 /** How long a request waits for Redis's count before counting locally. */
 const COMMAND_TIMEOUT_MS = 500
 
@@ -45,12 +50,34 @@ interface RedisLike {
   on (event: string, listener: (...args: unknown[]) => void): unknown
   quit (): Promise<unknown>
   disconnect (reconnect?: boolean): void
+  eval (script: string, keys: number, ...args: string[]): Promise<unknown>
+}
+
+const REDIS_PREFIX = 'docsplit-rl-'
+/** Takes one off a count that is there (an expired key is left alone: its window is over). */
+const REFUND_SCRIPT = "local n = tonumber(redis.call('GET', KEYS[1]) or '0') if n > 0 then return redis.call('DECR', KEYS[1]) end return 0"
+
+/** The window of one key in LocalStore (its own shape; package-lock pins the version). */
+interface LocalEntry { current: number, iterationStartMs: number }
+
+/** This instance's own count (the rate-limit plugin's LocalStore), which can give one back. */
+function localStore (windowMs: number, size: number): RefundingStore {
+  const local = new LocalStore(false, false, size) as Store & { lru?: { get (key: string): LocalEntry | undefined } }
+  return {
+    incr: (key, callback, timeWindow, max) => { local.incr(key, callback, timeWindow, max) },
+    child () { return this },
+    refund (key) {
+      const entry = local.lru?.get(key)
+      // Only within the window that counted it: LocalStore starts a new one at its end.
+      if (entry !== undefined && entry.current > 0 && Date.now() < entry.iterationStartMs + windowMs) entry.current--
+    },
+  }
 }
 
 /** Redis when it answers, this instance's own count when it does not. */
-function sharedStore (redis: RedisLike, log: FastifyInstance['log']): new () => Store {
-  const remote = new RedisStore(false, false, redis, 'docsplit-rl-')
-  const local = new LocalStore(false, false, 10_000)
+function sharedStore (redis: RedisLike, log: FastifyInstance['log'], windowMs: number): RefundingStore {
+  const remote = new RedisStore(false, false, redis, REDIS_PREFIX)
+  const local = localStore(windowMs, 10_000)
   let degraded = false
   const degrade = (): void => {
     if (degraded) return
@@ -64,7 +91,7 @@ function sharedStore (redis: RedisLike, log: FastifyInstance['log']): new () => 
   })
   // ioredis reports every failed reconnect as an error event; the fallback logs once instead.
   redis.on('error', () => {})
-  const store: Store = {
+  const store: RefundingStore = {
     incr (key, callback, timeWindow, max) {
       if (redis.status !== 'ready') {
         degrade()
@@ -84,12 +111,21 @@ function sharedStore (redis: RedisLike, log: FastifyInstance['log']): new () => 
       }, timeWindow, max)
     },
     child () { return store },
+    refund (key) {
+      if (redis.status !== 'ready') {
+        local.refund(key)
+        return
+      }
+      // A lost refund costs the client one request of its window: not worth a fallback.
+      redis.eval(REFUND_SCRIPT, 1, REDIS_PREFIX + key).catch(() => {})
+    },
   }
-  return class { constructor () { return store } } as unknown as new () => Store
+  return store
 }
 
 async function rateLimitPlugin (app: FastifyInstance, opts: RateLimitOptions): Promise<void> {
-  let store: (new () => Store) | undefined
+  const windowMs = opts.windowSeconds * 1000
+  let store: RefundingStore
   let redis: RedisLike | undefined
   if (opts.redisUrl !== undefined) {
     const { Redis } = await import('ioredis').catch((error: unknown) => {
@@ -104,26 +140,50 @@ async function rateLimitPlugin (app: FastifyInstance, opts: RateLimitOptions): P
       commandTimeout: COMMAND_TIMEOUT_MS,
       retryStrategy: (times: number) => Math.min(times * 200, 2000),
     }) as unknown as RedisLike
-    store = sharedStore(redis, app.log)
+    store = sharedStore(redis, app.log, windowMs)
+  } else {
+    // The plugin's own default, made here so that it can give requests back.
+    store = localStore(windowMs, 5000)
   }
   const limited = (request: FastifyRequest): boolean => (request.routeOptions.url ?? '').startsWith(opts.prefix)
+  /** Requests counted, with their key: one refused with 503 DOCSPLIT_OVERLOADED is given back. */
+  const counted = new WeakMap<FastifyRequest, string>()
   await app.register(rateLimit, {
     global: true,
     max: opts.max,
-    timeWindow: opts.windowSeconds * 1000,
+    timeWindow: windowMs,
     enableDraftSpec: true,
-    allowList: (request) => !limited(request),
+    // Called with the key just before the count, for limited routes only.
+    allowList: (request, key) => {
+      if (!limited(request)) return true
+      counted.set(request, key)
+      return false
+    },
     // The plugin's own key, except that a client gone right after its headers has no address
     // any more (request.ip is undefined and normalizeIP would throw a TypeError).
     keyGenerator: (request) => {
       const ip = request.ip as string | undefined
       return ip === undefined ? '(gone)' : normalizeIP(ip)
     },
-    ...(store !== undefined ? { store: store as never } : {}),
+    store: class { constructor () { return store } } as never,
     errorResponseBuilder: (_request, context) => Object.assign(
       new DocsplitError('DOCSPLIT_RATE_LIMITED',
         `more than ${opts.max} split requests in ${opts.windowSeconds} s from this client; retry in ${context.after}`),
       { retryAfterSeconds: Math.ceil(context.ttl / 1000) } satisfies RetryHint),
+  })
+  // A split the service could not take (queue full once its body was in, or its JSON answer
+  // found no memory: a 503 DOCSPLIT_OVERLOADED that asks to retry) is no request of the
+  // client's: its count is given back, and the answer says so. (Refused as its headers
+  // arrived, it was never counted: see admission.ts.) A split cancelled by its client is no
+  // refusal: it keeps its count.
+  app.addHook('onError', async (request, reply, error) => {
+    const key = counted.get(request)
+    const e = error as { code?: unknown } & RetryHint
+    if (key === undefined || e.code !== 'DOCSPLIT_OVERLOADED' || e.retryAfterSeconds === undefined) return
+    counted.delete(request)
+    store.refund(key)
+    const remaining = Number(reply.getHeader('ratelimit-remaining'))
+    if (Number.isInteger(remaining)) reply.header('ratelimit-remaining', Math.min(opts.max, remaining + 1))
   })
   if (redis !== undefined) {
     const client = redis
