@@ -5,20 +5,51 @@
  * fastify's own request logging is off (it logs the client address and more), and the line is
  * written on the root logger so no request id or header rides along.
  */
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import fp from 'fastify-plugin'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify'
 
 const MAX_PATH = 256
 
+/** Method and path of a line for an answer to no request that Node could read (a malformed one). */
+const UNKNOWN = '(unknown)'
+
 /**
  * Answers written straight to a socket by the client error handler (408 when a body arrives too
- * slowly): the request's reply never finishes, so its line takes the status from here, not 499.
+ * slowly, 400 for a bad chunk): the request's reply never finishes, so its line takes the
+ * status from here, not 499.
  */
 const socketAnswers = new WeakMap<object, number>()
 
-/** Records the status written on `socket` outside fastify's reply. */
-export function noteSocketAnswer (socket: object, status: number): void {
-  socketAnswers.set(socket, status)
+/** Per connection: the response of its latest request, from the moment Node hands it over. */
+const latest = new WeakMap<object, ServerResponse>()
+
+/** Per connection: since when it waits for a request (accepted, or its last line written). */
+const waitingSince = new WeakMap<object, number>()
+
+/**
+ * Records the status the client error handler wrote on `socket`, outside fastify. A request
+ * under way on it is logged with that status when it closes (its client having left mid-request,
+ * as 499). With none (the request was never read: a malformed request line or header, headers
+ * too large or too slow), the line is written here, its method and path unknown, timed from
+ * when the connection began to wait for it. Without `log` (a test), nothing is written.
+ */
+export function noteSocketAnswer (log: FastifyBaseLogger | undefined, socket: object, status: number, clientLeft = false): void {
+  const response = latest.get(socket)
+  if (response !== undefined && !response.writableEnded) {
+    if (!clientLeft) socketAnswers.set(socket, status)
+    return
+  }
+  const since = waitingSince.get(socket)
+  if (log !== undefined) requestLine(log, UNKNOWN, UNKNOWN, status, since === undefined ? 0 : performance.now() - since)
+}
+
+/** Records the path of a known route answered 405 (it has no route for this method). */
+const routeOf405 = new WeakMap<FastifyRequest, string>()
+
+/** Records that `request` was for `path`, a route that takes other methods: logged as it is. */
+export function noteRoutePath (request: FastifyRequest, path: string): void {
+  routeOf405.set(request, path)
 }
 
 /**
@@ -48,18 +79,31 @@ export function logPath (url: string): string {
   return path.length > MAX_PATH ? `${path.slice(0, MAX_PATH)}...` : path
 }
 
-/** The route's path, or the request path when it matched a route; an unmatched path is not logged (it is client text). */
+/**
+ * The request path when it matched a route (or a route answered 405); an unmatched path is not
+ * logged (it is client text).
+ */
 function routePath (request: FastifyRequest): string {
-  return request.routeOptions.url === undefined ? '(no route)' : logPath(request.raw.url ?? '')
+  if (request.routeOptions.url !== undefined) return logPath(request.raw.url ?? '')
+  return routeOf405.get(request) ?? '(no route)'
 }
 
 /** Writes the one line of a request on the root logger `log` (no request id rides along). */
-export function requestLine (log: FastifyInstance['log'], method: string, path: string, status: number, ms: number): void {
+export function requestLine (log: FastifyBaseLogger, method: string, path: string, status: number, ms: number): void {
   log.info({ method, path, status, duration_ms: Math.round(ms * 10) / 10 }, 'request')
 }
 
 async function accessLogPlugin (app: FastifyInstance): Promise<void> {
-  const line = (method: string, path: string, status: number, ms: number): void => { requestLine(app.log, method, path, status, ms) }
+  const line = (request: FastifyRequest, status: number, ms: number): void => {
+    requestLine(app.log, request.method, routePath(request), status, ms)
+    const socket = request.raw.socket
+    if (socket !== null && socket !== undefined) waitingSince.set(socket, performance.now())
+  }
+  // Answers that Node's parser refuses come with no request: what they are logged with.
+  app.server.on('connection', (socket: object) => { waitingSince.set(socket, performance.now()) })
+  // Before fastify's own listener: a request refused mid-body (a bad chunk) in the same packet
+  // as its headers reaches the client error handler before fastify's first hook has run.
+  app.server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => { latest.set(request.socket, response) })
   app.addHook('onRequest', async (request, reply) => {
     // A client that goes away before the answer gets no onResponse: log it as 499 (nginx's
     // "client closed request"), unless an answer was written on its socket directly (408).
@@ -68,11 +112,11 @@ async function accessLogPlugin (app: FastifyInstance): Promise<void> {
     reply.raw.once('close', () => {
       if (reply.raw.writableFinished) return
       const written = socket === null || socket === undefined ? undefined : socketAnswers.get(socket)
-      line(request.method, routePath(request), written ?? 499, performance.now() - start)
+      line(request, written ?? 499, performance.now() - start)
     })
   })
   app.addHook('onResponse', async (request, reply) => {
-    line(request.method, routePath(request), streamFailures.get(reply.raw) ?? reply.statusCode, reply.elapsedTime)
+    line(request, streamFailures.get(reply.raw) ?? reply.statusCode, reply.elapsedTime)
   })
 }
 

@@ -12,7 +12,7 @@ import type { TSchema } from 'typebox'
 import { DocsplitError, listValues, type ErrorCode } from '../../core/errors.js'
 import { describeSchema } from '../../core/options.js'
 import { toProblem, type ProblemReply } from '../problem.js'
-import { noteSocketAnswer, requestLine } from './access-log.js'
+import { logPath, noteRoutePath, noteSocketAnswer, requestLine } from './access-log.js'
 
 export interface ProblemPluginOptions {
   /** The split options by name (for messages on validation failures). */
@@ -112,7 +112,7 @@ export function frameworkErrors (_err: FastifyError, request: FastifyRequest, re
  * Transfer-Encoding, headers past 16 KiB, a request not received within requestTimeout). The
  * answer is written on the socket as fastify's default would, but as a problem.
  */
-export function clientErrorHandler (err: Error & { code?: string }, socket: Socket): void {
+export function clientErrorHandler (this: FastifyInstance | undefined, err: Error & { code?: string }, socket: Socket): void {
   // A reset connection has nobody to answer.
   if (err.code === 'ECONNRESET' || socket.destroyed) return
   const problem = err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
@@ -124,9 +124,9 @@ export function clientErrorHandler (err: Error & { code?: string }, socket: Sock
   const body = JSON.stringify(problem.body)
   const status = problem.body.status
   if (socket.writable) {
-    // A request whose body was too slow is logged as 408, not as gone (499). Other errors here
-    // come before a request, or when a client ends its connection mid-body: that one is a 499.
-    if (status === 408) noteSocketAnswer(socket, status)
+    // Logged with the status written (a request under way too: not as gone, 499), except for a
+    // client that ended its connection mid-request: it left.
+    noteSocketAnswer(this?.log, socket, status, err.code === 'HPE_INVALID_EOF_STATE')
     socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
   }
   socket.destroy()
@@ -154,6 +154,7 @@ async function problemPlugin (app: FastifyInstance, opts: ProblemPluginOptions):
     const url = request.url.split('?', 1)[0]!
     const allowed = METHODS.filter((method) => app.hasRoute({ method, url }))
     if (allowed.length > 0) {
+      noteRoutePath(request, logPath(url))
       const problem = toProblem(new DocsplitError('DOCSPLIT_METHOD_NOT_ALLOWED', `${url} takes ${allowed.join(', ')}; see /docs`))
       return sendProblem(reply, { ...problem, headers: { ...problem.headers, allow: allowed.join(', ') } })
     }

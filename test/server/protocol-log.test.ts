@@ -1,0 +1,90 @@
+/**
+ * Every answer reaches the request log with the status the client got, including those made
+ * before fastify sees a request (Node's parser: 400, 431, 408 to headers never finished).
+ * Raw sockets: this is about the HTTP layer.
+ */
+import { connect, type Socket } from 'node:net'
+import { Writable } from 'node:stream'
+import t from 'tap'
+import { build } from '../../server/app.js'
+import { TEXT, serve, testPlugins, waitFor } from './helpers.js'
+
+interface Answer { status: number, type: string, body: string, raw: string }
+
+/** Sends `data` on a fresh connection and reads until the server closes it. */
+function exchange (url: string, data: string): Promise<Answer> {
+  const { hostname, port } = new URL(url)
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname, () => { socket.write(data) })
+    const parts: Buffer[] = []
+    socket.on('data', (d: Buffer) => { parts.push(d) })
+    socket.on('error', () => {})
+    socket.on('close', () => {
+      const raw = Buffer.concat(parts).toString('utf8')
+      const [head = '', ...rest] = raw.split('\r\n\r\n')
+      resolve({
+        raw,
+        status: Number(/^HTTP\/1\.[01] (\d{3})/.exec(head)?.[1] ?? 0),
+        type: /^content-type: (.*)$/im.exec(head)?.[1] ?? '',
+        body: rest.join('\r\n\r\n'),
+      })
+    })
+  })
+}
+
+const bigHeaders = Array.from({ length: 17 }, (_, i) => `X-H${i}: ${'a'.repeat(1000)}\r\n`).join('')
+
+const cases: Array<[string, string, number, string, string]> = [
+  ['headers over 16 KiB', `GET /health HTTP/1.1\r\nHost: x\r\n${bigHeaders}Connection: close\r\n\r\n`, 431, '(unknown)', '(unknown)'],
+  ['a garbage request line', 'HELLO\r\n\r\n', 400, '(unknown)', '(unknown)'],
+  ['Content-Length with Transfer-Encoding', `POST ${TEXT} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 12\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nc\r\n{"text":"a"}\r\n0\r\n\r\n`, 400, '(unknown)', '(unknown)'],
+  ['a bad chunk size', `POST ${TEXT} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\n{"text":"a"}\r\n0\r\n\r\n`, 400, 'POST', TEXT],
+  ['GET on a split route (405)', `GET ${TEXT} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`, 405, 'GET', TEXT],
+  ['POST /health (405)', 'POST /health HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n', 405, 'POST', '/health'],
+]
+
+const requestLines = (logs: string[]): Array<Record<string, unknown>> =>
+  logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'request')
+
+t.test('each answer is logged once, with the status sent', async (t) => {
+  const s = await serve({ maxConcurrentSplits: 1 })
+  t.teardown(s.close)
+  for (const [name, data, status, method, path] of cases) {
+    const before = requestLines(s.logs).length
+    const answer = await exchange(s.url, data)
+    t.equal(answer.status, status, `${name}: ${status}`)
+    t.match(answer.type, /^application\/problem\+json/, `${name}: a problem`)
+    await waitFor(() => requestLines(s.logs).length > before, 5000, `${name} to be logged`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const lines = requestLines(s.logs).slice(before)
+    t.equal(lines.length, 1, `${name}: one line`)
+    t.match(lines[0], { method, path, status }, `${name}: logged as ${method} ${path} ${status}`)
+    t.same(Object.keys(lines[0] ?? {}).filter((k) => !['level', 'time', 'msg'].includes(k)).sort(), ['duration_ms', 'method', 'path', 'status'], `${name}: nothing else`)
+  }
+})
+
+t.test('a 408 to a connection that never finished its headers is logged', async (t) => {
+  const logs: string[] = []
+  const logStream = new Writable({ write (chunk: Buffer, _enc, done) { logs.push(...chunk.toString('utf8').split('\n').filter((l) => l !== '')); done() } })
+  const app = await build({ plugins: testPlugins(), logStream })
+  t.teardown(async () => { await app.close() })
+  const serverSockets: Socket[] = []
+  app.server.on('connection', (socket: Socket) => { serverSockets.push(socket) })
+  const url = new URL(await app.listen({ host: '127.0.0.1', port: 0 }))
+  const client = connect(Number(url.port), url.hostname)
+  client.on('error', () => {})
+  t.teardown(() => { client.destroy() })
+  let answer = ''
+  client.on('data', (d: Buffer) => { answer += d.toString('latin1') })
+  client.write('GET /health HTTP/1.1\r\nHost: x\r\nX-Half: ')
+  await waitFor(() => serverSockets.length === 1, 5000, 'the connection')
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  // What Node does once headersTimeout (a minute) has passed.
+  app.server.emit('clientError', Object.assign(new Error('Request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), serverSockets[0])
+  await waitFor(() => /^HTTP\/1\.1 408/.test(answer), 5000, 'the 408')
+  await waitFor(() => requestLines(logs).length > 0, 5000, 'the log line')
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  const lines = requestLines(logs)
+  t.match(lines, [{ method: '(unknown)', path: '(unknown)', status: 408 }], 'one line, method and path unknown')
+  t.ok(Number(lines[0]?.duration_ms) >= 150, 'timed from when the connection began to wait')
+})
