@@ -108,6 +108,10 @@ export const errorTable = {
     status: 431, exit: 2, title: 'Request headers too large',
     description: 'The request headers are larger than the service accepts (16 KiB in all). Send fewer or shorter headers.',
   },
+  DOCSPLIT_EXPECTATION_FAILED: {
+    status: 417, exit: 2, title: 'Expectation not supported',
+    description: 'The request has an `Expect` header other than `100-continue`, the only expectation the service meets. Leave the header out.',
+  },
   DOCSPLIT_REQUEST_TIMEOUT: {
     status: 408, exit: 1, title: 'Request not received in time',
     description: 'The client did not send its whole request (headers and body) within a minute. Send it faster or retry.',

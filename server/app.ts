@@ -18,6 +18,7 @@ import drain from './plugins/drain.js'
 import stalledConnections from './plugins/stalled-connections.js'
 import { DRAIN_EXTRA_SECONDS } from './shutdown-times.js'
 import pool from './plugins/pool.js'
+import protocol from './plugins/protocol.js'
 import admission from './plugins/admission.js'
 import problem, { clientErrorHandler, frameworkErrors } from './plugins/problem.js'
 import rateLimit from './plugins/rate-limit.js'
@@ -107,7 +108,8 @@ export async function build (opts: BuildOptions = {}): Promise<FastifyInstance> 
     // unanswered. Node's headersTimeout (60 s) must be set too: fastify sets requestTimeout
     // after the server is made, and a body that stopped kept the 60 s limit.
     requestTimeout: REQUEST_TIMEOUT_MS,
-    http: { connectionsCheckingInterval: 5_000, headersTimeout: REQUEST_TIMEOUT_MS },
+    // A request without Host is refused by protocol.ts instead: Node's own 400 has no body and no log line.
+    http: { connectionsCheckingInterval: 5_000, headersTimeout: REQUEST_TIMEOUT_MS, requireHostHeader: false },
     // A connection on which nothing moves is closed: a client that stops reading its answer
     // would otherwise pin it in memory for as long as it likes. The longest legitimate silence
     // is a split's budget (queue wait included), during which nothing is sent. Node's timeout
@@ -145,6 +147,7 @@ export async function build (opts: BuildOptions = {}): Promise<FastifyInstance> 
   await app.register(drain, { graceMs: (config.splitTimeoutSeconds + DRAIN_EXTRA_SECONDS) * 1000 })
   await app.register(accessLog)
   await app.register(stalledConnections, { idleMs })
+  await app.register(protocol)
   await app.register(problem, { options, maxBodyBytes: config.maxBodyBytes })
   // Chunk with the fields the registered parsers declare (xlsx's `sheet`, ...).
   const { chunk, response } = responseSchemas(listParsers())

@@ -125,9 +125,9 @@ const splitErrors: ErrorCode[] = [
   ...requestErrors(),
 ]
 
-/** What any request may get before it reaches its route: headers too large, a body too slow. */
+/** What any request may get before it reaches its route: headers too large, an Expect not met, a body too slow. */
 function requestErrors (): ErrorCode[] {
-  return ['DOCSPLIT_HEADERS_TOO_LARGE', 'DOCSPLIT_REQUEST_TIMEOUT']
+  return ['DOCSPLIT_HEADERS_TOO_LARGE', 'DOCSPLIT_EXPECTATION_FAILED', 'DOCSPLIT_REQUEST_TIMEOUT']
 }
 
 const integerHeader = (description: string): unknown => ({ type: 'integer', minimum: 0, description })

@@ -1,7 +1,8 @@
 /**
  * Every answer reaches the request log with the status the client got, including those made
- * before fastify sees a request (Node's parser: 400, 431, 408 to headers never finished).
- * Raw sockets: this is about the HTTP layer.
+ * before fastify sees a request (Node's parser: 400, 431, 408 to headers never finished), and
+ * Node's own bare answers (417 to an Expect it does not meet, 400 to HTTP/1.1 without Host)
+ * are problem+json like every other error. Raw sockets: this is about the HTTP layer.
  */
 import { connect, type Socket } from 'node:net'
 import { Writable } from 'node:stream'
@@ -38,6 +39,8 @@ const cases: Array<[string, string, number, string, string]> = [
   ['headers over 16 KiB', `GET /health HTTP/1.1\r\nHost: x\r\n${bigHeaders}Connection: close\r\n\r\n`, 431, '(unknown)', '(unknown)'],
   ['a garbage request line', 'HELLO\r\n\r\n', 400, '(unknown)', '(unknown)'],
   ['Content-Length with Transfer-Encoding', `POST ${TEXT} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 12\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nc\r\n{"text":"a"}\r\n0\r\n\r\n`, 400, '(unknown)', '(unknown)'],
+  ['HTTP/1.1 without Host', 'GET /health HTTP/1.1\r\nConnection: close\r\n\r\n', 400, 'GET', '/health'],
+  ['Expect: bogus', `POST ${TEXT} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: bogus\r\nContent-Length: 12\r\nConnection: close\r\n\r\n{"text":"a"}`, 417, 'POST', TEXT],
   ['a bad chunk size', `POST ${TEXT} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\n{"text":"a"}\r\n0\r\n\r\n`, 400, 'POST', TEXT],
   ['GET on a split route (405)', `GET ${TEXT} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`, 405, 'GET', TEXT],
   ['POST /health (405)', 'POST /health HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n', 405, 'POST', '/health'],
@@ -61,6 +64,21 @@ t.test('each answer is logged once, with the status sent', async (t) => {
     t.match(lines[0], { method, path, status }, `${name}: logged as ${method} ${path} ${status}`)
     t.same(Object.keys(lines[0] ?? {}).filter((k) => !['level', 'time', 'msg'].includes(k)).sort(), ['duration_ms', 'method', 'path', 'status'], `${name}: nothing else`)
   }
+})
+
+t.test('Expect and Host: problem+json with a stable code; what Node allows still works', async (t) => {
+  const s = await serve({ maxConcurrentSplits: 1 })
+  t.teardown(s.close)
+  const expect = await exchange(s.url, 'GET /health HTTP/1.1\r\nHost: x\r\nExpect: bogus\r\nConnection: close\r\n\r\n')
+  t.equal(expect.status, 417)
+  t.match(JSON.parse(expect.body), { status: 417, code: 'DOCSPLIT_EXPECTATION_FAILED', type: 'urn:docsplit:error:DOCSPLIT_EXPECTATION_FAILED' })
+  const noHost = await exchange(s.url, 'GET /health HTTP/1.1\r\n\r\n')
+  t.equal(noHost.status, 400)
+  t.match(JSON.parse(noHost.body), { status: 400, code: 'DOCSPLIT_INVALID_REQUEST', detail: /Host/ })
+  t.equal((await exchange(s.url, 'GET /health HTTP/1.0\r\n\r\n')).status, 200, 'HTTP/1.0 needs no Host')
+  const body = '{"text":"a b c"}'
+  const continued = await exchange(s.url, `POST ${TEXT} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`)
+  t.match(continued.raw, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 /, 'Expect: 100-continue is met')
 })
 
 t.test('a 408 to a connection that never finished its headers is logged', async (t) => {
