@@ -3,35 +3,10 @@
  * arrive, before its body is read and parsed; one let in before the queue filled is refused
  * once its body is in. Neither uses up the client's rate limit.
  */
-import { connect } from 'node:net'
 import t from 'tap'
-import { TEXT, postJson, serve, waitFor, type ProblemJson } from './helpers.js'
+import { TEXT, postJson, rawPost, serve, waitFor, type ProblemJson } from './helpers.js'
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
-
-interface Answer { status: number, headers: Record<string, string>, body: string }
-
-/**
- * A POST to the text route over a raw socket: the headers (Content-Length `length`,
- * `Connection: close`) are sent now, the body when `send` is called; `answer` is what came back.
- */
-function rawPost (url: string, length: number): { send: (body: string) => void, answer: Promise<Answer> } {
-  const { hostname, port } = new URL(url)
-  const socket = connect(Number(port), hostname)
-  socket.on('error', () => {})
-  socket.write(`POST ${TEXT} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\nConnection: close\r\n\r\n`)
-  const parts: Buffer[] = []
-  socket.on('data', (d: Buffer) => { parts.push(d) })
-  const answer = new Promise<Answer>((resolve) => {
-    socket.on('close', () => {
-      const [head = '', ...rest] = Buffer.concat(parts).toString('utf8').split('\r\n\r\n')
-      const [statusLine = '', ...lines] = head.split('\r\n')
-      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]))
-      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(statusLine)?.[1] ?? 0), headers, body: rest.join('\r\n\r\n') })
-    })
-  })
-  return { send: (body) => { socket.write(body) }, answer }
-}
 
 t.test('queue full: refused as the headers arrive, and the refusals cost no rate limit', async (t) => {
   const s = await serve({ maxConcurrentSplits: 1, maxQueuedSplits: 0, splitTimeoutSeconds: 120, rateLimitRequests: 10, rateLimitWindowSeconds: 600 })

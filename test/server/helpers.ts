@@ -1,11 +1,11 @@
 /**
  * Helpers for the server tests: build the app on 127.0.0.1 port 0, capture its log lines,
- * post JSON or forms through real HTTP (fetch), and start/stop a child process.
+ * post JSON or forms through real HTTP (fetch) or a raw socket, and start/stop a child process.
  */
 import { Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { spawn, type ChildProcess } from 'node:child_process'
-import { createServer } from 'node:net'
+import { connect, createServer } from 'node:net'
 import { build, type BuildOptions } from '../../server/app.js'
 import { listTokenizers } from '../../index.js'
 
@@ -62,6 +62,30 @@ export const TEXT = '/docsplit/api/split/text'
 export const FILE = '/docsplit/api/split/file'
 
 export interface ProblemJson { type: string, title: string, status: number, detail: string, code: string }
+
+export interface RawAnswer { status: number, headers: Record<string, string>, body: string }
+
+/**
+ * A POST to the text route over a raw socket: the headers (Content-Length `length`,
+ * `Connection: close`) are sent now, the body when `send` is called; `answer` is what came back.
+ */
+export function rawPost (url: string, length: number): { send: (body: string) => void, answer: Promise<RawAnswer> } {
+  const { hostname, port } = new URL(url)
+  const socket = connect(Number(port), hostname)
+  socket.on('error', () => {})
+  socket.write(`POST ${TEXT} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\nConnection: close\r\n\r\n`)
+  const parts: Buffer[] = []
+  socket.on('data', (d: Buffer) => { parts.push(d) })
+  const answer = new Promise<RawAnswer>((resolve) => {
+    socket.on('close', () => {
+      const [head = '', ...rest] = Buffer.concat(parts).toString('utf8').split('\r\n\r\n')
+      const [statusLine = '', ...lines] = head.split('\r\n')
+      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]))
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(statusLine)?.[1] ?? 0), headers, body: rest.join('\r\n\r\n') })
+    })
+  })
+  return { send: (body) => { socket.write(body) }, answer }
+}
 
 /** A free loopback port (for processes that need one chosen up front, like redis-server). */
 export function freePort (): Promise<number> {

@@ -6,7 +6,7 @@
  */
 import { existsSync } from 'node:fs'
 import t from 'tap'
-import { TEXT, freePort, postJson, serve, startChild, waitFor, type Child, type Served } from './helpers.js'
+import { TEXT, freePort, postJson, rawPost, serve, startChild, waitFor, type Child, type Served } from './helpers.js'
 
 const redisBinary = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((p) => existsSync(p))
 
@@ -67,4 +67,25 @@ t.test('two instances share one limit through Redis, and survive Redis going awa
   await waitFor(() => a.logs.some((l) => /Redis is back/.test(l)) && b.logs.some((l) => /Redis is back/.test(l)), 20_000, 'both instances to reconnect')
   t.same([await split(b, 10), await split(a, 11), await split(b, 12)], [200, 200, 200], 'a fresh shared count')
   t.equal(await split(a, 13), 429, 'shared again across instances')
+})
+
+t.test('a split refused for a full queue once its body is in gives its count back in Redis', { skip: redisBinary === undefined ? 'redis-server not installed' : false }, async (t) => {
+  const port = await freePort()
+  const redis = await startRedis(port)
+  t.teardown(async () => { await stopRedis(redis) })
+  const s = await serve({ maxConcurrentSplits: 1, maxQueuedSplits: 0, splitTimeoutSeconds: 120, rateLimitRequests: 10, rateLimitWindowSeconds: 600, rateLimitRedisUrl: `redis://127.0.0.1:${port}` })
+  t.teardown(s.close)
+  // Let in (and counted) while the worker is free; its body comes once a split holds the worker.
+  const late = rawPost(s.url, 13)
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  const gone = new AbortController()
+  fetch(s.url + TEXT, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: 'long', input_format: 'spin', spin_ms: 600_000 }), signal: gone.signal }).catch(() => {})
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  late.send('{"text":"ok"}')
+  t.equal((await late.answer).status, 503)
+  gone.abort()
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  const next = await postJson(s.url + TEXT, { text: 'next' })
+  t.equal(next.status, 200)
+  t.equal(next.headers.get('ratelimit-remaining'), '8', 'the busy split and this one counted, the refused one given back')
 })
