@@ -72,6 +72,23 @@ t.test('should see a byte order mark however the first pieces cut it', async (t)
   }
 })
 
+t.test('should decode a streamed format in parts without breaking the characters that span them', async (t) => {
+  // Lines of 1- to 4-byte characters, 300 KB: the engine decodes a streaming format's bytes
+  // 64 KB at a time, and those cuts fall inside characters.
+  const lines: string[] = []
+  for (let i = 0, size = 0; size < 300_000; i++) {
+    const line = `2026-01-01T00:00:00Z INFO caf\u00e9 \u65e5\u672c ${'\u{1F600}'.repeat(i % 5)} ${i}\n`
+    lines.push(line)
+    size += Buffer.byteLength(line)
+  }
+  const text = lines.join('')
+  for (const input of [Buffer.from(text), (async function * () { yield Buffer.from(text) })()]) {
+    const r = await split(input, { input_format: 'log', max_tokens: 64 })
+    t.equal(r.chunks.map((c) => c.text).join(''), text, 'the chunks are the text')
+    t.equal(r.chunks.at(-1)!.byte_end, Buffer.byteLength(text))
+  }
+})
+
 t.test('should decode latin1 by name with one byte per character', async (t) => {
   const input = Buffer.from([0x41, 0xa3, 0x35, 0x0a, 0x42])
   const r = await split(input, { input_format: 'text', encoding: 'latin1' })
