@@ -1,14 +1,12 @@
 /**
  * Every answer reaches the request log with the status the client got, including those made
- * before fastify sees a request (Node's parser: 400, 431, 408 to headers never finished), and
+ * before fastify sees a request (Node's parser: 400, 431; the 408s: request-timeout-log.test.ts), and
  * Node's own bare answers (417 to an Expect it does not meet, 400 to HTTP/1.1 without Host)
  * are problem+json like every other error. Raw sockets: this is about the HTTP layer.
  */
-import { connect, type Socket } from 'node:net'
-import { Writable } from 'node:stream'
+import { connect } from 'node:net'
 import t from 'tap'
-import { build } from '../../server/app.js'
-import { TEXT, serve, testPlugins, waitFor } from './helpers.js'
+import { TEXT, serve, waitFor } from './helpers.js'
 
 interface Answer { status: number, type: string, body: string, raw: string }
 
@@ -79,30 +77,4 @@ t.test('Expect and Host: problem+json with a stable code; what Node allows still
   const body = '{"text":"a b c"}'
   const continued = await exchange(s.url, `POST ${TEXT} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`)
   t.match(continued.raw, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 /, 'Expect: 100-continue is met')
-})
-
-t.test('a 408 to a connection that never finished its headers is logged', async (t) => {
-  const logs: string[] = []
-  const logStream = new Writable({ write (chunk: Buffer, _enc, done) { logs.push(...chunk.toString('utf8').split('\n').filter((l) => l !== '')); done() } })
-  const app = await build({ plugins: testPlugins(), logStream })
-  t.teardown(async () => { await app.close() })
-  const serverSockets: Socket[] = []
-  app.server.on('connection', (socket: Socket) => { serverSockets.push(socket) })
-  const url = new URL(await app.listen({ host: '127.0.0.1', port: 0 }))
-  const client = connect(Number(url.port), url.hostname)
-  client.on('error', () => {})
-  t.teardown(() => { client.destroy() })
-  let answer = ''
-  client.on('data', (d: Buffer) => { answer += d.toString('latin1') })
-  client.write('GET /health HTTP/1.1\r\nHost: x\r\nX-Half: ')
-  await waitFor(() => serverSockets.length === 1, 5000, 'the connection')
-  await new Promise((resolve) => setTimeout(resolve, 200))
-  // What Node does once headersTimeout (a minute) has passed.
-  app.server.emit('clientError', Object.assign(new Error('Request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), serverSockets[0])
-  await waitFor(() => /^HTTP\/1\.1 408/.test(answer), 5000, 'the 408')
-  await waitFor(() => requestLines(logs).length > 0, 5000, 'the log line')
-  await new Promise((resolve) => setTimeout(resolve, 100))
-  const lines = requestLines(logs)
-  t.match(lines, [{ method: '(unknown)', path: '(unknown)', status: 408 }], 'one line, method and path unknown')
-  t.ok(Number(lines[0]?.duration_ms) >= 150, 'timed from when the connection began to wait')
 })
