@@ -9,7 +9,7 @@ import { PassThrough } from 'node:stream'
 import t, { type Test } from 'tap'
 import { errorTable } from '../../index.js'
 import { clientErrorHandler } from '../../server/plugins/problem.js'
-import { FILE, TEXT, postFile, postJson, serve, waitFor, type ProblemJson } from './helpers.js'
+import { FILE, TEXT, exchange, postFile, postJson, serve, waitFor, type ProblemJson } from './helpers.js'
 
 const LIMIT = 4096
 const SECRET = 'zebra-quartz-7731'
@@ -39,25 +39,10 @@ function jsonOfSize (size: number): string {
 }
 
 /** Sends raw bytes and reads the answer until the server closes, as a Response. */
-function raw (url: string, data: string): Promise<Response> {
-  const { hostname, port } = new URL(url)
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => { socket.write(data) })
-    const parts: Buffer[] = []
-    socket.on('data', (d: Buffer) => { parts.push(d) })
-    socket.on('error', () => {})
-    socket.on('close', () => {
-      const text = Buffer.concat(parts).toString('utf8')
-      const [head = '', ...rest] = text.split('\r\n\r\n')
-      const status = /^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]
-      if (status === undefined) {
-        reject(new Error(`no HTTP answer: ${JSON.stringify(text.slice(0, 200))}`))
-        return
-      }
-      const type = /^content-type: (.*)$/im.exec(head)?.[1] ?? ''
-      resolve(new Response(rest.join('\r\n\r\n'), { status: Number(status), headers: { 'content-type': type } }))
-    })
-  })
+async function raw (url: string, data: string): Promise<Response> {
+  const answer = await exchange(url, data)
+  if (answer.status === 0) throw new Error(`no HTTP answer: ${JSON.stringify(answer.raw.slice(0, 200))}`)
+  return new Response(answer.body, { status: answer.status, headers: { 'content-type': answer.headers['content-type'] ?? '' } })
 }
 
 t.test('errors', async (t) => {

@@ -5,7 +5,7 @@
 import { Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { spawn, type ChildProcess } from 'node:child_process'
-import { connect, createServer } from 'node:net'
+import { connect, createServer, type Socket } from 'node:net'
 import { build, type BuildOptions } from '../../server/app.js'
 import { listTokenizers } from '../../index.js'
 
@@ -63,7 +63,31 @@ export const FILE = '/docsplit/api/split/file'
 
 export interface ProblemJson { type: string, title: string, status: number, detail: string, code: string }
 
-export interface RawAnswer { status: number, headers: Record<string, string>, body: string }
+/** An answer read off a raw socket: the first response's status and headers (names lower-cased), the rest as the body, and every byte as text. */
+export interface RawAnswer { status: number, headers: Record<string, string>, body: string, raw: string }
+
+/** Reads what `socket` receives until it closes, as a RawAnswer (status 0 when no HTTP answer came). */
+function answerOf (socket: Socket): Promise<RawAnswer> {
+  const parts: Buffer[] = []
+  socket.on('data', (d: Buffer) => { parts.push(d) })
+  socket.on('error', () => {})
+  return new Promise((resolve) => {
+    socket.on('close', () => {
+      const raw = Buffer.concat(parts).toString('utf8')
+      const [head = '', ...rest] = raw.split('\r\n\r\n')
+      const [statusLine = '', ...lines] = head.split('\r\n')
+      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]))
+      resolve({ status: Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine)?.[1] ?? 0), headers, body: rest.join('\r\n\r\n'), raw })
+    })
+  })
+}
+
+/** Sends `data` on a fresh connection and reads until the server closes it. */
+export function exchange (url: string, data: string): Promise<RawAnswer> {
+  const { hostname, port } = new URL(url)
+  const socket = connect(Number(port), hostname, () => { socket.write(data) })
+  return answerOf(socket)
+}
 
 /**
  * A POST to the text route over a raw socket: the headers (Content-Length `length`,
@@ -72,19 +96,8 @@ export interface RawAnswer { status: number, headers: Record<string, string>, bo
 export function rawPost (url: string, length: number): { send: (body: string) => void, answer: Promise<RawAnswer> } {
   const { hostname, port } = new URL(url)
   const socket = connect(Number(port), hostname)
-  socket.on('error', () => {})
   socket.write(`POST ${TEXT} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\nConnection: close\r\n\r\n`)
-  const parts: Buffer[] = []
-  socket.on('data', (d: Buffer) => { parts.push(d) })
-  const answer = new Promise<RawAnswer>((resolve) => {
-    socket.on('close', () => {
-      const [head = '', ...rest] = Buffer.concat(parts).toString('utf8').split('\r\n\r\n')
-      const [statusLine = '', ...lines] = head.split('\r\n')
-      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]))
-      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(statusLine)?.[1] ?? 0), headers, body: rest.join('\r\n\r\n') })
-    })
-  })
-  return { send: (body) => { socket.write(body) }, answer }
+  return { send: (body) => { socket.write(body) }, answer: answerOf(socket) }
 }
 
 /** A free loopback port (for processes that need one chosen up front, like redis-server). */

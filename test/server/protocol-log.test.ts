@@ -1,35 +1,12 @@
 /**
  * Every answer reaches the request log with the status the client got, including those made
- * before fastify sees a request (Node's parser: 400, 431; the 408s: request-timeout-log.test.ts), and
- * Node's own bare answers (417 to an Expect it does not meet, 400 to HTTP/1.1 without Host)
- * are problem+json like every other error. Raw sockets: this is about the HTTP layer.
+ * before fastify sees a request (Node's parser: 400, 431; the 408s are in
+ * request-timeout-log.test.ts), and Node's own bare answers (417 to an Expect it does not meet,
+ * 400 to HTTP/1.1 without Host) are problem+json like every other error. Raw sockets: this is
+ * about the HTTP layer.
  */
-import { connect } from 'node:net'
 import t from 'tap'
-import { TEXT, serve, waitFor } from './helpers.js'
-
-interface Answer { status: number, type: string, body: string, raw: string }
-
-/** Sends `data` on a fresh connection and reads until the server closes it. */
-function exchange (url: string, data: string): Promise<Answer> {
-  const { hostname, port } = new URL(url)
-  return new Promise((resolve) => {
-    const socket = connect(Number(port), hostname, () => { socket.write(data) })
-    const parts: Buffer[] = []
-    socket.on('data', (d: Buffer) => { parts.push(d) })
-    socket.on('error', () => {})
-    socket.on('close', () => {
-      const raw = Buffer.concat(parts).toString('utf8')
-      const [head = '', ...rest] = raw.split('\r\n\r\n')
-      resolve({
-        raw,
-        status: Number(/^HTTP\/1\.[01] (\d{3})/.exec(head)?.[1] ?? 0),
-        type: /^content-type: (.*)$/im.exec(head)?.[1] ?? '',
-        body: rest.join('\r\n\r\n'),
-      })
-    })
-  })
-}
+import { TEXT, exchange, serve, waitFor } from './helpers.js'
 
 const bigHeaders = Array.from({ length: 17 }, (_, i) => `X-H${i}: ${'a'.repeat(1000)}\r\n`).join('')
 
@@ -54,7 +31,7 @@ t.test('each answer is logged once, with the status sent', async (t) => {
     const before = requestLines(s.logs).length
     const answer = await exchange(s.url, data)
     t.equal(answer.status, status, `${name}: ${status}`)
-    t.match(answer.type, /^application\/problem\+json/, `${name}: a problem`)
+    t.match(answer.headers['content-type'], /^application\/problem\+json/, `${name}: a problem`)
     await waitFor(() => requestLines(s.logs).length > before, 5000, `${name} to be logged`)
     await new Promise((resolve) => setTimeout(resolve, 100))
     const lines = requestLines(s.logs).slice(before)
