@@ -119,10 +119,13 @@ async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<voi
     return new DocsplitError('DOCSPLIT_INTERNAL', 'internal error')
   }
 
+  /** What a 503 asks a client to wait before it retries: a quarter of a split's budget, 1-30 s. */
+  const retryHint: RetryHint = { retryAfterSeconds: Math.min(30, Math.max(1, Math.ceil(opts.splitTimeoutSeconds / 4))) }
+
   function overloaded (): DocsplitError {
     return Object.assign(new DocsplitError('DOCSPLIT_OVERLOADED',
       `all ${opts.maxConcurrentSplits} workers are busy and ${opts.maxQueuedSplits} splits are waiting (DOCSPLIT_WEB_MAX_QUEUED_SPLITS); retry later`),
-    { retryAfterSeconds: Math.min(30, Math.max(1, Math.ceil(opts.splitTimeoutSeconds / 4))) } satisfies RetryHint)
+    retryHint)
   }
 
   // Splits wait here, not in piscina: a task is handed over only when a worker is free, so the
@@ -189,7 +192,7 @@ async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<voi
   function noRoomForJson (): DocsplitError {
     return Object.assign(new DocsplitError('DOCSPLIT_OVERLOADED',
       `the JSON answers being sent use the memory set aside for them (DOCSPLIT_WEB_JSON_RESPONSE_MEMORY_MB = ${Math.round(opts.jsonResponseBytes / 2 ** 20)}); retry later, or ask for NDJSON (Accept: application/x-ndjson), which is streamed`),
-    { retryAfterSeconds: Math.min(30, Math.max(1, Math.ceil(opts.splitTimeoutSeconds / 4))) } satisfies RetryHint)
+    retryHint)
   }
 
   const splitPool: SplitPool = {
