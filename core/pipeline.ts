@@ -766,10 +766,7 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
     // A parser of bytes may hold its pieces (xlsx holds the whole file): they are its to keep.
     if (parser.reads === 'bytes') { write(keep(piece)); return }
     // Bytes are gathered for a whole-text parser only (the registry allows `whole` on no other).
-    if (wholeText === undefined) {
-      for (let at = 0; at < piece.length; at += STREAM_DECODE_PART) decode(piece.subarray(at, at + STREAM_DECODE_PART))
-      return
-    }
+    if (wholeText === undefined) { decode(piece); return }
     if (gatheredBytes + piece.length > GATHER_BYTES) decodeGathered()
     if (givenBytes === undefined) {
       // A piece that fills a batch alone is decoded now, before its buffer can change: no copy.
@@ -787,10 +784,12 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
     gatheredBytes = 0
     decode(all)
   }
+  /** Bytes decoded into one string at most: a streaming parser's are kept small (see STREAM_DECODE_PART). */
+  const decodePart = wholeText === undefined ? STREAM_DECODE_PART : DECODE_PART
   const decode = (piece: Uint8Array): void => {
-    if (piece.length > DECODE_PART) {
-      // A stream may yield a piece longer than a string can be.
-      for (let at = 0; at < piece.length; at += DECODE_PART) decode(piece.subarray(at, at + DECODE_PART))
+    if (piece.length > decodePart) {
+      // A piece longer than a string can be, or (streaming) than a young-space string.
+      for (let at = 0; at < piece.length; at += decodePart) decode(piece.subarray(at, at + decodePart))
       return
     }
     decoder ??= new StreamDecoder(options.encoding)
