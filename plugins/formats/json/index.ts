@@ -142,8 +142,10 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
    * Whether the current record, up to `end`, is over the budget. Estimated piece by piece as it
    * grows (each character once), only past max_tokens characters. The pieces' sum errs high
    * (approx counts a whole at less than its pieces), so a sum over the budget is confirmed by a
-   * count of the whole: at the member's end, or while it streams once it has doubled since its
-   * last count (linear in all).
+   * count of the whole: at the member's end, or while it streams once it has grown by a quarter
+   * since its last count (at most 5 counts of its length in all). A record's containers that end
+   * inside it are not opened at their end, so a slower pace (doubling) could leave a record
+   * under the budget at one count and over it only at its own end, opened one level only.
    */
   private overBudget (end: number, ended: boolean): boolean {
     const length = end - this.recStart
@@ -158,7 +160,7 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
       this.estimatedTo = end
     }
     if (this.estimated <= this.maxTokens) return false
-    if (!ended && length < 2 * this.countedLength) return false
+    if (!ended && 4 * length < 5 * this.countedLength) return false
     this.estimated = this.ctx.estimate(this.slice(this.recStart, end))
     this.countedLength = length
     return this.estimated > this.maxTokens
