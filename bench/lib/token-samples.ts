@@ -14,7 +14,7 @@ const repo = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..')
 export const corpusDir = resolve(repo, '../shared/corpus')
 const modules = join(repo, 'node_modules')
 
-export const FORMATS = ['prose', 'markdown', 'code', 'declarations', 'python', 'log', 'csv', 'json', 'xml', 'yaml', 'cjk', 'i18n'] as const
+export const FORMATS = ['prose', 'markdown', 'code', 'declarations', 'python', 'log', 'csv', 'json', 'xml', 'yaml', 'cjk', 'i18n', 'data'] as const
 export type SampleFormat = typeof FORMATS[number]
 
 function walk (root: string, keep: (name: string) => boolean, out: string[] = []): string[] {
@@ -150,6 +150,29 @@ function diagnostics (locales: string[]): string[] {
   return out
 }
 
+/**
+ * Encoded data as documents carry it: PEM certificates, images inlined as data URIs in markdown,
+ * base64 and base64url fields in JSON, hex digests. Random bytes, like the compressed or
+ * encrypted payloads such text usually holds, from a fixed seed (the same on every machine).
+ */
+function data (): string[] {
+  const random = prng(2026)
+  const bytes = (n: number): Buffer => Buffer.from(Array.from({ length: n }, () => Math.floor(random() * 256)))
+  const size = (): number => 200 + Math.floor(random() * 3000)
+  const pem: string[] = []
+  const images: string[] = []
+  const json: string[] = []
+  const digests: string[] = []
+  for (let i = 0; i < 40; i++) {
+    const lines = bytes(size()).toString('base64').match(/.{1,64}/g)!.join('\n')
+    pem.push(`-----BEGIN CERTIFICATE-----\n${lines}\n-----END CERTIFICATE-----\n`)
+    images.push(`Figure ${i + 1} shows the result.\n\n![figure ${i + 1}](data:image/png;base64,${bytes(size()).toString('base64')})\n`)
+    json.push(`{"id": ${i}, "token": "${bytes(32).toString('base64url')}.${bytes(96).toString('base64url')}", "payload": "${bytes(size()).toString('base64')}"}`)
+    for (let j = 0; j < 40; j++) digests.push(`${bytes(32).toString('hex')}  dist/chunk-${bytes(4).toString('hex')}.js`)
+  }
+  return [pem.join(''), images.join('\n'), json.join('\n'), digests.join('\n')]
+}
+
 /** The sample texts of one format (empty when its source is missing). */
 export function formatTexts (format: SampleFormat): string[] {
   switch (format) {
@@ -165,6 +188,7 @@ export function formatTexts (format: SampleFormat): string[] {
     case 'yaml': return batch(corpusTexts('yaml', ['.yaml', '.yml']))
     case 'cjk': return diagnostics(['ja', 'ko', 'zh-cn', 'zh-tw'])
     case 'i18n': return diagnostics(['ru', 'cs', 'pl', 'tr', 'de', 'fr', 'es', 'it', 'pt-br'])
+    case 'data': return data()
   }
 }
 

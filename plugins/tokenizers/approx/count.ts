@@ -12,15 +12,15 @@ export const COST = (() => {
   return Uint16Array.from(COSTS.flat())
 })()
 
-/** PACK[row + cls] = cost << 10 | next row, where a row is state * NC. */
+/** PACK[row + cls] = cost << 11 | next row, where a row is state * NC. */
 const PACK = new Int32Array(NS * NC)
 /** What a repeated character costs more (or less) than the same character not repeated. */
 const REPEAT_DELTA = new Int32Array(NS * NC)
 for (let k = 0; k < NS * NC; k++) {
-  PACK[k] = (COST[k]! << 10) | (NEXT[k]! * NC)
+  PACK[k] = (COST[k]! << 11) | (NEXT[k]! * NC)
   REPEAT_DELTA[k] = COST[Math.floor(k / NC) * NC + C.RP]! - COST[k]!
 }
-if (NS * NC > 1024 || NC > 127 || Math.max(...COST) >= 1 << 20) throw new Error('approx: tables too large to pack')
+if (NS * NC > 2048 || NC > 127 || Math.max(...COST) >= 1 << 20) throw new Error('approx: tables too large to pack')
 /** The class of each code unit, plus 128 when a repeat of it reads as RP. */
 const UNIT = new Uint8Array(0x10000)
 for (let u = 0; u < 0x10000; u++) UNIT[u] = CLASS[u]! | (REPEATS[CLASS[u]!]! << 7)
@@ -93,17 +93,17 @@ function scanUnits (text: string, at: number, n: number, row: number, prev: numb
     const xa = unit[a]!
     const ka = row + (xa & 127)
     const va = pack[ka]!
-    sumA += va >> 10
+    sumA += va >> 11
     if (a === prev && xa > 127) sumA += delta[ka]!
-    row = va & 1023
+    row = va & 2047
     prev = a
     const b = codes[j]!
     const xb = unit[b]!
     const kb = rowB + (xb & 127)
     const vb = pack[kb]!
-    sumB += vb >> 10
+    sumB += vb >> 11
     if (b === prevB && xb > 127) sumB += delta[kb]!
-    rowB = vb & 1023
+    rowB = vb & 2047
     prevB = b
   }
   if ((n & 1) === 1) {
@@ -131,9 +131,9 @@ function scanRange (from: number, to: number, row: number, prev: number): number
     const xa = unit[a]!
     const ka = row + (xa & 127)
     const va = pack[ka]!
-    sum += va >> 10
+    sum += va >> 11
     if (a === prev && xa > 127) sum += delta[ka]!
-    row = va & 1023
+    row = va & 2047
     prev = a
   }
   endRow = row
@@ -164,11 +164,11 @@ function startDifference (text: string, from: number, to: number, row: number, p
     const x = unit[c]!
     const k = row + (x & 127)
     const ks = start + (x & 127)
-    diff += (pack[k]! >> 10) - (pack[ks]! >> 10)
+    diff += (pack[k]! >> 11) - (pack[ks]! >> 11)
     if (x > 127 && c === prev) diff += delta[k]!
     if (x > 127 && c === startPrev) diff -= delta[ks]!
-    row = pack[k]! & 1023
-    start = pack[ks]! & 1023
+    row = pack[k]! & 2047
+    start = pack[ks]! & 2047
     prev = startPrev = c
   }
   return row === start && prev === startPrev ? diff : Number.NaN

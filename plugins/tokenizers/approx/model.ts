@@ -95,8 +95,22 @@ export const S = {
   UP2: 34,
   UP3: 35,
   UP4: 36,
+  // Letters and digits that touch each other (b3DQ, 0x7f, 4xFj): base64, hex and other encoded
+  // data, where the encodings spend a token on every 1-2 letters, not on a word. ND1-3: a digit
+  // group after a letter (or after such a group); NU, NV, NL: a capital, a capital after a
+  // capital, a lowercase letter, the 1st to DATA_LETTERS-th letter after a digit. After that
+  // many letters without a digit the plain states take over again: a continuation can cost more
+  // after data than from START only for that many letters, which START pays once (model.ts top).
+  ND1: 37,
+  ND2: 38,
+  ND3: 39,
+  NU1: 40, NU2: 41, NU3: 42,
+  NV1: 43, NV2: 44, NV3: 45,
+  NL1: 46, NL2: 47, NL3: 48,
 } as const
-export const NS = 37
+export const NS = 49
+/** Letters after a digit that the data states read (NU1-3, NV1-3, NL1-3). */
+const DATA_LETTERS = 3
 export const STATE_NAMES = Object.keys(S)
 
 function buildClassTable (): Uint8Array {
@@ -148,14 +162,30 @@ export const REPEATS = (() => {
   return t
 })()
 
+const isDigit = (s: number): boolean => (s >= S.D1 && s <= S.D3) || (s >= S.ND1 && s <= S.ND3)
+const isPlainLetter = (s: number): boolean => s === S.UP || (s >= S.LO1 && s <= S.LO7) || (s >= S.UP2 && s <= S.UP4)
+/** Which letter after a digit a data state is (1..DATA_LETTERS), 0 for the other states. */
+const dataLetter = (s: number): number => s >= S.NU1 && s <= S.NL3 ? (s - S.NU1) % DATA_LETTERS + 1 : 0
+const isCapital = (s: number): boolean => s >= S.NU1 && s <= S.NV3
+
 /** The state after a character of class `cls` in state `state`. */
 function next (state: number, cls: number): number {
+  const k = dataLetter(state)
   switch (cls) {
     case C.SP: return state === S.SP || state === S.SPN || state === S.WS ? S.SPN : S.SP
-    case C.DG: return state === S.D1 ? S.D2 : state === S.D2 ? S.D3 : S.D1
+    case C.DG:
+      if (isPlainLetter(state) || k > 0) return S.ND1
+      if (state === S.ND1 || state === S.ND2) return state + 1
+      if (state === S.ND3) return S.ND1
+      return state === S.D1 ? S.D2 : state === S.D2 ? S.D3 : S.D1
     case C.RP: return S.PO // never used: a repeat moves by its own class
-    case C.UP: return state === S.UP ? S.UP2 : state === S.UP2 ? S.UP3 : state === S.UP3 || state === S.UP4 ? S.UP4 : S.UP
+    case C.UP:
+      if (isDigit(state)) return S.NU1
+      if (k > 0) return k === DATA_LETTERS ? (isCapital(state) ? S.UP2 : S.UP) : (isCapital(state) ? S.NV1 : S.NU1) + k
+      return state === S.UP ? S.UP2 : state === S.UP2 ? S.UP3 : state === S.UP3 || state === S.UP4 ? S.UP4 : S.UP
     case C.LO:
+      if (isDigit(state)) return S.NL1
+      if (k > 0) return k === DATA_LETTERS ? (isCapital(state) ? S.LO2 : S.LO3) : S.NL1 + k
       if (state === S.UP || (state >= S.UP2 && state <= S.UP4)) return S.LO2
       if (state >= S.LO1 && state <= S.LO7) return Math.min(S.LO7, state + 1)
       return S.LO1
