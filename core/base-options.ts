@@ -14,7 +14,7 @@ export const baseOptions = {
   input_format: Type.String({ default: 'auto', description: 'Format of the input, or `auto` to choose by file name, then by content. Names are case-insensitive; another name of a format (`md`, `yml`, `ndjson`, `txt`, `py`) is reported as the format\'s own (`markdown`, ...).' }),
   max_tokens: Type.Integer({ minimum: MIN_TOKENS, maximum: MAX_TOKENS, default: 512, description: 'Budget: no chunk (except a `protected` record) has more tokens.' }),
   splitter: Type.String({ description: 'How chunks are packed. Default: the format\'s own (`sibling` for documents, `record` for records).' }),
-  tokenizer: Type.String({ default: DEFAULT_TOKENIZER, description: 'Counts tokens: `approx` (no dependency; at least the real o200k/cl100k count on 99.5% of corpus pieces), an encoding such as `o200k_base`, or a model name such as `gpt-4o`. Name the model\'s encoding when the budget is a hard limit.' }),
+  tokenizer: Type.String({ default: DEFAULT_TOKENIZER, description: 'Counts tokens: `approx` (no dependency; at least the real o200k/cl100k count on 99.4% of corpus pieces), an encoding such as `o200k_base`, or a model name such as `gpt-4o`. Name the model\'s encoding when the budget is a hard limit.' }),
   overlap_tokens: Type.Integer({ minimum: 0, maximum: MAX_TOKENS / 2, default: 0, description: 'Each chunk repeats up to this many tokens from the end of the previous one (at most half of `max_tokens`).' }),
   // No `default` here: a client that sends every default (an OpenAPI client) would send utf-8,
   // and a document's declared encoding applies only when none is given (resolveOptions falls back).
