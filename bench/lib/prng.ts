@@ -9,3 +9,8 @@ export function prng (seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296
   }
 }
+
+/** `n` bytes drawn from `random` (a prng): payloads that look like compressed or encrypted data. */
+export function randomBytes (random: () => number, n: number): Buffer {
+  return Buffer.from(Array.from({ length: n }, () => Math.floor(random() * 256)))
+}

@@ -5,7 +5,7 @@
  * (/usr/lib/python3.*) when installed, and CJK and other-script text from TypeScript's localized
  * diagnostic messages (node_modules/typescript/lib/<locale>/diagnosticMessages.generated.json).
  */
-import { prng } from './prng.js'
+import { prng, randomBytes } from './prng.js'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -157,7 +157,7 @@ function diagnostics (locales: string[]): string[] {
  */
 function data (): string[] {
   const random = prng(2026)
-  const bytes = (n: number): Buffer => Buffer.from(Array.from({ length: n }, () => Math.floor(random() * 256)))
+  const bytes = (n: number): Buffer => randomBytes(random, n)
   const size = (): number => 200 + Math.floor(random() * 3000)
   const pem: string[] = []
   const images: string[] = []

@@ -6,6 +6,7 @@ import approx from '../../../plugins/tokenizers/approx/index.js'
 import { ApproxTally, countApprox, COST, SCALE } from '../../../plugins/tokenizers/approx/count.js'
 import { C, CLASS, NC, NEXT, NS, REPEATS, S, startExcess } from '../../../plugins/tokenizers/approx/model.js'
 import { FORMATS, cutPieces, formatTexts, rng } from '../../../bench/lib/token-samples.js'
+import { randomBytes } from '../../../bench/lib/prng.js'
 import { corpusMissing } from '../../helpers/corpus.js'
 
 const AS_TEXT = { disallowedSpecial: new Set<string>() }
@@ -226,7 +227,7 @@ t.test('at least the o200k and cl100k counts on generated documents', { skip: co
 // states alone read base64 at about 0.8 of the real count, so chunks of it ran a fifth over.
 t.test('at least the o200k and cl100k counts on base64, base64url and hex data', async (t) => {
   const random = rng(7)
-  const bytes = (n: number): Buffer => Buffer.from(Array.from({ length: n }, () => Math.floor(random() * 256)))
+  const bytes = (n: number): Buffer => randomBytes(random, n)
   for (let i = 0; i < 20; i++) {
     const n = 300 + Math.floor(random() * 3000)
     const texts = {
