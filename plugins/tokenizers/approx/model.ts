@@ -100,7 +100,7 @@ export const S = {
   // group after a letter (or after such a group); NU, NV, NL: a capital, a capital after a
   // capital, a lowercase letter, the 1st to DATA_LETTERS-th letter after a digit. After that
   // many letters without a digit the plain states take over again: a continuation can cost more
-  // after data than from START only for that many letters, which START pays once (model.ts top).
+  // after data than from START only for that many letters, which START pays once (top of this file).
   ND1: 37,
   ND2: 38,
   ND3: 39,
@@ -163,7 +163,8 @@ export const REPEATS = (() => {
 })()
 
 const isDigit = (s: number): boolean => (s >= S.D1 && s <= S.D3) || (s >= S.ND1 && s <= S.ND3)
-const isPlainLetter = (s: number): boolean => s === S.UP || (s >= S.LO1 && s <= S.LO7) || (s >= S.UP2 && s <= S.UP4)
+const isPlainCapital = (s: number): boolean => s === S.UP || (s >= S.UP2 && s <= S.UP4)
+const isPlainLower = (s: number): boolean => s >= S.LO1 && s <= S.LO7
 /** Which letter after a digit a data state is (1..DATA_LETTERS), 0 for the other states. */
 const dataLetter = (s: number): number => s >= S.NU1 && s <= S.NL3 ? (s - S.NU1) % DATA_LETTERS + 1 : 0
 const isCapital = (s: number): boolean => s >= S.NU1 && s <= S.NV3
@@ -174,7 +175,7 @@ function next (state: number, cls: number): number {
   switch (cls) {
     case C.SP: return state === S.SP || state === S.SPN || state === S.WS ? S.SPN : S.SP
     case C.DG:
-      if (isPlainLetter(state) || k > 0) return S.ND1
+      if (isPlainCapital(state) || isPlainLower(state) || k > 0) return S.ND1
       if (state === S.ND1 || state === S.ND2) return state + 1
       if (state === S.ND3) return S.ND1
       return state === S.D1 ? S.D2 : state === S.D2 ? S.D3 : S.D1
@@ -186,8 +187,8 @@ function next (state: number, cls: number): number {
     case C.LO:
       if (isDigit(state)) return S.NL1
       if (k > 0) return k === DATA_LETTERS ? (isCapital(state) ? S.LO2 : S.LO3) : S.NL1 + k
-      if (state === S.UP || (state >= S.UP2 && state <= S.UP4)) return S.LO2
-      if (state >= S.LO1 && state <= S.LO7) return Math.min(S.LO7, state + 1)
+      if (isPlainCapital(state)) return S.LO2
+      if (isPlainLower(state)) return Math.min(S.LO7, state + 1)
       return S.LO1
     default: return S[CLASS_NAMES[cls] as keyof typeof S]
   }
