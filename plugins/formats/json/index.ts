@@ -121,6 +121,12 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
    * and so on. Each holds where its children start, until the record is opened or ends.
    */
   private spine: Spine[] = []
+  /**
+   * Containers of the spine that ended inside the record, innermost last, while each one before
+   * held one child only (`{"data": {"items": [...]}}`): at the record's end they may still be
+   * opened, down to the first that holds two children or more.
+   */
+  private closedTail: Spine[] = []
   private pendingExits = 0
   private readonly maxTokens: number
   private readonly threshold: number
@@ -143,9 +149,8 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
    * grows (each character once), only past max_tokens characters. The pieces' sum errs high
    * (approx counts a whole at less than its pieces), so a sum over the budget is confirmed by a
    * count of the whole: at the member's end, or while it streams once it has grown by a quarter
-   * since its last count (at most 5 counts of its length in all). A record's containers that end
-   * inside it are not opened at their end, so a slower pace (doubling) could leave a record
-   * under the budget at one count and over it only at its own end, opened one level only.
+   * since its last count (at most 5 counts of its length in all), so that it opens into its
+   * children while they stream rather than at its end (see `closedTail` for what is left then).
    */
   private overBudget (end: number, ended: boolean): boolean {
     const length = end - this.recStart
@@ -183,6 +188,7 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
     frame.count++
     if (this.spine.length > 0) {
       this.spine = []
+      this.closedTail = []
       this.setWatch()
     }
   }
@@ -219,6 +225,7 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
   /** A child of the deepest spine container starts: remember it, open the record while too long. */
   private kidStart (last: Spine, offset: number, label: string): void {
     last.kids.push({ start: offset, label })
+    this.closedTail = []
     while (this.spine.length > 0 && this.overBudget(offset, false)) this.openRecord(false)
   }
 
@@ -287,11 +294,19 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
     const last = this.spine[this.spine.length - 1]
     if (last !== undefined && depth === last.depth) {
       if (this.spine.length === 1) {
-        // the record's own value ends: open it if it is too long (its last child stays current)
-        if (last.kids.length >= 2 && this.overBudget(end, true)) this.openRecord(true)
+        // the record's own value ends: open it if it is too long (its last child stays current),
+        // through the containers that held one child only, down to one that holds more
+        const chain = [last, ...this.closedTail]
+        const opens = chain.findIndex((c) => c.kids.length >= 2)
+        if (opens !== -1 && this.overBudget(end, true)) {
+          this.spine = chain.slice(0, opens + 1)
+          while (this.spine.length > 0) this.openRecord(true)
+        }
         this.spine = []
+        this.closedTail = []
       } else {
         this.spine.pop()
+        this.closedTail = last.kids.length === 1 ? [last, ...this.closedTail] : [last]
       }
       this.setWatch()
       return

@@ -360,6 +360,21 @@ t.test('a dense envelope over the budget is opened, though shorter than 4 charac
     const one = await split(fits, { input_format: 'json', max_tokens: 512 })
     t.same(one.chunks.map((c) => c.path), [['$']], `${approx.count(fits)} tokens: one chunk`)
   }
+  // an envelope that passes the budget only near its end (after its last count while it streams)
+  // is opened at its end through every level that holds one child
+  const protectedAt: string[] = []
+  for (const maxTokens of [64, 128]) {
+    for (let n = 2; n < 16; n++) {
+      const list = items.slice(0, n)
+      for (const envelope of [{ data: { items: list } }, { a: { b: { items: list } } }, [{ data: { items: list } }]]) {
+        const text = JSON.stringify(envelope, null, n % 2)
+        const split1 = await split(text, { input_format: 'json', max_tokens: maxTokens })
+        if (split1.chunks.some((c) => c.protected)) protectedAt.push(`${maxTokens} tokens, ${text.slice(0, 16)}…, ${n} items`)
+        if (split1.chunks.map((c) => c.text).join('') !== text) protectedAt.push(`lost text: ${text}`)
+      }
+    }
+  }
+  t.same(protectedAt, [], 'no envelope of small items left whole over the budget')
   // the same events however the text comes in
   const whole = await collectEvents(json, doc, { max_tokens: 512 })
   for (const size of [1, 7, 100]) t.same(await collectEvents(json, doc, { max_tokens: 512 }, size), whole, `pieces of ${size}`)
