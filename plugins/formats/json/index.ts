@@ -111,6 +111,12 @@ abstract class RecordBuffer {
   }
 }
 
+/**
+ * Levels of two children or more opened at a record's end: each costs a count of its last
+ * child, so a deep nest of them is bounded to this many counts of the record.
+ */
+const MAX_OPENED_AT_END = 16
+
 class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string> {
   watch = 0
   /** Opened containers: their children are records. */
@@ -122,11 +128,12 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
    */
   private spine: Spine[] = []
   /**
-   * Containers of the spine that ended inside the record, innermost last, while each one before
-   * held one child only (`{"data": {"items": [...]}}`): at the record's end they may still be
-   * opened, down to the first that holds two children or more.
+   * Containers of the spine that ended inside the record, innermost first, each the value of the
+   * last child of the one after it (a child that starts empties it): at the record's end, if too long,
+   * the record is opened down this chain (`{"data": {"items": [...]}}`, `[{"id": 1, "payload":
+   * {"rows": [...]}}]`).
    */
-  private closedTail: Spine[] = []
+  private readonly closedTail: Spine[] = []
   private pendingExits = 0
   private readonly maxTokens: number
   private readonly threshold: number
@@ -188,7 +195,7 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
     frame.count++
     if (this.spine.length > 0) {
       this.spine = []
-      this.closedTail = []
+      this.closedTail.length = 0
       this.setWatch()
     }
   }
@@ -225,7 +232,7 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
   /** A child of the deepest spine container starts: remember it, open the record while too long. */
   private kidStart (last: Spine, offset: number, label: string): void {
     last.kids.push({ start: offset, label })
-    this.closedTail = []
+    this.closedTail.length = 0
     while (this.spine.length > 0 && this.overBudget(offset, false)) this.openRecord(false)
   }
 
@@ -294,19 +301,21 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
     const last = this.spine[this.spine.length - 1]
     if (last !== undefined && depth === last.depth) {
       if (this.spine.length === 1) {
-        // the record's own value ends: open it if it is too long (its last child stays current),
-        // through the containers that held one child only, down to one that holds more
-        const chain = [last, ...this.closedTail]
-        const opens = chain.findIndex((c) => c.kids.length >= 2)
-        if (opens !== -1 && this.overBudget(end, true)) {
-          this.spine = chain.slice(0, opens + 1)
+        // the record's own value ends: while too long, open it down its chain of last children,
+        // through containers of one child, to one of more (whose last child becomes current)
+        const chain = [last, ...this.closedTail.reverse()]
+        for (let at = 0, opened = 0; opened < MAX_OPENED_AT_END; opened++) {
+          const splits = chain.findIndex((c, k) => k >= at && c.kids.length >= 2)
+          if (splits === -1 || !this.overBudget(end, true)) break
+          this.spine = chain.slice(at, splits + 1)
           while (this.spine.length > 0) this.openRecord(true)
+          at = splits + 1
         }
         this.spine = []
-        this.closedTail = []
+        this.closedTail.length = 0
       } else {
         this.spine.pop()
-        this.closedTail = last.kids.length === 1 ? [last, ...this.closedTail] : [last]
+        this.closedTail.push(last)
       }
       this.setWatch()
       return

@@ -360,13 +360,15 @@ t.test('a dense envelope over the budget is opened, though shorter than 4 charac
     const one = await split(fits, { input_format: 'json', max_tokens: 512 })
     t.same(one.chunks.map((c) => c.path), [['$']], `${approx.count(fits)} tokens: one chunk`)
   }
-  // an envelope that passes the budget only near its end (after its last count while it streams)
-  // is opened at its end through every level that holds one child
+  // a record that passes the budget only near its end (after its last count while it streams)
+  // is opened at its end down its last children: through levels of one child, and again where
+  // its last child is still over
   const protectedAt: string[] = []
   for (const maxTokens of [64, 128]) {
     for (let n = 2; n < 16; n++) {
       const list = items.slice(0, n)
-      for (const envelope of [{ data: { items: list } }, { a: { b: { items: list } } }, [{ data: { items: list } }]]) {
+      const shapes = [{ data: { items: list } }, { a: { b: { items: list } } }, [{ data: { items: list } }], [{ id: 1, payload: { rows: list } }], { r: { id: 1, payload: { x: 2, rows: list } } }]
+      for (const envelope of shapes) {
         const text = JSON.stringify(envelope, null, n % 2)
         const split1 = await split(text, { input_format: 'json', max_tokens: maxTokens })
         if (split1.chunks.some((c) => c.protected)) protectedAt.push(`${maxTokens} tokens, ${text.slice(0, 16)}…, ${n} items`)
@@ -374,7 +376,7 @@ t.test('a dense envelope over the budget is opened, though shorter than 4 charac
       }
     }
   }
-  t.same(protectedAt, [], 'no envelope of small items left whole over the budget')
+  t.same(protectedAt, [], 'no record of small items left whole over the budget')
   // the same events however the text comes in
   const whole = await collectEvents(json, doc, { max_tokens: 512 })
   for (const size of [1, 7, 100]) t.same(await collectEvents(json, doc, { max_tokens: 512 }, size), whole, `pieces of ${size}`)
