@@ -45,7 +45,15 @@ interface Open {
   kids?: Array<{ start: number, label: string }>
   /** Its length when it is estimated next: the length doubles between estimates, so each reads it about twice in all. */
   checkAt?: number
+  /** Inside a record that may still be opened: its last child element, once that has ended. */
+  lastKid?: Open
 }
+
+/**
+ * Elements of two children or more opened at a record's end: each costs an estimate of its
+ * last child, so a deep nest of them is bounded to this many estimates of the record.
+ */
+const MAX_OPENED_AT_END = 16
 
 /** UTF-8 bytes of a UTF-16 code unit at most: an element under the budget divided by this is under it in bytes. */
 const MOST_BYTES_PER_UNIT = 3
@@ -252,14 +260,38 @@ class XmlHandler implements ParserHandler<string> {
     const depth = this.stack.length - 1
     if (depth === this.titleDepth) this.endTitle()
     const el = this.stack.pop()!
-    if (depth !== this.recordDepth) return
-    if (this.recordElement === undefined && (el.kids?.length ?? 0) >= 2 && this.tooLong(el, this.parser.position, true)) {
-      // too long, found at its end: its children become records, the last one stays current
-      this.stack.push(el)
-      this.openRecord()
-      this.stack.pop()
+    if (this.recordElement !== undefined) {
+      if (depth === this.recordDepth) this.recordDepth = -1
+      return
     }
+    if (depth > this.recordDepth && this.recordDepth !== -1) this.stack[depth - 1]!.lastKid = el
+    if (depth !== this.recordDepth) return
+    this.openAtEnd(el)
     this.recordDepth = -1
+  }
+
+  /**
+   * The record ends: while what is current is too long, it is opened down its last children,
+   * through elements of one child, to one of more whose children become records and whose
+   * last child becomes current (`<channel>`'s `<items><rdf:Seq><rdf:li/>...`).
+   */
+  private openAtEnd (record: Open): void {
+    const end = this.parser.position
+    const depth = this.stack.length
+    let current: Open | undefined = record
+    for (let opened = 0; current !== undefined && opened < MAX_OPENED_AT_END; opened++) {
+      let splits: Open | undefined = current
+      while (splits !== undefined && splits.kids?.length === 1) splits = splits.lastKid
+      if (splits === undefined || (splits.kids?.length ?? 0) < 2 || !this.tooLong(current, end, true)) break
+      for (let e: Open = current; e !== splits; e = e.lastKid!) {
+        this.stack.push(e)
+        this.openRecord()
+      }
+      this.stack.push(splits)
+      this.openRecord()
+      current = splits.lastKid
+    }
+    this.stack.length = depth
   }
 
   /**

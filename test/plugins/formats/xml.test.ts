@@ -84,6 +84,29 @@ t.test('an element is opened by its tokens, not its length: dense text in few ch
   for (const size of [1, 97]) t.same(await collectEvents(xml, dense, { max_tokens: 512 }, size), await collectEvents(xml, dense, { max_tokens: 512 }), `piece size ${size}: the same events`)
 })
 
+
+t.test('a record found too long at its end is opened down its last children: through elements of one child, and again while still over', async (t) => {
+  const problems: string[] = []
+  for (const maxTokens of [32, 64, 128]) {
+    for (let n = 2; n < 24; n++) {
+      const items = Array.from({ length: n }, (_, i) => `<li n="${i}">${51.5 + i / 997}</li>`).join(n % 2 === 0 ? '' : '\n')
+      for (const doc of [`<r><data><items>${items}</items></data></r>`, `<r><a><b><c>${items}</c></b></a></r>`,
+        `<r><rec><id>1</id><payload><rows>${items}</rows></payload></rec></r>`]) {
+        const r = await split(doc, { input_format: 'xml', max_tokens: maxTokens })
+        if (r.chunks.some((c) => c.protected)) problems.push(`${maxTokens} tokens, ${n} items: ${doc.slice(0, 24)}…`)
+        if (r.chunks.map((c) => c.text).join('') !== doc) problems.push(`lost text: ${doc}`)
+        const events = await collectEvents(xml, doc, { max_tokens: maxTokens })
+        if (!same(await collectEvents(xml, doc, { max_tokens: maxTokens }, 7), events)) problems.push(`pieces of 7 changed the events: ${doc}`)
+      }
+    }
+  }
+  t.same(problems, [], 'no record of small elements left whole over the budget')
+  // an RSS 1.0 channel's <items><rdf:Seq> of links
+  const seq = `<rdf:RDF><channel><title>t</title><items><rdf:Seq>${Array.from({ length: 60 }, (_, i) => `<rdf:li resource="https://example.com/post/${i}"/>`).join('\n')}</rdf:Seq></items></channel></rdf:RDF>`
+  const r = await split(seq, { input_format: 'xml', max_tokens: 256 })
+  t.ok(r.chunks.every((c) => !c.protected), `${r.chunks.map((c) => c.token_count).join(', ')} tokens`)
+  t.ok(r.chunks.some((c) => c.path.join('/') === 'rdf:RDF/channel[1]/items[1]/rdf:Seq[1]'), 'split by rdf:li')
+})
 t.test('the document title: an RSS channel\'s, an Atom feed\'s, an XHTML head\'s; not an item\'s', async (t) => {
   const title = async (doc: string): Promise<unknown> => (await split(doc, { input_format: 'xml' })).document.title
   t.equal(await title(feed), 'T & U', 'the channel title, its entity decoded')
