@@ -244,6 +244,23 @@ t.test('--jsonl writes the same lines as the response has chunks, on either thre
   }
 })
 
+t.test('--jsonl on the writer thread keeps each chunk\'s context: CSV headers, markdown tables with different headers, chunks without', async (t) => {
+  const table = (name: string, rows: number): string => `| ${name} id | ${name} value |\n|---|---|\n` +
+    Array.from({ length: rows }, (_, i) => `| ${i} | ${name} row ${i} with a few words |`).join('\n') + '\n'
+  const markdown = Array.from({ length: 60 }, (_, k) => `## Part ${k}\n\nSome prose before the table.\n\n${table(k % 3 === 0 ? 'alpha' : `t${k}`, 300)}\n`).join('\n')
+  const csv = 'name,city,note\n' + Array.from({ length: 20_000 }, (_, i) => `n${i},"c, ${i}",note ${i}`).join('\n') + '\n'
+  for (const [format, text] of [['markdown', markdown], ['csv', csv]] as const) {
+    t.ok(text.length > 1 << 19, `${format}: more than two batches of text`)
+    const whole = docsplit(['split', file(`contexts.${format === 'csv' ? 'csv' : 'md'}`, text), '--max-tokens', '128'])
+    const chunks = JSON.parse(whole.stdout).chunks as Array<{ context?: string }>
+    const contexts = new Set(chunks.map((c) => c.context))
+    t.ok(contexts.size >= (format === 'csv' ? 1 : 3) && chunks.some((c) => c.context !== undefined), `${format}: ${contexts.size} distinct contexts`)
+    const lines = docsplit(['split', '-', '--input-format', format, '--max-tokens', '128', '--jsonl'], Buffer.from(text))
+    t.equal(lines.code, 0, lines.stderr)
+    t.equal(lines.stdout, chunks.map((c) => JSON.stringify(c) + '\n').join(''), `${format}: byte for byte, in order`)
+  }
+})
+
 t.test('--jsonl: a reader that stops early, a full disk, an input error half way', async (t) => {
   const { spawn } = await import('node:child_process')
   for (const { way, args, input } of ways(file('stop.log', bigLog(3)))) {
