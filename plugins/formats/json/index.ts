@@ -267,10 +267,34 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
     if (last === undefined || depth !== last.depth + 1) return
     if (last.array) {
       this.kidStart(last, offset, `${last.path}[${last.kids.length}]`)
+      // an element that is an object: its members are followed too, so that it can be opened
+      // if it ends too long (the array may have become a frame, the element the record)
+      if (code === OPEN_BRACE) {
+        const path = this.spine.length > 0 ? this.kidLabel(last, last.kids.length - 1) : this.label!
+        this.spine.push({ depth, array: false, path, kids: [], element: true })
+        this.setWatch()
+      }
     } else if (container) {
       this.spine.push({ depth, array: code === OPEN_BRACKET, path: this.kidLabel(last, last.kids.length - 1), kids: [] })
       this.setWatch()
     }
+  }
+
+  /**
+   * Opens the current record, whose value is `chain[0]`, down `chain` (containers that ended,
+   * each the value of the last child of the one before) while it is too long: through
+   * containers of one child to one of more, whose last child becomes current, and again.
+   */
+  private openEnded (chain: Spine[], end: number): void {
+    for (let at = 0, opened = 0; opened < MAX_OPENED_AT_END; opened++) {
+      const splits = chain.findIndex((c, k) => k >= at && c.kids.length >= 2)
+      if (splits === -1 || !this.overBudget(end, true)) break
+      this.spine = chain.slice(at, splits + 1)
+      while (this.spine.length > 0) this.openRecord(true)
+      at = splits + 1
+    }
+    this.spine = []
+    this.closedTail.length = 0
   }
 
   keyStart (depth: number, offset: number): void {
@@ -301,21 +325,15 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
     const last = this.spine[this.spine.length - 1]
     if (last !== undefined && depth === last.depth) {
       if (this.spine.length === 1) {
-        // the record's own value ends: while too long, open it down its chain of last children,
-        // through containers of one child, to one of more (whose last child becomes current)
-        const chain = [last, ...this.closedTail.reverse()]
-        for (let at = 0, opened = 0; opened < MAX_OPENED_AT_END; opened++) {
-          const splits = chain.findIndex((c, k) => k >= at && c.kids.length >= 2)
-          if (splits === -1 || !this.overBudget(end, true)) break
-          this.spine = chain.slice(at, splits + 1)
-          while (this.spine.length > 0) this.openRecord(true)
-          at = splits + 1
-        }
-        this.spine = []
-        this.closedTail.length = 0
+        // the record's own value ends: open it down the containers that ended, if too long
+        this.openEnded([last, ...this.closedTail.reverse()], end)
       } else {
         this.spine.pop()
         this.closedTail.push(last)
+        // a container inside the record ends: if the record is too long now, open it down to
+        // this container, and this one too (an envelope's first element, before the next starts)
+        while (this.spine.length > 0 && this.overBudget(end, false)) this.openRecord(false)
+        if (this.spine.length === 0) this.openEnded(this.closedTail.reverse(), end)
       }
       this.setWatch()
       return

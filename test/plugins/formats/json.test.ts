@@ -377,6 +377,14 @@ t.test('a dense envelope over the budget is opened, though shorter than 4 charac
     }
   }
   t.same(protectedAt, [], 'no record of small items left whole over the budget')
+  // an envelope's first elements are opened as its later ones and a top-level array's are
+  const big = Array.from({ length: 6 }, (_, i) => ({ name: `n${i}`, text: 'word '.repeat(330), id: i }))
+  for (const [text, prefix] of [[JSON.stringify({ data: { items: big } }, null, 1), '$.data.items'], [JSON.stringify(big, null, 1), '$']] as const) {
+    const opened = await split(text, { input_format: 'json', max_tokens: 128 })
+    const paths = opened.chunks.map((c) => c.path.at(-1))
+    for (let i = 0; i < 6; i++) t.ok(paths.includes(`${prefix}[${i}].name`), `${prefix}[${i}] opened into its members`)
+    t.same(opened.chunks.filter((c) => c.protected).map((c) => c.path.at(-1)), big.map((_, i) => `${prefix}[${i}].text`), 'only the long strings protected')
+  }
   // the same events however the text comes in
   const whole = await collectEvents(json, doc, { max_tokens: 512 })
   for (const size of [1, 7, 100]) t.same(await collectEvents(json, doc, { max_tokens: 512 }, size), whole, `pieces of ${size}`)
