@@ -185,14 +185,16 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
 
   /**
    * Whether `u` may join the current chunk. Records join records of the same container and
-   * context (a header row without context joins its rows). A block joins unless it opens another
-   * container (it then travels with the records after it); a closing block stays behind.
+   * context, and a record of kind `header` without context joins the rows after it. Rows above
+   * a CSV header (a title, notes: no context) never share a chunk with the header's rows, which
+   * would carry a header that is not theirs. A block joins unless it opens another container
+   * (it then travels with the records after it); a closing block stays behind.
    */
   const sameGroup = (u: Unit): boolean => {
     const last = lastRecord
     if (last === undefined) return true
     if (u.record < 0) return isPrefix(u.path, last.path)
-    const compatible = last.context === undefined || u.context === undefined || last.context === u.context
+    const compatible = last.context === u.context || (last.context === undefined && last.kind === 'header')
     return compatible && last.container === u.container
   }
 

@@ -297,9 +297,12 @@ async function checkSplit (t: Test, text: string, options: Record<string, unknow
 }
 
 t.test('split() with header_row: the title lines go without context, listed as in effect', async (t) => {
-  const r = await split(titled, { input_format: 'csv', header_row: 4, max_tokens: 16 })
-  t.equal(r.metadata.options.header_row, 4)
-  t.same(r.chunks.map((c) => [c.text, c.context]), [['Sales report 2024\nExported "Q1"\n\n', null], ['id,name\n1,"a\nb"\n2,c\n', 'id,name']])
+  for (const maxTokens of [16, 512]) {
+    const r = await split(titled, { input_format: 'csv', header_row: 4, max_tokens: maxTokens })
+    t.equal(r.metadata.options.header_row, 4)
+    // they never share a chunk with the header's rows, whose context is not theirs
+    t.same(r.chunks.map((c) => [c.text, c.context]), [['Sales report 2024\nExported "Q1"\n\n', null], ['id,name\n1,"a\nb"\n2,c\n', 'id,name']], `${maxTokens} tokens`)
+  }
 })
 
 t.test('split(): records whole, context on every chunk', async (t) => {

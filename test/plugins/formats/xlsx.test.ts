@@ -277,7 +277,7 @@ t.test('header and header_row, csv\'s options, are xlsx\'s too: listed in metada
   t.equal(given.metadata.options.header_row, 2, 'header_row given: in effect and listed')
   t.equal(given.metadata.options.header, true, 'header: its default, as for csv')
   t.notOk('encoding' in given.metadata.options, 'encoding, a text option, is not in effect for a workbook')
-  t.same(given.chunks.map((c) => c.context ?? null), ['k,v'], 'and it applies')
+  t.same(given.chunks.map((c) => [c.text, c.context ?? null]), [['Title,\n', null], ['k,v\na,b\n', 'k,v']], 'and it applies: the title row goes without the header\'s context')
   const off = await split(bytes, { input_format: 'xlsx', header: false, tokenizer: TOKENIZER })
   t.equal(off.metadata.options.header, false)
   t.notOk('header_row' in off.metadata.options, 'not given: not listed (it has no default)')
