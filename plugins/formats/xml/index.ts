@@ -159,8 +159,10 @@ class XmlHandler implements ParserHandler<string> {
       const label = this.childLabel(parent, name)
       ;(parent.kids ??= []).push({ start, label })
       // too long: open the record, then its current child, ... while still too long (the
-      // element's own length: not the text before it, which is not part of what is opened)
-      while (this.recordDepth < depth && this.tooLong(this.stack[this.recordDepth]!, start, false)) this.openRecord()
+      // element's own length: not the text before it, which is not part of what is opened).
+      // Not a record whose only child is the element starting: opened, it would be the same
+      // text under that child's label (`<item>text <b>bold</b> text</item>` as `b[1]`).
+      while (this.recordDepth < depth && this.opens(this.stack[this.recordDepth]!, depth) && this.tooLong(this.stack[this.recordDepth]!, start, false)) this.openRecord()
       return
     }
     if (this.recordElement !== undefined ? name !== this.recordElement : parent.opened !== true) return
@@ -171,6 +173,11 @@ class XmlHandler implements ParserHandler<string> {
     this.recordDepth = depth
     this.label = this.childLabel(parent, name)
     this.records++
+  }
+
+  /** Whether opening `record` while an element starts at `depth` splits it, or leads to one deeper that may. */
+  private opens (record: Open, depth: number): boolean {
+    return (record.kids?.length ?? 0) >= 2 || this.recordDepth + 1 < depth
   }
 
   /** Counts an element for the `record_element` error, while no record has been found. */

@@ -101,6 +101,12 @@ t.test('a record found too long at its end is opened down its last children: thr
     }
   }
   t.same(problems, [], 'no record of small elements left whole over the budget')
+  // an element of text and one child is not opened: that would be the same text under the child's label
+  const mixed = '<r><item>Some long text here before the bold part <b>bold</b> and after it more text here</item><item>x</item></r>'
+  for (const maxTokens of [8, 12, 16]) {
+    const one = await split(mixed, { input_format: 'xml', max_tokens: maxTokens })
+    t.same(one.chunks.filter((c) => c.text.includes('bold')).map((c) => c.path), [['r', 'item[1]']], `${maxTokens} tokens: labelled item[1], not b[1]`)
+  }
   // an RSS 1.0 channel's <items><rdf:Seq> of links
   const seq = `<rdf:RDF><channel><title>t</title><items><rdf:Seq>${Array.from({ length: 60 }, (_, i) => `<rdf:li resource="https://example.com/post/${i}"/>`).join('\n')}</rdf:Seq></items></channel></rdf:RDF>`
   const r = await split(seq, { input_format: 'xml', max_tokens: 256 })
