@@ -133,7 +133,7 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
    * the record is opened down this chain (`{"data": {"items": [...]}}`, `[{"id": 1, "payload":
    * {"rows": [...]}}]`).
    */
-  private readonly closedTail: Spine[] = []
+  private closedTail: Spine[] = []
   private pendingExits = 0
   private readonly maxTokens: number
   private readonly threshold: number
@@ -195,7 +195,7 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
     frame.count++
     if (this.spine.length > 0) {
       this.spine = []
-      this.closedTail.length = 0
+      if (this.closedTail.length > 0) this.closedTail = []
       this.setWatch()
     }
   }
@@ -232,7 +232,7 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
   /** A child of the deepest spine container starts: remember it, open the record while too long. */
   private kidStart (last: Spine, offset: number, label: string): void {
     last.kids.push({ start: offset, label })
-    this.closedTail.length = 0
+    if (this.closedTail.length > 0) this.closedTail = []
     while (this.spine.length > 0 && this.overBudget(offset, false)) this.openRecord(false)
   }
 
@@ -281,20 +281,25 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
   }
 
   /**
-   * Opens the current record, whose value is `chain[0]`, down `chain` (containers that ended,
-   * each the value of the last child of the one before) while it is too long: through
-   * containers of one child to one of more, whose last child becomes current, and again.
+   * Opens the current record, whose value is `root` (or the outermost container that ended), down
+   * the containers that ended (each the value of the last child of the one before) while it is
+   * too long: through containers of one child to one of more, whose last child becomes current,
+   * and again. Then the record has no containers left to open.
    */
-  private openEnded (chain: Spine[], end: number): void {
-    for (let at = 0, opened = 0; opened < MAX_OPENED_AT_END; opened++) {
-      const splits = chain.findIndex((c, k) => k >= at && c.kids.length >= 2)
-      if (splits === -1 || !this.overBudget(end, true)) break
-      this.spine = chain.slice(at, splits + 1)
-      while (this.spine.length > 0) this.openRecord(true)
-      at = splits + 1
+  private openEnded (root: Spine | undefined, end: number): void {
+    if (end - this.recStart > this.maxTokens) {
+      const chain = this.closedTail.reverse()
+      if (root !== undefined) chain.unshift(root)
+      for (let at = 0, opened = 0; opened < MAX_OPENED_AT_END; opened++) {
+        const splits = chain.findIndex((c, k) => k >= at && c.kids.length >= 2)
+        if (splits === -1 || !this.overBudget(end, true)) break
+        this.spine = chain.slice(at, splits + 1)
+        while (this.spine.length > 0) this.openRecord(true)
+        at = splits + 1
+      }
     }
     this.spine = []
-    this.closedTail.length = 0
+    if (this.closedTail.length > 0) this.closedTail = []
   }
 
   keyStart (depth: number, offset: number): void {
@@ -326,14 +331,14 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
     if (last !== undefined && depth === last.depth) {
       if (this.spine.length === 1) {
         // the record's own value ends: open it down the containers that ended, if too long
-        this.openEnded([last, ...this.closedTail.reverse()], end)
+        this.openEnded(last, end)
       } else {
         this.spine.pop()
         this.closedTail.push(last)
         // a container inside the record ends: if the record is too long now, open it down to
         // this container, and this one too (an envelope's first element, before the next starts)
         while (this.spine.length > 0 && this.overBudget(end, false)) this.openRecord(false)
-        if (this.spine.length === 0) this.openEnded(this.closedTail.reverse(), end)
+        if (this.spine.length === 0) this.openEnded(undefined, end)
       }
       this.setWatch()
       return
