@@ -45,7 +45,7 @@ parentPort.on('message', (batch) => {
     let length = 0
     let context
     for (const chunk of batch) {
-      // null: the context of the chunk before (see sendable)
+      // null: the context of the chunk before (see sendContextsOnce)
       if (chunk.context === null) chunk.context = context
       else context = chunk.context
       if (chunk.id === '') chunk.id = chunkId(chunk, chunk.text)

@@ -123,8 +123,8 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
   private readonly frames: Frame[] = []
   /**
    * Containers inside the current record that may still be opened: the record's own value (when
-   * the record is an object member), then, while that is an object, its current member's value,
-   * and so on. Each holds where its children start, until the record is opened or ends.
+   * the record is an object member), then its current member's value (an object's) or its
+   * current element (an array's, when that is an object), and so on. Each holds where its children start, until the record is opened or ends.
    */
   private spine: Spine[] = []
   /**

@@ -290,15 +290,14 @@ class XmlHandler implements ParserHandler<string> {
       let splits: Open | undefined = current
       while (splits !== undefined && splits.kids?.length === 1) splits = splits.lastKid
       if (splits === undefined || (splits.kids?.length ?? 0) < 2 || !this.tooLong(current, end, true)) break
-      for (let e: Open = current; e !== splits; e = e.lastKid!) {
+      for (let e: Open = current; ; e = e.lastKid!) {
         this.stack.push(e)
         this.openRecord()
+        if (e === splits) break
       }
-      this.stack.push(splits)
-      this.openRecord()
       current = splits.lastKid
     }
-    this.stack.length = depth
+    if (this.stack.length > depth) this.stack.length = depth
   }
 
   /**
