@@ -16,3 +16,13 @@ export function assertTiles (events: DocEvent[], text: string): void {
   const problem = eventProblem(events, text)
   if (problem !== undefined) throw new Error(problem)
 }
+
+/**
+ * Where a chunk may begin or end under the record splitter: at the edges of records, and
+ * anywhere in the text between them that a parser gives as blocks (brackets, end tags: a
+ * block over the budget alone, such as a long key that opens a member, is cut at lines).
+ */
+export function recordBoundaries (events: DocEvent[]): Set<number> {
+  return new Set(events.flatMap((e) =>
+    e.type === 'record' ? [e.start, e.end] : e.type === 'block' ? Array.from({ length: e.end - e.start + 1 }, (_, i) => e.start + i) : []))
+}

@@ -16,8 +16,10 @@
  * before them. Every line is validated as one JSON text.
  *
  * Tiling: a record runs from its first character to the first character of the next record, so
- * commas, whitespace and closing brackets go with the record before them; the text before the
- * first record (`[`, `{"data": [`) goes with the first record. Memory: the current record only.
+ * a comma and spaces go with the record before them. What opens a container before its first
+ * record (`[`, `"data": {"items": [`) and what closes it after its last (`]}`), with the spaces
+ * around, are blocks of kind `syntax` between records: a record that fits is not pushed over the
+ * budget by its container's brackets. Memory: the current record only.
  */
 import { definePlugin } from '../../../core/registry.js'
 import type { ParserContext, ParserHandler, ParserPlugin } from '../../../core/types.js'
@@ -135,6 +137,12 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
    */
   private closedTail: Spine[] = []
   private pendingExits = 0
+  /**
+   * The text from recStart is syntax, not a record: the brackets and spaces after the last child
+   * of a container that closed, up to the next record. It goes as a block of its own, so that
+   * a record that fits is not pushed over the budget by the brackets around it.
+   */
+  private syntax = false
   private readonly maxTokens: number
   private readonly threshold: number
   /** The estimate of the current record's text up to `estimatedTo` (from `estimatedFrom`, its start). */
@@ -189,7 +197,9 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
 
   /** A child of the innermost opened container starts at `offset`. */
   private childStart (frame: Frame, offset: number): void {
-    if (frame.count > 0 || this.pendingExits > 0) this.record(offset)
+    // what runs up to it: the record before, or (first child) the container's opening
+    if (frame.count > 0 || this.pendingExits > 0) this.next(offset)
+    else if (offset > this.recStart) this.emitSyntax(offset)
     this.flushExits()
     this.label = frame.array ? `${frame.path}[${frame.count}]` : frame.path
     frame.count++
@@ -204,14 +214,45 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
     for (; this.pendingExits > 0; this.pendingExits--) this.ctx.emit({ type: 'exit', end: this.recStart })
   }
 
+  /** Ends what runs from recStart at `end`: the current record, or the syntax after the containers that closed (outside them). */
+  private next (end: number): void {
+    if (!this.syntax) return this.record(end)
+    this.syntax = false
+    this.flushExits()
+    if (end > this.recStart) this.emitSyntax(end)
+  }
+
+  private emitSyntax (end: number): void {
+    const start = this.recStart
+    this.ctx.emit({ type: 'block', kind: 'syntax', start, end, text: this.slice(start, end), cut: 'lines' })
+    this.recStart = end
+  }
+
+  /**
+   * `closers` containers close, the last at `end` (just after its bracket), with the current
+   * record as their last child: it ends at its last character (only spaces come between a value
+   * and the bracket that closes its container), and the brackets and spaces are syntax.
+   */
+  private closeRecord (end: number, closers: number): void {
+    if (this.syntax) return
+    const text = this.slice(this.recStart, end)
+    let last = text.length
+    for (let k = 0; k < closers; k++) last = Math.max(0, text.slice(0, last).trimEnd().length - 1)
+    last = text.slice(0, last).trimEnd().length
+    if (last > 0) this.record(this.recStart + last)
+    this.syntax = true
+  }
+
   /**
    * Opens the current record's value: its children so far become records (the text before the
-   * first goes with it) and the last one becomes the current record.
+   * first is syntax) and the last one becomes the current record.
    */
   private openRecord (closed: boolean): void {
     const c = this.spine.shift()!
     this.ctx.emit({ type: 'enter', kind: c.array ? 'array' : 'object', label: c.path, start: this.recStart })
     const n = c.kids.length
+    // its opening (`"data": {"items": [`) goes with its first child as syntax, not as part of it
+    if (n > 0 && c.kids[0]!.start > this.recStart) this.emitSyntax(c.kids[0]!.start)
     for (let k = 1; k < n; k++) this.record(c.kids[k]!.start, this.kidLabel(c, k - 1))
     this.label = n > 0 ? this.kidLabel(c, n - 1) : c.path
     if (closed) this.pendingExits++
@@ -287,6 +328,7 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
    * and again. Then the record has no containers left to open.
    */
   private openEnded (root: Spine | undefined, end: number): void {
+    const exits = this.pendingExits
     if (end - this.recStart > this.maxTokens) {
       const chain = this.closedTail.reverse()
       if (root !== undefined) chain.unshift(root)
@@ -298,6 +340,8 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
         at = splits + 1
       }
     }
+    // what was opened has closed: its last child ends before the brackets
+    if (this.pendingExits > exits) this.closeRecord(end, this.pendingExits - exits)
     this.spine = []
     if (this.closedTail.length > 0) this.closedTail = []
   }
@@ -346,6 +390,7 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
     const top = this.top
     if (this.frames.length > 0 && depth === top.depth) {
       this.frames.pop()
+      if (top.count > 0) this.closeRecord(end, 1)
       this.pendingExits++
       this.setWatch()
     }
@@ -353,7 +398,7 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
 
   end (): void {
     this.scanner.finish(this.total)
-    if (this.total > 0) this.record(this.total)
+    if (this.total > 0) this.next(this.total)
     this.flushExits()
   }
 }

@@ -2,7 +2,10 @@
  * XML parser (sax, strict mode). Records are the children of the root element, or, with the
  * `record_element` option, every element of that name that is not inside another record.
  * A record runs from its `<` to the start of the next record, so text, comments and closing
- * tags after it go with it. The document's header (the prolog, the root start tag and anything
+ * tags after it go with it; but after the last record of an element its end tags, and before
+ * the first record of an element opened for being too long its start tag, are blocks of kind
+ * `markup`, so that a record that fits is not pushed over the budget by the tags around it.
+ * The document's header (the prolog, the root start tag and anything
  * else before the first record, such as an RSS channel's title and image) is a record of its
  * own, of kind `header`, as a CSV header row is: the packer puts it with the first records when
  * they fit, and alone when they do not (glued to the first record, a long channel header made
@@ -47,6 +50,8 @@ interface Open {
   checkAt?: number
   /** Inside a record that may still be opened: its last child element, once that has ended. */
   lastKid?: Open
+  /** Where it ended (just after its end tag), once it has, inside a record. */
+  end?: number
 }
 
 /**
@@ -106,6 +111,14 @@ class XmlHandler implements ParserHandler<string> {
   private records = 0
   /** Depth of the open record element, or -1 outside records. */
   private recordDepth = -1
+  /** Where the last record element ended (just after its end tag). */
+  private recordEnd = -1
+  /**
+   * The text from recStart is markup between records, not a record: the end tags (and spaces)
+   * after the last record of an element that closed, up to the next record. It goes as a block
+   * of its own, so that a record that fits is not pushed over the budget by the tags around it.
+   */
+  private markup = false
   private total = 0
   private rootName: string | undefined
   private readonly maxTokens: number
@@ -166,9 +179,15 @@ class XmlHandler implements ParserHandler<string> {
       return
     }
     if (this.recordElement !== undefined ? name !== this.recordElement : parent.opened !== true) return
-    // the record before this one ends here; before the first, the header, inside its path
-    if (this.records > 0) this.emitRecord(start)
-    this.syncPath(depth)
+    // the record before this one ends here (or the markup after it: outside the elements that
+    // closed, with this record's); before the first, the header, inside its path
+    if (this.markup) {
+      this.syncPath(depth)
+      this.emitMarkup(start)
+    } else {
+      if (this.records > 0) this.emitRecord(start)
+      this.syncPath(depth)
+    }
     if (this.records === 0 && start > 0) this.emitRecord(start, 'header')
     this.recordDepth = depth
     this.label = this.childLabel(parent, name)
@@ -233,6 +252,8 @@ class XmlHandler implements ParserHandler<string> {
     this.ctx.emit({ type: 'enter', kind: 'element', label: this.label, start: el.start })
     this.entered.push(el)
     el.opened = true
+    // its start tag (and what comes before its first child) is markup, not part of that child
+    if (kids.length > 0 && kids[0]!.start > this.recStart) this.emitMarkup(kids[0]!.start)
     for (let k = 1; k < kids.length; k++) {
       this.label = kids[k - 1]!.label
       this.emitRecord(kids[k]!.start)
@@ -267,14 +288,19 @@ class XmlHandler implements ParserHandler<string> {
     const depth = this.stack.length - 1
     if (depth === this.titleDepth) this.endTitle()
     const el = this.stack.pop()!
-    if (this.recordElement !== undefined) {
-      if (depth === this.recordDepth) this.recordDepth = -1
-      return
+    const opening = this.recordElement === undefined
+    if (opening && depth > this.recordDepth && this.recordDepth !== -1) {
+      el.end = this.parser.position
+      this.stack[depth - 1]!.lastKid = el
     }
-    if (depth > this.recordDepth && this.recordDepth !== -1) this.stack[depth - 1]!.lastKid = el
-    if (depth !== this.recordDepth) return
-    this.openAtEnd(el)
-    this.recordDepth = -1
+    if (depth === this.recordDepth) {
+      this.recordEnd = opening ? this.openAtEnd(el) : this.parser.position
+      this.recordDepth = -1
+    } else if (el === this.entered[this.entered.length - 1]) {
+      // an element whose children are records ends: so does its last record, before the end tags
+      if (!this.markup && this.records > 0 && this.recordEnd > this.recStart) this.emitRecord(this.recordEnd)
+      this.markup = true
+    }
   }
 
   /**
@@ -282,10 +308,12 @@ class XmlHandler implements ParserHandler<string> {
    * through elements of one child, to one of more whose children become records and whose
    * last child becomes current (`<channel>`'s `<items><rdf:Seq><rdf:li/>...`).
    */
-  private openAtEnd (record: Open): void {
+  private openAtEnd (record: Open): number {
     const end = this.parser.position
     const depth = this.stack.length
     let current: Open | undefined = record
+    /** Where the record current at the end ends: the record, or the last child opened into. */
+    let currentEnd = end
     for (let opened = 0; current !== undefined && opened < MAX_OPENED_AT_END; opened++) {
       let splits: Open | undefined = current
       while (splits !== undefined && splits.kids?.length === 1) splits = splits.lastKid
@@ -296,8 +324,10 @@ class XmlHandler implements ParserHandler<string> {
         if (e === splits) break
       }
       current = splits.lastKid
+      currentEnd = current?.end ?? currentEnd
     }
     if (this.stack.length > depth) this.stack.length = depth
+    return currentEnd
   }
 
   /**
@@ -343,6 +373,14 @@ class XmlHandler implements ParserHandler<string> {
       this.entered.push(el)
       this.ctx.emit({ type: 'enter', kind: 'element', label: el.name, start: el.start })
     }
+  }
+
+  private emitMarkup (end: number): void {
+    this.markup = false
+    if (end <= this.recStart) return
+    const start = this.recStart
+    this.ctx.emit({ type: 'block', kind: 'markup', start, end, text: this.textOf(start, end), cut: 'lines' })
+    this.recStart = end
   }
 
   private emitRecord (end: number, kind?: 'header'): void {
@@ -416,7 +454,8 @@ class XmlHandler implements ParserHandler<string> {
     }
     if (this.records === 0 && this.recordElement !== undefined && this.recordElement !== this.rootName) this.noRecordElement(this.recordElement)
     if (this.records === 0) this.label = this.rootName
-    this.emitRecord(this.total)
+    if (this.markup) this.emitMarkup(this.total)
+    else this.emitRecord(this.total)
     while (this.entered.length > 0) {
       this.entered.pop()
       this.ctx.emit({ type: 'exit', end: this.total })

@@ -119,7 +119,8 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
       end: first.start + text.length,
       text,
       tokenCount,
-      path: single !== undefined ? withLabel(first.path, single) : first.path,
+      // the first record's: text before it (brackets that open its container) is outside it
+      path: single !== undefined ? withLabel(firstRecord!.path, single) : (firstRecord ?? first).path,
       kinds,
       boundary: units[units.length - 1]!.ends,
     }

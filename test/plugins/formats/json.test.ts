@@ -8,7 +8,7 @@ import type { DocEvent, RecordEvent } from '../../../core/events.js'
 import { DocsplitError } from '../../../core/errors.js'
 import { split } from '../../../index.js'
 import { tokenizerByName } from '../../../core/registry.js'
-import { assertTiles, collectEvents } from '../../helpers/events.js'
+import { assertTiles, collectEvents, recordBoundaries } from '../../helpers/events.js'
 import { corpusDir, corpusFiles, corpusMissing } from '../../helpers/corpus.js'
 import { checkParser, invariantProblems, parserEvents } from '../../../testing.js'
 
@@ -160,7 +160,9 @@ t.test('JSON: records, labels, tiling', async (t) => {
   const arr = '[\n  {"a": 1},\n  "x\\"y",\n  [1, 2]\n]\n'
   const ev = await collectEvents(json, arr)
   assertTiles(ev, arr)
-  t.same(records(ev).map((r) => [r.label, r.text]), [['$[0]', '[\n  {"a": 1},\n  '], ['$[1]', '"x\\"y",\n  '], ['$[2]', '[1, 2]\n]\n']])
+  t.same(records(ev).map((r) => [r.label, r.text]), [['$[0]', '{"a": 1},\n  '], ['$[1]', '"x\\"y",\n  '], ['$[2]', '[1, 2]']])
+  // the brackets and spaces around the records are syntax: a record that fits is not pushed over
+  t.same(ev.filter((e) => e.type === 'block').map((e) => e.type === 'block' && [e.kind, e.text]), [['syntax', '[\n  '], ['syntax', '\n]\n']])
   t.same(ev.filter((e) => e.type === 'enter').map((e) => e.type === 'enter' && [e.kind, e.label]), [['array', '$']])
   const obj = '{"name": "x", "a b": [1], "n": null}'
   t.same(records(await collectEvents(json, obj)).map((r) => r.label), ['$.name', '$["a b"]', '$.n'])
@@ -322,12 +324,12 @@ t.test('corpus JSON/JSONL: tiles, records whole, slow streams give the same even
 const tokenizerName = 'approx'
 const approx = await tokenizerByName(tokenizerName).load()
 
+
 t.test('end to end: split() keeps records whole and holds the invariants', async (t) => {
   const check = async (text: string, format: string, maxTokens: number): Promise<string[]> => {
     const r = await split(text, { input_format: format, max_tokens: maxTokens, tokenizer: tokenizerName })
     const events = await collectEvents(format === 'json' ? json : jsonl, text, { max_tokens: maxTokens })
-    const bounds = new Set(records(events).flatMap((e) => [e.start, e.end]))
-    return invariantProblems(r, text, { tokenizer: approx, recordBoundaries: bounds })
+    return invariantProblems(r, text, { tokenizer: approx, recordBoundaries: recordBoundaries(events) })
   }
   await fc.assert(fc.asyncProperty(document, fc.array(fc.nat(), { minLength: 8, maxLength: 8 }), fc.constantFrom(8, 32, 64), async (value, seeds, maxTokens) => {
     const problems = await check(serialize(value, seeds), 'json', maxTokens)
@@ -377,6 +379,13 @@ t.test('a dense envelope over the budget is opened, though shorter than 4 charac
     }
   }
   t.same(protectedAt, [], 'no record of small items left whole over the budget')
+  // the brackets that open an envelope and close it are syntax, not part of its first and last
+  // elements: elements that fit are not pushed over the budget by them
+  const fitting = JSON.stringify({ data: { items: Array.from({ length: 40 }, (_, i) => ({ id: i, text: `item number ${i} with some words` })) } }, null, 1)
+  const glued = await split(fitting, { input_format: 'json', max_tokens: 32 })
+  t.same(glued.chunks.filter((c) => c.protected).map((c) => c.token_count), [], 'no element over the budget')
+  t.ok(glued.chunks[0]!.kinds.includes('syntax') && glued.chunks.at(-1)!.kinds.includes('syntax'), 'the envelope\'s brackets are syntax')
+  t.equal(glued.chunks.map((c) => c.text).join(''), fitting)
   // an envelope's first elements are opened as its later ones and a top-level array's are
   const big = Array.from({ length: 6 }, (_, i) => ({ name: `n${i}`, text: 'word '.repeat(330), id: i }))
   for (const [text, prefix] of [[JSON.stringify({ data: { items: big } }, null, 1), '$.data.items'], [JSON.stringify(big, null, 1), '$']] as const) {
@@ -396,8 +405,7 @@ t.test('corpus end to end', { skip: corpusMissing }, async (t) => {
     const format = file.endsWith('.jsonl') ? 'jsonl' : 'json'
     const r = await split(text, { input_format: format, max_tokens: 256, tokenizer: tokenizerName })
     const events = await collectEvents(format === 'json' ? json : jsonl, text, { max_tokens: 256 })
-    const bounds = new Set(records(events).flatMap((e) => [e.start, e.end]))
-    t.same(invariantProblems(r, text, { tokenizer: approx, recordBoundaries: bounds }), [], basename(file))
+    t.same(invariantProblems(r, text, { tokenizer: approx, recordBoundaries: recordBoundaries(events) }), [], basename(file))
   }
 })
 
