@@ -296,11 +296,18 @@ class XmlHandler implements ParserHandler<string> {
     if (depth === this.recordDepth) {
       this.recordEnd = opening ? this.openAtEnd(el) : this.parser.position
       this.recordDepth = -1
+      // opened at its end: its last child is the record, and the end tags after it are markup
+      if (this.recordEnd < this.parser.position) this.endRecord()
     } else if (el === this.entered[this.entered.length - 1]) {
       // an element whose children are records ends: so does its last record, before the end tags
-      if (!this.markup && this.records > 0 && this.recordEnd > this.recStart) this.emitRecord(this.recordEnd)
-      this.markup = true
+      this.endRecord()
     }
+  }
+
+  /** The current record ends at recordEnd; what follows, up to the next record, is markup. */
+  private endRecord (): void {
+    if (!this.markup && this.records > 0 && this.recordEnd > this.recStart) this.emitRecord(this.recordEnd)
+    this.markup = true
   }
 
   /**
