@@ -126,13 +126,14 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
   /**
    * Containers inside the current record that may still be opened: the record's own value (when
    * the record is an object member), then its current member's value (an object's) or its
-   * current element (an array's, when that is an object), and so on. Each holds where its children start, until the record is opened or ends.
+   * current element (an array's, when that is an object), and so on. Each holds where its
+   * children start, until the record is opened or ends.
    */
   private spine: Spine[] = []
   /**
    * Containers of the spine that ended inside the record, innermost first, each the value of the
-   * last child of the one after it (a child that starts empties it): at the record's end, if too long,
-   * the record is opened down this chain (`{"data": {"items": [...]}}`, `[{"id": 1, "payload":
+   * last child of the one after it (a child that starts empties it): at the record's end, if too
+   * long, the record is opened down this chain (`{"data": {"items": [...]}}`, `[{"id": 1, "payload":
    * {"rows": [...]}}]`).
    */
   private closedTail: Spine[] = []
@@ -214,7 +215,10 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
     for (; this.pendingExits > 0; this.pendingExits--) this.ctx.emit({ type: 'exit', end: this.recStart })
   }
 
-  /** Ends what runs from recStart at `end`: the current record, or the syntax after the containers that closed (outside them). */
+  /**
+   * Ends what runs from recStart at `end`: the current record, or the syntax after the
+   * containers that closed (emitted after their exits: it is outside them).
+   */
   private next (end: number): void {
     if (!this.syntax) return this.record(end)
     this.syntax = false
