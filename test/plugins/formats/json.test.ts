@@ -386,6 +386,14 @@ t.test('a dense envelope over the budget is opened, though shorter than 4 charac
   t.same(glued.chunks.filter((c) => c.protected).map((c) => c.token_count), [], 'no element over the budget')
   t.ok(glued.chunks[0]!.kinds.includes('syntax') && glued.chunks.at(-1)!.kinds.includes('syntax'), 'the envelope\'s brackets are syntax')
   t.equal(glued.chunks.map((c) => c.text).join(''), fitting)
+  // a record near the budget ends at its value: the comma and spaces after it are syntax, so an
+  // element that fits exactly is not pushed over the budget by its separator
+  const elements = JSON.stringify(Array.from({ length: 5 }, (_, i) => ({ id: i, name: `record name ${i}` })), null, 2)
+  const largest = Math.max(...records(await collectEvents(json, elements)).map((r) => approx.count(r.text.replace(/,\s*$/, ''))))
+  const exact = await split(elements, { input_format: 'json', max_tokens: largest, tokenizer: tokenizerName })
+  t.same(exact.chunks.filter((c) => c.protected).map((c) => c.token_count), [], `no element over ${largest} tokens`)
+  t.same(exact.chunks.filter((c) => c.record_count === 1).map((c) => c.text.at(-1)), ['}', '}', '}', '}', '}'], 'each element alone, ending at its brace')
+  t.equal(exact.chunks.map((c) => c.text).join(''), elements)
   // an envelope's first elements are opened as its later ones and a top-level array's are
   const big = Array.from({ length: 6 }, (_, i) => ({ name: `n${i}`, text: 'word '.repeat(330), id: i }))
   for (const [text, prefix] of [[JSON.stringify({ data: { items: big } }, null, 1), '$.data.items'], [JSON.stringify(big, null, 1), '$']] as const) {
