@@ -2,7 +2,8 @@
  * XML parser (sax, strict mode). Records are the children of the root element, or, with the
  * `record_element` option, every element of that name that is not inside another record.
  * A record runs from its `<` to the start of the next record, so text, comments and closing
- * tags after it go with it; but after the last record of an element its end tags, and before
+ * tags after it go with it (the spaces before the next record as markup, after a record that may
+ * come near the budget); but after the last record of an element its end tags, and before
  * the first record of an element opened for being too long its start tag, are blocks of kind
  * `markup`, so that a record that fits is not pushed over the budget by the tags around it.
  * The document's header (the prolog, the root start tag and anything
@@ -29,6 +30,11 @@ import type { ParserContext, ParserHandler } from '../../../core/types.js'
 type SaxParser = Omit<sax.SAXParser, 'error'> & { entity: string, error: Error | null }
 
 let saxLib: typeof sax | undefined
+
+/** XML's white space: space, tab, line feed, carriage return. */
+function isSpace (code: number): boolean {
+  return code === 32 || code === 10 || code === 13 || code === 9
+}
 
 /** sax is fed in blocks ending at multiples of this many characters. */
 const BLOCK = 65536
@@ -394,8 +400,19 @@ class XmlHandler implements ParserHandler<string> {
     const start = this.recStart
     // The pieces are joined only when a record is cut (or estimated).
     const text = this.textOf(start, end)
-    this.ctx.emit(kind === undefined ? { type: 'record', start, end, text, label: this.label } : { type: 'record', start, end, text, kind })
-    this.recStart = end
+    if (kind !== undefined) {
+      this.ctx.emit({ type: 'record', start, end, text, kind })
+      this.recStart = end
+      return
+    }
+    // The spaces before the next record are markup, so that a record that fits alone is not
+    // pushed over the budget by them; only for a record that may come near the budget: a
+    // block per record costs time.
+    let last = text.length
+    if (MOST_BYTES_PER_UNIT * last > this.maxTokens) while (last > 1 && isSpace(text.charCodeAt(last - 1))) last--
+    this.ctx.emit({ type: 'record', start, end: start + last, text: last === text.length ? text : text.slice(0, last), label: this.label })
+    this.recStart = start + last
+    if (last < text.length) this.emitMarkup(end)
   }
 
   write (piece: string): void {

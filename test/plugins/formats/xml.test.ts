@@ -64,7 +64,7 @@ t.test('a record over the budget is opened into its children, recursively', asyn
   const ev = await collectEvents(xml, feed, { max_tokens: 8 })
   assertTiles(ev, feed)
   t.same(summary(ev).filter((x) => Array.isArray(x)).map((x) => (x as string[])[0]), [
-    'enter', 'header', 'enter', 'markup', 'title[1]', 'enter', 'markup', 't[1]', 'u[1]', 'markup', 'item[2]', 'item[3]', 'markup', 'foot[1]', 'markup',
+    'enter', 'header', 'enter', 'markup', 'title[1]', 'markup', 'enter', 'markup', 't[1]', 'u[1]', 'markup', 'item[2]', 'markup', 'item[3]', 'markup', 'foot[1]', 'markup',
   ])
   // An opened record keeps its label as a record (`item[1]`, beside `item[2]`).
   t.same(ev.filter((e) => e.type === 'enter').map((e) => e.type === 'enter' && e.label), ['rss', 'channel[1]', 'item[1]'])
@@ -118,6 +118,14 @@ t.test('a record found too long at its end is opened down its last children: thr
     t.ok(r.chunks.at(-1)!.kinds.includes('markup'), 'the end tags are markup')
     t.equal(r.chunks.map((c) => c.text).join(''), doc)
   }
+  // the spaces between records are markup too: a record that fits exactly is not pushed over
+  const indented = Array.from({ length: 5 }, (_, i) => `<item><title>Item ${i}</title><text>some words here ${i}</text></item>`)
+  const spaced = `<root>\n    ${indented.join('\n    ')}\n</root>\n`
+  const approx = await tokenizerByName('approx').load()
+  const exact = Math.max(...indented.map((i) => approx.count(i)))
+  const fits = await split(spaced, { input_format: 'xml', max_tokens: exact })
+  t.same(fits.chunks.filter((c) => c.protected).map((c) => c.token_count), [], `no record over ${exact} tokens`)
+  t.same(fits.chunks.filter((c) => c.kinds.includes('record')).map((c) => c.text), indented, 'each record alone, without the spaces after it')
   // an element of text and one child is not opened: that would be the same text under the child's label
   const mixed = '<r><item>Some long text here before the bold part <b>bold</b> and after it more text here</item><item>x</item></r>'
   for (const maxTokens of [8, 12, 16]) {
@@ -154,7 +162,8 @@ t.test('record_element: elements of that name, at any depth, with their ancestor
     'exit', 'exit',
   ])
   const root = await collectEvents(xml, feed, { record_element: 'rss' })
-  t.same(summary(root), [['rss', feed]], 'the root named: the whole document is one record')
+  // the line break after it is markup: a record near the budget is not pushed over by spaces
+  t.same(summary(root), [['rss', feed.trimEnd()], ['markup', '\n']], 'the root named: the whole document is one record')
   // nested records of the same name stay inside the outer one; ancestors change between records
   const doc = '<r><g><e>1<e>inner</e></e><e>2</e></g><h><e>3</e></h></r>'
   const ev2 = await collectEvents(xml, doc, { record_element: 'e' })
