@@ -15,8 +15,10 @@
  * budget, they are a record alone.
  * A record starts at the start of its line; comment lines right above an item or a `---` (not
  * more indented than the item) belong to it; blank lines and trailing comments go with the record
- * before. Directives, `---` and the text before the first item (an opened record's key line,
- * `paths:`) go with the first record.
+ * before (the blank lines as a block of kind `whitespace` after a record that may come near the
+ * budget). Directives and `---` go with the first record; an opened record's key line (`paths:`)
+ * is a block of kind `key` before its first item's record, so that a record that fits is not
+ * pushed over the budget by the keys above it.
  *
  * YAML does not stream: the text is buffered and parsed at the end. Aliases are never expanded
  * (nothing is converted to JS values), so an alias bomb costs no more than its own text.
@@ -255,6 +257,20 @@ class YamlHandler implements ParserHandler<string> {
   }
 
   /**
+   * Where the first item of `body` starts on its own (its line, or the comments above it), after
+   * the key line of the record that holds it, which starts at `start`; `start` when it does not
+   * start its line (`- name: x`: a record starts at the start of a line).
+   */
+  private firstItemStart (body: Body, start: number, end: number): number {
+    const item = body.items.find((i) => !commentsOnly(i))
+    const at = item === undefined ? undefined : this.itemStart(item)
+    if (at === undefined || at <= start || at >= end) return start
+    const lineStart = this.src.lastIndexOf('\n', at - 1) + 1
+    if (!/^[ \t]*$/.test(this.src.slice(lineStart, at))) return start
+    return this.boundary(at, Math.min(at - lineStart, body.indent), start)
+  }
+
+  /**
    * Whether the text in [start, end) is over the budget by the context's estimate: on prefixes
    * that double (PREFIX_CHARS_PER_TOKEN), within the allowance (else false).
    */
@@ -293,16 +309,48 @@ class YamlHandler implements ParserHandler<string> {
       const e = f.next < f.spans.length ? f.spans[f.next]!.start : f.end
       const body = s.body
       // a lone item spanning all of an opened record is over the budget as that record is
-      const kids = body !== undefined && opens(body) && ((f.over && s.start === f.start && e === f.end) || this.over(s.start, e))
+      const kids = body !== undefined && opens(body) && ((f.over && s.start === f.start && e === f.end) || this.over(s.start, this.contentEnd(s.start, e)))
         ? this.spans(body, s.start, e)
         : undefined
       if (body !== undefined && kids !== undefined && opensInto(kids)) {
         this.ctx.emit({ type: 'enter', kind: body.type === 'block-map' ? 'mapping' : 'sequence', label: s.label, start: s.start })
+        // the key line (`jobs:`) goes as a block, with the first record when both fit: a record
+        // that fits is not pushed over the budget by the keys of the records opened above it
+        const own = this.firstItemStart(body, s.start, e)
+        if (own > s.start) {
+          this.ctx.emit({ type: 'block', kind: 'key', start: s.start, end: own, text: this.text.slice(s.start, own) })
+          kids[0]!.start = own
+        }
         stack.push({ spans: kids, next: 0, start: s.start, end: e, over: true })
       } else {
-        this.ctx.emit({ type: 'record', start: s.start, end: e, text: this.text.slice(s.start, e), label: s.label })
+        this.emitRecord(s.start, e, s.label)
       }
     }
+  }
+
+  /**
+   * Where the record in [start, end) ends without the blank lines after it (with the line break
+   * of its last line), when it may come near the budget; else `end`.
+   */
+  private contentEnd (start: number, end: number): number {
+    if (MOST_BYTES_PER_UNIT * (end - start) <= this.maxTokens) return end
+    const text = this.src.slice(start, end)
+    // a block scalar that keeps its final line breaks (`|+`) may end with them
+    if (KEEP_CHOMPING.test(text)) return end
+    const content = text.trimEnd().length
+    const lineEnd = this.src.indexOf('\n', start + content)
+    return content > 0 && lineEnd !== -1 && lineEnd + 1 < end ? lineEnd + 1 : end
+  }
+
+  /**
+   * A record, and the blank lines after it as a block of their own, so that a record that fits
+   * is not pushed over the budget by them; only for a record that may come near the budget: a
+   * block per record costs time.
+   */
+  private emitRecord (start: number, end: number, label: string): void {
+    const last = this.contentEnd(start, end)
+    this.ctx.emit({ type: 'record', start, end: last, text: this.text.slice(start, last), label })
+    if (last < end) this.ctx.emit({ type: 'block', kind: 'whitespace', start: last, end, text: this.text.slice(last, end) })
   }
 
   private fail (offset: number, lineCounter: LineCounter, code: string, limit = false): never {
@@ -352,10 +400,10 @@ class YamlHandler implements ParserHandler<string> {
       const label = `doc[${index++}]`
       const body = collection(doc.value)
       // a single document is always opened; one of a stream when it is over the budget
-      const over = !single && opens(body) && this.over(start, end)
+      const over = !single && opens(body) && this.over(start, this.contentEnd(start, end))
       const spans = body !== undefined && itemCount(body) > 0 && (single || over) ? this.spans(body, start, end) : undefined
       if (spans === undefined || (!single && !opensInto(spans))) {
-        emit({ type: 'record', start, end, text: text.slice(start, end), label })
+        this.emitRecord(start, end, label)
         return
       }
       emit({ type: 'enter', kind: 'document', label, start })
@@ -402,6 +450,8 @@ const YAML_LINE = /^(---|\.\.\.)(\s|$)|^\s*(- |-$)|^\s*("[^"]*"|'[^']*'|[^\s:#[{
 const LOG_LINE = /^(- )?(\d{4}[-./]\d{2}[-./]\d{2}[-T ]\d{2}[:.]\d{2}|1\d{9}([.,]\d{1,9})? |\d{6} \d{6} )/
 /** Brackets, `=` or `;`: an indented line that is code, not a YAML scalar's continuation. */
 const CODE_LIKE = /[()={};]/
+/** A block scalar's header that keeps the line breaks at its end (`|+`, `>2+`), anywhere in a text. */
+const KEEP_CHOMPING = /[|>][1-9]?\+/
 /** A key or item whose value is a block scalar: the more indented lines after it are its text. */
 const BLOCK_SCALAR = /[|>][1-9]?[-+]?[1-9]?\s*(#.*)?$/
 

@@ -8,7 +8,7 @@ import type { DocEvent, RecordEvent } from '../../../core/events.js'
 import { DocsplitError } from '../../../core/errors.js'
 import { split } from '../../../index.js'
 import { tokenizerByName } from '../../../core/registry.js'
-import { assertTiles, collectEvents } from '../../helpers/events.js'
+import { assertTiles, collectEvents, recordBoundaries } from '../../helpers/events.js'
 import { corpusFiles, corpusMissing } from '../../helpers/corpus.js'
 import { checkParser, invariantProblems } from '../../../testing.js'
 
@@ -65,7 +65,9 @@ t.test('a stream: one record per document; a long document is opened into its it
   assertTiles(opened, stream)
   t.same(summary(opened), [
     ['enter', 'doc[0]'],
-    ['a', '# lead\n%YAML 1.2\n---\n# c1\na: 1 # tail\n\n'],
+    // the blank line after a record near the budget is a block: it cannot push the record over
+    ['a', '# lead\n%YAML 1.2\n---\n# c1\na: 1 # tail\n'],
+    'block',
     ['b', '# c2 about b\nb:\n  x: |\n    lit\n    # in literal\n  # inner\n'],
     ['c', '# c3\nc: &x [1, 2]\n'],
     'exit',
@@ -107,25 +109,32 @@ const api = '# the API\nopenapi: 3.0.0\npaths:\n  /pets:\n    get:\n      summar
   '  # about owners\n  /owners:\n    - name: first owner\n      id: 1\n    - name: second owner\n# components\ncomponents: {schemas: {Pet: {type: object}}}\n'
 
 t.test('a record over the budget whose value is a block mapping or sequence is opened, down while over', async (t) => {
-  const kinds = (events: DocEvent[]): unknown[] => events.map((e) => e.type === 'record' ? [e.label, e.text] : e.type === 'enter' ? [e.kind, e.label] : e.type)
+  const kinds = (events: DocEvent[]): unknown[] => events.map((e) => e.type === 'record' ? [e.label, e.text] : e.type === 'enter' ? [e.kind, e.label] : e.type === 'block' ? [e.kind, e.text] : e.type)
   const ev = await collectEvents(yaml, api, { max_tokens: 8 })
   assertTiles(ev, api)
   t.same(kinds(ev), [
     ['document', 'doc[0]'],
     ['openapi', '# the API\nopenapi: 3.0.0\n'],
+    // the key line of an opened record is a block before its first record: a record that fits
+    // is not pushed over the budget by the keys above it
     ['mapping', 'paths'],
+    ['key', 'paths:\n'],
     ['mapping', '/pets'],
+    ['key', '  /pets:\n'],
     ['mapping', 'get'],
-    // the first record holds the key lines of the records opened above it
-    ['summary', 'paths:\n  /pets:\n    get:\n      summary: List all pets\n'],
+    ['key', '    get:\n'],
+    ['summary', '      summary: List all pets\n'],
     ['operationId', '      operationId: listPets\n'],
     'exit',
     // one item that does not open: not opened; the trailing comment and blank line stay with it
-    ['post', '    post:\n      summary: Create a pet\n    # end of /pets\n\n'],
+    ['post', '    post:\n      summary: Create a pet\n    # end of /pets\n'],
+    ['whitespace', '\n'],
     'exit',
     ['sequence', '/owners'],
+    ['key', '  # about owners\n  /owners:\n'],
+    // a record starts at the start of its line: `- ` stays with the item's first key
     ['mapping', '[0]'],
-    ['name', '  # about owners\n  /owners:\n    - name: first owner\n'],
+    ['name', '    - name: first owner\n'],
     ['id', '      id: 1\n'],
     'exit',
     ['[1]', '    - name: second owner\n'],
@@ -141,10 +150,22 @@ t.test('a record over the budget whose value is a block mapping or sequence is o
   t.same(records(await collectEvents(yaml, api, { max_tokens: 512 })).map((r) => r.label), ['openapi', 'paths', 'components'])
   // a mapping of one key over a larger one opens (an envelope); over a scalar, it does not
   const envelope = 'data:\n  items:\n    - id: 1\n    - id: 2\n'
-  t.same(kinds(await collectEvents(yaml, envelope, { max_tokens: 4 })), [['document', 'doc[0]'], ['mapping', 'data'], ['sequence', 'items'],
-    ['[0]', 'data:\n  items:\n    - id: 1\n'], ['[1]', '    - id: 2\n'], 'exit', 'exit', 'exit'])
+  t.same(kinds(await collectEvents(yaml, envelope, { max_tokens: 4 })), [['document', 'doc[0]'], ['mapping', 'data'], ['key', 'data:\n'], ['sequence', 'items'],
+    ['key', '  items:\n'], ['[0]', '    - id: 1\n'], ['[1]', '    - id: 2\n'], 'exit', 'exit', 'exit'])
   const lone = 'data:\n  text: a long scalar of many words here\n'
   t.same(kinds(await collectEvents(yaml, lone, { max_tokens: 4 })), [['document', 'doc[0]'], ['data', lone], 'exit'])
+  // a record that fits is not pushed over the budget by the key lines of the records opened above it
+  const keyed = 'jobs:\n\n  changes:\n    permissions:\n      contents: read  # to fetch a list of changed files\n      pull-requests: read  # to read pull requests\n    runs-on: ubuntu-latest\n'
+  const longest = Math.max(...keyed.split('\n').slice(4, 7).map((line) => tokenizer.count(`${line}\n`)))
+  const fits = await split(keyed, { input_format: 'yaml', tokenizer: tokenizerName, max_tokens: longest })
+  t.same(fits.chunks.filter((c) => c.protected).map((c) => c.text), [], `no record over ${longest} tokens`)
+  t.same(fits.chunks.map((c) => c.path.at(-1)), ['jobs', 'contents', 'pull-requests', 'runs-on'], 'the key lines alone, then each record')
+  // nor by the blank lines after it, unless they are a kept block scalar's (`|+`)
+  const items = Array.from({ length: 5 }, (_, i) => `- name: item ${i}\n  text: some words here ${i}\n`)
+  const spaced = await split(items.join('\n\n'), { input_format: 'yaml', tokenizer: tokenizerName, max_tokens: Math.max(...items.map((i) => tokenizer.count(i))) })
+  t.same(spaced.chunks.filter((c) => c.kinds.includes('record')).map((c) => c.text), items, 'each item alone, whole, not over the budget')
+  const kept = 'a: |+\n  keep these words and the blank lines after them\n\n\nb: 1\n'
+  t.same(records(await collectEvents(yaml, kept, { max_tokens: 8 })).map((r) => r.text), ['a: |+\n  keep these words and the blank lines after them\n\n\n', 'b: 1\n'])
   // the chunks' path: the keys of the records opened
   const r = await split(api, { input_format: 'yaml', max_tokens: 32 })
   t.same(r.chunks.map((c) => c.path.join(' > ')), ['doc[0] > openapi', 'doc[0] > paths > /pets > get', 'doc[0] > paths > /pets > post', 'doc[0] > paths > /owners', 'doc[0] > components'])
@@ -177,8 +198,7 @@ t.test('an OpenAPI description: paths opened down to operations and responses; o
   for (const maxTokens of [64, 128, 512]) {
     const r = await split(text, { input_format: 'yaml', tokenizer: tokenizerName, max_tokens: maxTokens })
     const events = await collectEvents(yaml, text, { max_tokens: maxTokens })
-    const bounds = new Set(records(events).flatMap((e) => [e.start, e.end]))
-    t.same(invariantProblems(r, text, { tokenizer, recordBoundaries: bounds }), [], `${maxTokens}: lossless, within the budget, records whole`)
+    t.same(invariantProblems(r, text, { tokenizer, recordBoundaries: recordBoundaries(events) }), [], `${maxTokens}: lossless, within the budget, records whole`)
     t.equal(r.chunks.map((c) => c.text).join(''), text)
     const parts = checkRecordsWhole(events, text)
     checkOpened(parts, text, maxTokens)
@@ -639,8 +659,7 @@ t.test('corpus YAML: every file tiles or is rejected cleanly; test-suite verdict
 async function e2e (text: string, maxTokens: number): Promise<string[]> {
   const r = await split(text, { input_format: 'yaml', tokenizer: tokenizerName, max_tokens: maxTokens })
   const events = await collectEvents(yaml, text, { max_tokens: maxTokens })
-  const bounds = new Set(records(events).flatMap((e) => [e.start, e.end]))
-  return invariantProblems(r, text, { tokenizer, recordBoundaries: bounds })
+  return invariantProblems(r, text, { tokenizer, recordBoundaries: recordBoundaries(events) })
 }
 
 t.test('end to end: split() keeps records whole and holds the invariants', async (t) => {
