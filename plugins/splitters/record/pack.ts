@@ -144,9 +144,36 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
     return draft
   }
 
+  /**
+   * Blocks that fit with neither neighbour (a separator, end tags) go with a neighbour that is a
+   * record over the budget anyway rather than alone, when they are small: `count` at most an
+   * eighth of the budget (text between records that is longer, comments, stays a chunk).
+   */
+  const smallBlocks = (count: number): boolean => 8 * count <= budget
+
+  /** Whether the blocks `units` go with the chunk before, a record over the budget on its own. */
+  const heldTakes = (units: Unit[], count: number): boolean => held?.protected === true && previousRecord !== undefined &&
+    smallBlocks(count) && units.every((u) => u.record < 0 && isPrefix(u.path, previousRecord!.path))
+
+  const joinHeld = (units: Unit[]): void => {
+    const draft = held!
+    draft.text += joinedText(ctx.source, units)
+    draft.end = draft.start + draft.text.length
+    draft.tokenCount = meter.count(draft.text)
+    for (const u of units) if (!draft.kinds.includes(u.kind)) draft.kinds.push(u.kind)
+    draft.boundary = units[units.length - 1]!.ends
+  }
+
   /** Emits `current`, dropping trailing records until the exact count fits; returns what was dropped. */
   const flush = (): Unit[] => {
     if (current.length === 0) return []
+    if (lastRecord === undefined && heldTakes(current, chunkTallied ? tallied : currentEstimate)) {
+      joinHeld(current)
+      current = []
+      currentEstimate = 0
+      chunkTallied = false
+      return []
+    }
     if (chunkTallied) {
       release(draftOf(current, joinedText(ctx.source, current), tallied))
       current = []
@@ -209,6 +236,14 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
       if (n <= budget) {
         tallied = n
         take(u)
+        return
+      }
+      // Blocks only so far, that fit with neither the chunk before nor this record: when the
+      // record is over the budget on its own anyway, they go with it, not in a chunk alone.
+      if (lastRecord === undefined && u.record >= 0 && smallBlocks(tallied) && !heldTakes(current, tallied) && meter.count(u.text, u.tokens) > budget) {
+        tallied = n
+        take(u)
+        flush()
         return
       }
       tallied = tally.undo()

@@ -46,6 +46,25 @@ register(definePlugin({
   },
 }))
 
+/** Lines starting with R are records, others blocks between them (a third party's parser). */
+register(definePlugin({
+  kind: 'parser', name: 'test-gaps', docsplit: '^1', formats: ['test-gaps'], extensions: [], reads: 'text', defaultSplitter: 'record',
+  create (ctx) {
+    let all = ''
+    return {
+      write (piece) { all += piece },
+      end () {
+        let start = 0
+        for (const line of all.split(/(?<=\n)/)) {
+          const end = start + line.length
+          ctx.emit(line.startsWith('R') ? { type: 'record', start, end, text: line } : { type: 'block', kind: 'gap', start, end, text: line })
+          start = end
+        }
+      },
+    }
+  },
+}))
+
 const approx = await tokenizerByName('approx').load()
 const recordLine = fc.array(fc.oneof(fc.constantFrom('alpha', 'β', '日本', '😀', '42', ',', '"q"'), fc.string({ maxLength: 8 })), { maxLength: 40 })
   .map((ws) => ws.join(' ').replaceAll('\n', ' ').replaceAll('#', '') + '\n')
@@ -132,6 +151,29 @@ t.test('a block between records that alone is over budget is cut like text, neve
     t.ok(r.chunk_count > 50, `${tokenizer}: cut into ${r.chunk_count} chunks`)
     t.same(invariantProblems(r, yaml, { tokenizer: await tokenizerByName(tokenizer).load() }), [], `${tokenizer}: lossless, within budget`)
   }
+})
+
+t.test('text between records that fits with neither neighbour goes with a record over the budget anyway, not alone', async (t) => {
+  const long = (name: string): string => `"${name} ${'many words here '.repeat(24).trim()}"`
+  const doc = `[\n  ${long('A')},\n  ${long('B')},\n  "short"\n]\n`
+  const r = await split(doc, { input_format: 'json', max_tokens: 64 })
+  // `[` opens the first (protected) record's chunk, the comma after it ends it; the comma after
+  // B goes with the short record, which it fits with; the closing bracket with that one too
+  t.same(r.chunks.map((c) => [c.text, c.protected, c.record_count]), [
+    [`[\n  ${long('A')},\n  `, true, 1],
+    [long('B'), true, 1],
+    [',\n  "short"\n]\n', false, 1],
+  ])
+  t.same(invariantProblems(r, doc, { tokenizer: approx }), [])
+  // a third party's text between records that is longer (over an eighth of the budget) stays a chunk
+  const big = `R ${'many words here '.repeat(30)}\n`
+  const gaps = await split(`${big}, \n${big}${'a comment between records '.repeat(4)}\n${big}`, { input_format: 'test-gaps', max_tokens: 64 })
+  t.same(gaps.chunks.map((c) => [c.kinds, c.protected]), [[['record', 'gap'], true], [['record'], true], [['gap'], false], [['record'], true]])
+  // records that fit exactly: the comma between them fits with neither, and is a chunk alone
+  const exact = `[\n  ${long('C')},\n  ${long('D')}\n]`
+  const fits = await split(exact, { input_format: 'json', max_tokens: approx.count(long('C')) })
+  t.same(fits.chunks.filter((c) => c.protected), [], 'nothing protected')
+  t.ok(fits.chunks.some((c) => c.text === ',\n  '), 'the comma alone')
 })
 
 t.test('a chunk says where it ended: after a record, a block, or a cut inside a block over budget', async (t) => {
