@@ -181,6 +181,8 @@ class YamlHandler implements ParserHandler<string> {
   /** The copy that is parsed and searched: a lone CR (a line end in YAML) is a LF, as yaml reads only LF and CRLF; same length, so the same offsets. */
   private src = ''
   private comments = new Map<number, number>()
+  /** Offsets of the block scalar headers that keep their final line breaks, found when first needed. */
+  private keeps: number[] | undefined
   private readonly maxTokens: number
   /** Characters that may still be estimated (see ESTIMATED_PER_CHARACTER); -1 once spent. */
   private allowance = 0
@@ -334,12 +336,29 @@ class YamlHandler implements ParserHandler<string> {
    */
   private contentEnd (start: number, end: number): number {
     if (MOST_BYTES_PER_UNIT * (end - start) <= this.maxTokens) return end
-    const text = this.src.slice(start, end)
+    const src = this.src
+    let content = end
+    while (content > start && isBlank(src.charCodeAt(content - 1))) content--
+    const lineEnd = src.indexOf('\n', content)
+    if (content === start || lineEnd === -1 || lineEnd + 1 >= end) return end
     // a block scalar that keeps its final line breaks (`|+`) may end with them
-    if (KEEP_CHOMPING.test(text)) return end
-    const content = text.trimEnd().length
-    const lineEnd = this.src.indexOf('\n', start + content)
-    return content > 0 && lineEnd !== -1 && lineEnd + 1 < end ? lineEnd + 1 : end
+    return this.keepsIn(start, end) ? end : lineEnd + 1
+  }
+
+  /**
+   * Whether a block scalar header that keeps its final line breaks is in [start, end): found
+   * once in the whole text, as records nested many levels deep share their ends.
+   */
+  private keepsIn (start: number, end: number): boolean {
+    const keeps = this.keeps ??= Array.from(this.src.matchAll(KEEP_CHOMPING), (m) => m.index)
+    let lo = 0
+    let hi = keeps.length
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if (keeps[mid]! < start) lo = mid + 1
+      else hi = mid
+    }
+    return lo < keeps.length && keeps[lo]! < end
   }
 
   /**
@@ -451,7 +470,12 @@ const LOG_LINE = /^(- )?(\d{4}[-./]\d{2}[-./]\d{2}[-T ]\d{2}[:.]\d{2}|1\d{9}([.,
 /** Brackets, `=` or `;`: an indented line that is code, not a YAML scalar's continuation. */
 const CODE_LIKE = /[()={};]/
 /** A block scalar's header that keeps the line breaks at its end (`|+`, `>2+`), anywhere in a text. */
-const KEEP_CHOMPING = /[|>][1-9]?\+/
+const KEEP_CHOMPING = /[|>][1-9]?\+/g
+
+/** Space, tab, line feed, carriage return: what blank lines are made of. */
+function isBlank (code: number): boolean {
+  return code === 32 || code === 10 || code === 13 || code === 9
+}
 /** A key or item whose value is a block scalar: the more indented lines after it are its text. */
 const BLOCK_SCALAR = /[|>][1-9]?[-+]?[1-9]?\s*(#.*)?$/
 
