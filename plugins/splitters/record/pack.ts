@@ -160,6 +160,8 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
     draft.text += joinedText(ctx.source, units)
     draft.end = draft.start + draft.text.length
     draft.tokenCount = meter.count(draft.text)
+    // BPE counts may fall as text is added (`]]>` then `\n\n` merge): then it is not over
+    if (draft.tokenCount <= limit) delete draft.protected
     for (const u of units) if (!draft.kinds.includes(u.kind)) draft.kinds.push(u.kind)
     draft.boundary = units[units.length - 1]!.ends
   }
@@ -239,8 +241,9 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
         return
       }
       // Blocks only so far, that fit with neither the chunk before nor this record: when the
-      // record is over the budget on its own anyway, they go with it, not in a chunk alone.
-      if (lastRecord === undefined && u.record >= 0 && smallBlocks(tallied) && !heldTakes(current, tallied) && meter.count(u.text, u.tokens) > budget) {
+      // record is over max_tokens on its own anyway (protected), they go with it, not in a chunk
+      // alone (with overlap, a record between the budget and max_tokens is not protected alone).
+      if (lastRecord === undefined && u.record >= 0 && smallBlocks(tallied) && !heldTakes(current, tallied) && meter.count(u.text, u.tokens) > limit) {
         tallied = n
         take(u)
         flush()

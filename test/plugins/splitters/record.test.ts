@@ -169,6 +169,18 @@ t.test('text between records that fits with neither neighbour goes with a record
   const big = `R ${'many words here '.repeat(30)}\n`
   const gaps = await split(`${big}, \n${big}${'a comment between records '.repeat(4)}\n${big}`, { input_format: 'test-gaps', max_tokens: 64 })
   t.same(gaps.chunks.map((c) => [c.kinds, c.protected]), [[['record', 'gap'], true], [['record'], true], [['gap'], false], [['record'], true]])
+  // with overlap, a record between the budget and max_tokens is not protected: the brackets
+  // before it are not put with it
+  const within = `[\n  "${'ab '.repeat(36)}"\n]`
+  const overlapped = await split(within, { input_format: 'json', max_tokens: 40, overlap_tokens: 8 })
+  t.same(overlapped.chunks.map((c) => [c.token_count <= 40, c.protected]), [[true, false], [true, false], [true, false]], 'nothing over max_tokens')
+  // o200k counts may fall as text is added (`]]>` then blank lines): a record over the budget
+  // without its blank lines, with them joined back, fits and is not protected
+  const merging = [['xml', `<root><a>word </a><![CDATA[x]]>\n\n<a>${'lorem ipsum dolor sit amet '.repeat(3)}</a></root>`, 9], ['yaml', `a: word word word word a,.\n\nb: ${'lorem ipsum dolor '.repeat(3)}\n`, 8]] as const
+  for (const [format, text, max] of merging) {
+    const bpe = await split(text, { input_format: format, max_tokens: max, tokenizer: 'o200k_base' })
+    t.same(bpe.chunks.filter((c) => c.protected).map((c) => c.token_count > max), [true], `${format}: only the long record protected`)
+  }
   // records that fit exactly: the comma between them fits with neither, and is a chunk alone
   const exact = `[\n  ${long('C')},\n  ${long('D')}\n]`
   const fits = await split(exact, { input_format: 'json', max_tokens: approx.count(long('C')) })
