@@ -469,6 +469,8 @@ const YAML_LINE = /^(---|\.\.\.)(\s|$)|^\s*(- |-$)|^\s*("[^"]*"|'[^']*'|[^\s:#[{
 const LOG_LINE = /^(- )?(\d{4}[-./]\d{2}[-./]\d{2}[-T ]\d{2}[:.]\d{2}|1\d{9}([.,]\d{1,9})? |\d{6} \d{6} )/
 /** Brackets, `=` or `;`: an indented line that is code, not a YAML scalar's continuation. */
 const CODE_LIKE = /[()={};]/
+/** A key or item whose value is a block scalar: the more indented lines after it are its text. */
+const BLOCK_SCALAR = /[|>][1-9]?[-+]?[1-9]?\s*(#.*)?$/
 /** A block scalar's header that keeps the line breaks at its end (`|+`, `>2+`), anywhere in a text. */
 const KEEP_CHOMPING = /[|>][1-9]?\+/g
 
@@ -476,8 +478,6 @@ const KEEP_CHOMPING = /[|>][1-9]?\+/g
 function isBlank (code: number): boolean {
   return code === 32 || code === 10 || code === 13 || code === 9
 }
-/** A key or item whose value is a block scalar: the more indented lines after it are its text. */
-const BLOCK_SCALAR = /[|>][1-9]?[-+]?[1-9]?\s*(#.*)?$/
 
 const yaml: ParserPlugin = definePlugin({
   kind: 'parser',

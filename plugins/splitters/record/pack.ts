@@ -146,12 +146,12 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
 
   /**
    * Blocks that fit with neither neighbour (a separator, end tags) go with a neighbour that is a
-   * record over the budget anyway rather than alone, when they are small: `count` at most an
-   * eighth of the budget (text between records that is longer, comments, stays a chunk).
+   * record over max_tokens anyway (protected) rather than alone, when they are small: `count` at
+   * most an eighth of the budget (text between records that is longer, comments, stays a chunk).
    */
   const smallBlocks = (count: number): boolean => 8 * count <= budget
 
-  /** Whether the blocks `units` go with the chunk before, a record over the budget on its own. */
+  /** Whether the blocks `units` go with the chunk before, a protected record. */
   const heldTakes = (units: Unit[], count: number): boolean => held?.protected === true && previousRecord !== undefined &&
     smallBlocks(count) && units.every((u) => u.record < 0 && isPrefix(u.path, previousRecord!.path))
 
