@@ -28,24 +28,17 @@ import { JsonScanner, MAX_DEPTH, type ScanSink } from './scanner.js'
 
 const OPEN_BRACE = 123
 const OPEN_BRACKET = 91
-const COMMA = 44
-
-/** JSON's whitespace: space, tab, line feed, carriage return. */
-function isSpace (code: number): boolean {
-  return code === 32 || code === 10 || code === 13 || code === 9
-}
 
 /** UTF-8 bytes of a UTF-16 code unit at most: a text of fewer bytes than the budget is under it (no encoding spends more tokens than bytes). */
 const MOST_BYTES_PER_UNIT = 3
 
-/** Where the comma after a value, with the spaces around it, starts (the length if none ends `text`). */
+/**
+ * Where the comma after a value, with the spaces around it, starts (the length if none ends
+ * `text`). A value never ends with white space, so trimEnd stops at its last character.
+ */
 function separatorStart (text: string): number {
-  let last = text.length
-  while (last > 0 && isSpace(text.charCodeAt(last - 1))) last--
-  if (last === 0 || text.charCodeAt(last - 1) !== COMMA) return text.length
-  last--
-  while (last > 0 && isSpace(text.charCodeAt(last - 1))) last--
-  return last
+  const trimmed = text.trimEnd()
+  return trimmed.endsWith(',') ? trimmed.slice(0, -1).trimEnd().length : text.length
 }
 
 /** `$.name` for identifiers, `$["a key"]` otherwise. */
