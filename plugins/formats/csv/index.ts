@@ -7,7 +7,6 @@
 import { Type } from 'typebox'
 import { definePlugin } from '../../../core/registry.js'
 import type { ParserHandler } from '../../../core/types.js'
-import { CsvParser, loadCsvParse } from './parse.js'
 import { delimitedScore, sniffDelimiter, type Delimiter } from './sniff.js'
 
 export default definePlugin({
@@ -43,6 +42,8 @@ export default definePlugin({
     return sniffDelimiter(head, head.length === sample.length) === '\t' ? 'tsv' : 'csv'
   },
   async create (ctx): Promise<ParserHandler<string>> {
+    // The parser (and csv-parse under it) loads with the first CSV document.
+    const { CsvParser, loadCsvParse } = await import('./parse.js')
     await loadCsvParse()
     const tsv = ctx.options.input_format === 'tsv' ||
       (typeof ctx.options.filename === 'string' && ctx.options.filename.toLowerCase().endsWith('.tsv'))

@@ -7,7 +7,6 @@ import { Type } from 'typebox'
 import { definePlugin } from '../../../core/registry.js'
 import type { ParserHandler } from '../../../core/types.js'
 import { LogParser } from './parse.js'
-import { unsafeRegexReason } from './regex-guard.js'
 import { logScore } from './sniff.js'
 
 export default definePlugin({
@@ -28,7 +27,7 @@ export default definePlugin({
   detect (sample: string): number {
     return logScore(sample)
   },
-  create (ctx): ParserHandler<string> {
+  async create (ctx): Promise<ParserHandler<string>> {
     const source = ctx.options.log_start
     let start: RegExp | undefined
     if (typeof source === 'string' && source.length > 0) {
@@ -40,6 +39,8 @@ export default definePlugin({
         } catch {}
       }
       if (start === undefined) ctx.fail('DOCSPLIT_INVALID_OPTION', 'log_start is not a valid regular expression')
+      // The guard (a regex engine of its own) loads only for a pattern to check.
+      const { unsafeRegexReason } = await import('./regex-guard.js')
       const unsafe = unsafeRegexReason(source)
       if (unsafe !== undefined) {
         ctx.fail('DOCSPLIT_INVALID_OPTION', `log_start could take exponential or polynomial time on some lines: ${unsafe}; use a simpler pattern (the start of a record is enough)`)

@@ -14,8 +14,14 @@ import { Type } from 'typebox'
 import { DocsplitError } from '../../../core/errors.js'
 import { definePlugin } from '../../../core/registry.js'
 import type { BytesParserPlugin, ParserContext, ParserHandler } from '../../../core/types.js'
-import { checkXlsxZip, type ZipLimits } from './zip-guard.js'
-import { sheetToCsv, type Budget, type SheetLike } from './sheet.js'
+import type { ZipLimits } from './zip-guard.js'
+import type { Budget, SheetLike } from './sheet.js'
+
+/** The zip guard and the sheet reader: loaded with the first workbook. */
+interface Readers {
+  checkXlsxZip: typeof import('./zip-guard.js').checkXlsxZip
+  sheetToCsv: typeof import('./sheet.js').sheetToCsv
+}
 import { DEFAULT_MAX_INFLATED_BYTES, INFLATED_ENV, MAX_INFLATED_BYTES as MAX_INFLATED, MIN_INFLATED_BYTES as MIN_INFLATED } from './limits.js'
 
 /** The part of the `@e965/xlsx` module this plugin uses. */
@@ -200,6 +206,8 @@ export function createXlsxPlugin (pluginOptions: XlsxPluginOptions = {}): BytesP
         loaded = undefined
         return ctx.fail('DOCSPLIT_EXTRA_UNAVAILABLE', EXTRA_MESSAGE)
       }
+      const [{ checkXlsxZip }, { sheetToCsv }] = await Promise.all([import('./zip-guard.js'), import('./sheet.js')])
+      const readers: Readers = { checkXlsxZip, sheetToCsv }
       const maxInflatedBytes = pluginOptions.limits?.maxInflatedBytes ?? maxInflatedFromEnv(ctx)
       const limits: Required<XlsxLimits> = {
         ...DEFAULT_LIMITS,
@@ -229,7 +237,7 @@ export function createXlsxPlugin (pluginOptions: XlsxPluginOptions = {}): BytesP
         end (): void {
           const buf = Buffer.concat(pieces, size)
           pieces = []
-          parseWorkbook(ctx, xlsx, buf, limits, wanted, noHeader ? null : headerRow)
+          parseWorkbook(ctx, xlsx, readers, buf, limits, wanted, noHeader ? null : headerRow)
         },
       }
     },
@@ -246,13 +254,13 @@ interface SheetOut {
 }
 
 function parseWorkbook (
-  ctx: ParserContext, xlsx: XlsxModule, buf: Buffer, limits: Required<XlsxLimits>,
+  ctx: ParserContext, xlsx: XlsxModule, readers: Readers, buf: Buffer, limits: Required<XlsxLimits>,
   wanted: string[] | undefined, headerRow: number | null | undefined,
 ): void {
   const fail: ParserContext['fail'] = (code, message) => ctx.fail(code, message)
   let sheets: SheetOut[]
   try {
-    sheets = readSheets(fail, xlsx, buf, limits, wanted, headerRow)
+    sheets = readSheets(fail, xlsx, readers, buf, limits, wanted, headerRow)
   } catch (err) {
     // Our own refusals pass through; anything else thrown while reading hostile bytes is a
     // damaged file, never a crash and never a message with document content.
@@ -264,7 +272,7 @@ function parseWorkbook (
 }
 
 function readSheets (
-  fail: ParserContext['fail'], xlsx: XlsxModule, buf: Buffer, limits: Required<XlsxLimits>,
+  fail: ParserContext['fail'], xlsx: XlsxModule, { checkXlsxZip, sheetToCsv }: Readers, buf: Buffer, limits: Required<XlsxLimits>,
   wanted: string[] | undefined, headerRow: number | null | undefined,
 ): SheetOut[] {
   const report = checkXlsxZip(buf, limits, fail)

@@ -4,7 +4,7 @@
  */
 import t from 'tap'
 import { createRequire } from 'node:module'
-import { loadEncoding } from '../../../plugins/tokenizers/tiktoken/index.js'
+import { loadEncoding } from '../../../plugins/tokenizers/tiktoken/load.js'
 
 const require = createRequire(import.meta.url)
 const tables = (): string[] => Object.keys(require.cache).filter((k) => /gpt-tokenizer[\\/]cjs[\\/]encoding[\\/]r50k_base/.test(k))

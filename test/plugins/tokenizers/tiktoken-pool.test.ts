@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { CountPool } from '../../../plugins/tokenizers/tiktoken/pool.js'
-import { countThreads, importEncoding, tokenizerFrom, type EncodingModule } from '../../../plugins/tokenizers/tiktoken/index.js'
+import { countThreads } from '../../../plugins/tokenizers/tiktoken/index.js'
+import { importEncoding, tokenizerFrom, type EncodingModule } from '../../../plugins/tokenizers/tiktoken/load.js'
 
 // The last: one piece of 200 KB, which the workers merge in O(n log n) as the main thread does
 // (bpe-core.ts, from dist/: a worker cannot load TypeScript; gpt-tokenizer alone takes 20 s).

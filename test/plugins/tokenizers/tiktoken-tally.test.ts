@@ -1,7 +1,8 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { readFileSync } from 'node:fs'
-import { ENCODINGS, loadEncoding } from '../../../plugins/tokenizers/tiktoken/index.js'
+import { ENCODINGS } from '../../../plugins/tokenizers/tiktoken/index.js'
+import { loadEncoding } from '../../../plugins/tokenizers/tiktoken/load.js'
 import { isStable } from '../../../plugins/tokenizers/tiktoken/tally.js'
 import { corpusFiles, corpusMissing } from '../../helpers/corpus.js'
 
