@@ -19,9 +19,12 @@ const LAZY = [
   'plugins/formats/code/handler.js',
   'plugins/formats/code/syntax.js',
   'plugins/formats/csv/parse.js',
+  'plugins/formats/json/handler.js',
   'plugins/formats/log/regex-guard.js',
   'plugins/formats/xlsx/zip-guard.js',
   'plugins/formats/xlsx/sheet.js',
+  'plugins/formats/xml/handler.js',
+  'plugins/formats/yaml/handler.js',
   'plugins/tokenizers/tiktoken/load.js',
 ]
 

@@ -1,0 +1,493 @@
+/**
+ * XML parser (sax, strict mode). Records are the children of the root element, or, with the
+ * `record_element` option, every element of that name that is not inside another record.
+ * A record runs from its `<` to the start of the next record, so text, comments and closing
+ * tags after it go with it (the spaces before the next record as markup, after a record that may
+ * come near the budget); but after the last record of an element its end tags, and before
+ * the first record of an element opened for being too long its start tag, are blocks of kind
+ * `markup`, so that a record that fits is not pushed over the budget by the tags around it.
+ * The document's header (the prolog, the root start tag and anything
+ * else before the first record, such as an RSS channel's title and image) is a record of its
+ * own, of kind `header`, as a CSV header row is: the packer puts it with the first records when
+ * they fit, and alone when they do not (glued to the first record, a long channel header made
+ * that record go over the budget). Ancestors of records are reported with enter/exit (the chunk
+ * `path`), records are labelled XPath style (`item[3]`, 1-based among same-name siblings).
+ * Names are compared as written (qualified, case-sensitive; namespace URIs are not resolved).
+ * A `record_element` that names no element (but the root) is DOCSPLIT_INVALID_OPTION at the
+ * end; its message gives counts only (element names are document content, never in messages).
+ *
+ * Safety: entities declared in a DOCTYPE are never expanded and nothing external is read; a
+ * reference to an undeclared entity (`&lol9;`, `&xxe;`) stays literal text, which is all a
+ * splitter needs since chunks are slices of the source. We never set sax's `unparsedEntities`,
+ * and we only resume after that one error (see DEPENDENCIES §7). Memory: the current record.
+ */
+import type sax from 'sax'
+import type { ParserContext, ParserHandler } from '../../../core/types.js'
+
+/** sax fields its typings leave out: the entity being read and the pending error. */
+type SaxParser = Omit<sax.SAXParser, 'error'> & { entity: string, error: Error | null }
+
+let saxLib: typeof sax | undefined
+
+/** XML's white space: space, tab, line feed, carriage return. */
+function isSpace (code: number): boolean {
+  return code === 32 || code === 10 || code === 13 || code === 9
+}
+
+/** sax is fed in blocks ending at multiples of this many characters. */
+const BLOCK = 65536
+/** The longest name, attribute value, comment, declaration or processing instruction. */
+const MAX_TOKEN = 4 * 1024 * 1024
+/** sax's buffers other than text and CDATA (which a splitter never needs). */
+const BUFFERS = ['comment', 'sgmlDecl', 'tagName', 'doctype', 'procInstName', 'procInstBody', 'entity', 'attribName', 'attribValue', 'script']
+
+interface Open {
+  name: string
+  start: number
+  /** Records seen among this element's children, by name (for `item[3]` labels). */
+  counts?: Map<string, number>
+  /** Its children are records (the root, or a record opened because it was too long). */
+  opened?: boolean
+  /** Inside a record that may still be opened: where its child elements start, and their labels. */
+  kids?: Array<{ start: number, label: string }>
+  /** Its length when it is estimated next: the length doubles between estimates, so each reads it about twice in all. */
+  checkAt?: number
+  /** Inside a record that may still be opened: its last child element, once that has ended. */
+  lastKid?: Open
+  /** Where it ended (just after its end tag), once it has, inside a record. */
+  end?: number
+}
+
+/**
+ * Elements of two children or more opened at a record's end: each costs an estimate of its
+ * last child, so a deep nest of them is bounded to this many estimates of the record.
+ */
+const MAX_OPENED_AT_END = 16
+
+/** UTF-8 bytes of a UTF-16 code unit at most: an element under the budget divided by this is under it in bytes. */
+const MOST_BYTES_PER_UNIT = 3
+
+/** Characters of a title kept (as markdown's title is a heading, not a page). */
+const MAX_TITLE = 1024
+/** Elements under the root whose `title` child is the document's. */
+const TITLE_PARENTS = new Set(['channel', 'head'])
+
+/** Distinct child names of the root counted for the `record_element` error (a few short ones). */
+const MAX_NAMES = 64
+const MAX_NAME_LENGTH = 256
+
+/**
+ * What the `record_element` error reports, counted while no record has been found: counts and
+ * a few short names (kept only to count them distinct, never shown), not the document.
+ */
+interface Tally {
+  elements: number
+  children: number
+  names: Set<string>
+  /** Some child names were not kept (too many or too long): `names.size` is a lower bound. */
+  more: boolean
+  /** Elements with the same local name but another prefix (or none). */
+  prefixed: number
+  /** Elements with the same name in another letter case. */
+  cased: number
+}
+
+const localName = (name: string): string => name.slice(name.indexOf(':') + 1)
+const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`
+const quote = (s: string, max = 64): string => JSON.stringify(s.length > max ? `${s.slice(0, max)}…` : s)
+
+export class XmlHandler implements ParserHandler<string> {
+  private readonly parser: SaxParser
+  private readonly recordElement: string | undefined
+  private readonly stack: Open[] = []
+  /** Ancestor elements entered (enter emitted) for the current record. */
+  private readonly entered: Open[] = []
+  /** Text from `bufStart`, plus pieces not yet joined to it. */
+  private buf = ''
+  private readonly pending: string[] = []
+  private bufStart = 0
+  /** Pieces not yet given to sax, their length, and how much sax has been given. */
+  private readonly queue: string[] = []
+  private queued = 0
+  private fed = 0
+  private recStart = 0
+  private label = ''
+  private records = 0
+  /** Depth of the open record element, or -1 outside records. */
+  private recordDepth = -1
+  /** Where the last record element ended (just after its end tag). */
+  private recordEnd = -1
+  /**
+   * The text from recStart is markup between records, not a record: the end tags (and spaces)
+   * after the last record of an element that closed, up to the next record. It goes as a block
+   * of its own, so that a record that fits is not pushed over the budget by the tags around it.
+   */
+  private markup = false
+  private total = 0
+  private rootName: string | undefined
+  private readonly maxTokens: number
+  /** The document's title element (see readTitle): its depth while it is read, and its text. */
+  private titleDepth = -1
+  private titleText: string | undefined
+  private readonly tally: Tally = { elements: 0, children: 0, names: new Set(), more: false, prefixed: 0, cased: 0 }
+
+  constructor (private readonly ctx: ParserContext, lib: typeof sax) {
+    this.maxTokens = typeof ctx.options.max_tokens === 'number' ? ctx.options.max_tokens : 512
+    const option = ctx.options.record_element
+    this.recordElement = typeof option === 'string' && option !== '' ? option : undefined
+    const p = this.parser = lib.parser(true, { position: true }) as SaxParser
+    ;(p as unknown as { bufferCheckPosition: number }).bufferCheckPosition = Number.MAX_SAFE_INTEGER
+    p.onopentag = (tag) => { this.open(tag.name) }
+    p.onclosetag = () => { this.close() }
+    p.onerror = (err) => { this.error(err) }
+  }
+
+  private error (err: Error): void {
+    const p = this.parser
+    const first = (err.message.split('\n')[0] ?? '').replace(/:.*$/s, '').replace(/\.$/, '')
+    // an undeclared entity stays literal text (no expansion, nothing fetched)
+    if (first === 'Invalid character entity' && !p.entity.startsWith('#') && /^[A-Za-z_:][\w.:-]*$/.test(p.entity)) {
+      p.error = null
+      return
+    }
+    const where = `line ${p.line + 1}, column ${p.column + 1}`
+    this.ctx.fail('DOCSPLIT_PARSE_ERROR', `invalid XML at ${where}: ${first.charAt(0).toLowerCase()}${first.slice(1)}`)
+  }
+
+  private open (name: string): void {
+    const p = this.parser
+    const start = p.startTagPosition - 1
+    const depth = this.stack.length
+    const parent = this.stack[depth - 1]
+    if (depth === 0) {
+      if (this.rootName !== undefined) {
+        this.ctx.fail('DOCSPLIT_PARSE_ERROR', `invalid XML at line ${p.line + 1}, column ${p.column + 1}: more than one root element`)
+      }
+      this.rootName = name
+    }
+    if (this.recordElement !== undefined && this.records === 0) this.count(name, depth, this.recordElement)
+    const el: Open = { name, start, opened: depth === 0 && this.recordElement === undefined }
+    this.stack.push(el)
+    if (this.titleText === undefined && localName(name) === 'title' && (depth === 1 || (depth === 2 && TITLE_PARENTS.has(localName(parent!.name))))) this.readTitle(depth)
+    if (parent === undefined) return
+    if (this.recordDepth !== -1) {
+      if (this.recordElement !== undefined) return
+      // inside a record that may be opened: remember where each element starts in its parent
+      const label = this.childLabel(parent, name)
+      ;(parent.kids ??= []).push({ start, label })
+      // too long: open the record, then its current child, ... while still too long (the
+      // element's own length: not the text before it, which is not part of what is opened).
+      // Not a record whose only child is the element starting: opened, it would be the same
+      // text under that child's label (`<item>text <b>bold</b> text</item>` as `b[1]`).
+      while (this.recordDepth < depth && this.opens(this.stack[this.recordDepth]!, depth) && this.tooLong(this.stack[this.recordDepth]!, start, false)) this.openRecord()
+      return
+    }
+    if (this.recordElement !== undefined ? name !== this.recordElement : parent.opened !== true) return
+    // the record before this one ends here (or the markup after it: outside the elements that
+    // closed, with this record's); before the first, the header, inside its path
+    if (this.markup) {
+      this.syncPath(depth)
+      this.emitMarkup(start)
+    } else {
+      if (this.records > 0) this.emitRecord(start)
+      this.syncPath(depth)
+    }
+    if (this.records === 0 && start > 0) this.emitRecord(start, 'header')
+    this.recordDepth = depth
+    this.label = this.childLabel(parent, name)
+    this.records++
+  }
+
+  /** Whether opening `record` while an element starts at `depth` splits it, or leads to one deeper that may. */
+  private opens (record: Open, depth: number): boolean {
+    return (record.kids?.length ?? 0) >= 2 || this.recordDepth + 1 < depth
+  }
+
+  /** Counts an element for the `record_element` error, while no record has been found. */
+  private count (name: string, depth: number, wanted: string): void {
+    const t = this.tally
+    t.elements++
+    if (depth === 1) {
+      t.children++
+      if (t.names.size < MAX_NAMES && name.length <= MAX_NAME_LENGTH) t.names.add(name)
+      else if (!t.names.has(name)) t.more = true
+    }
+    if (name === wanted) return
+    if (localName(name) === localName(wanted)) t.prefixed++
+    else if (name.toLowerCase() === wanted.toLowerCase()) t.cased++
+  }
+
+  /** `record_element` names no element (the root aside): say so, with counts that help. */
+  private noRecordElement (wanted: string): never {
+    const t = this.tally
+    const others = t.elements - 1
+    let message = `record_element ${quote(wanted)}: no element of the document has this name ` +
+      `(names are compared as written: case-sensitive, with their namespace prefix if any); `
+    message += t.children === 0
+      ? `the root element has no child elements`
+      : `the root element has ${plural(t.children, 'child element')} with ${t.more ? 'more than ' : ''}${plural(t.names.size, 'distinct name')}` +
+        (others > t.children ? `, ${plural(others, 'element')} under it in all` : '')
+    if (t.prefixed > 0) {
+      message += `; ${plural(t.prefixed, 'element')} ${t.prefixed === 1 ? 'has' : 'have'} the local name ${quote(localName(wanted))} ` +
+        `with a different prefix or none: write the name with the prefix the document uses (the namespace URI is not compared)`
+    }
+    if (t.cased > 0) message += `; ${plural(t.cased, 'element')} ${t.cased === 1 ? 'has' : 'have'} this name in another letter case`
+    message += '. Check the spelling, or leave record_element out to make the children of the root the records'
+    return this.ctx.fail('DOCSPLIT_INVALID_OPTION', message)
+  }
+
+  /** `item[3]`: the element's 1-based index among the children of that name in `parent`. */
+  private childLabel (parent: Open, name: string): string {
+    parent.counts ??= new Map()
+    const n = (parent.counts.get(name) ?? 0) + 1
+    parent.counts.set(name, n)
+    return `${name}[${n}]`
+  }
+
+  /**
+   * The current record is too long: it becomes a container (enter) and its children so far
+   * become records (the text before its first child goes with that child); its last child so
+   * far becomes the current record.
+   */
+  private openRecord (): void {
+    const el = this.stack[this.recordDepth]!
+    const kids = el.kids ?? []
+    // Labelled as the record was (`e[1]`), as its siblings are.
+    this.ctx.emit({ type: 'enter', kind: 'element', label: this.label, start: el.start })
+    this.entered.push(el)
+    el.opened = true
+    // its start tag (and what comes before its first child) is markup, not part of that child
+    if (kids.length > 0 && kids[0]!.start > this.recStart) this.emitMarkup(kids[0]!.start)
+    for (let k = 1; k < kids.length; k++) {
+      this.label = kids[k - 1]!.label
+      this.emitRecord(kids[k]!.start)
+    }
+    this.label = kids[kids.length - 1]?.label ?? this.label
+    el.kids = undefined
+    this.records += kids.length
+    this.recordDepth++
+  }
+
+  /**
+   * The first `title` element of the root, or of an RSS `channel` or XHTML `head` under it, is
+   * the document's title (an Atom feed's and an SVG's are the root's): its text is gathered (sax
+   * decodes entities and CDATA) until it closes.
+   */
+  private readTitle (depth: number): void {
+    this.titleDepth = depth
+    this.titleText = ''
+    const p = this.parser
+    p.ontext = p.oncdata = (text: string) => { if (this.titleText!.length < MAX_TITLE) this.titleText += text }
+  }
+
+  private endTitle (): void {
+    const p = this.parser
+    p.ontext = p.oncdata = () => {}
+    this.titleDepth = -1
+    const title = this.titleText!.replace(/\s+/g, ' ').trim()
+    if (title !== '') this.ctx.emit({ type: 'info', key: 'title', value: title.slice(0, MAX_TITLE) })
+  }
+
+  private close (): void {
+    const depth = this.stack.length - 1
+    if (depth === this.titleDepth) this.endTitle()
+    const el = this.stack.pop()!
+    const opening = this.recordElement === undefined
+    if (opening && depth > this.recordDepth && this.recordDepth !== -1) {
+      el.end = this.parser.position
+      this.stack[depth - 1]!.lastKid = el
+    }
+    if (depth === this.recordDepth) {
+      this.recordEnd = opening ? this.openAtEnd(el) : this.parser.position
+      this.recordDepth = -1
+      // opened at its end: its last child is the record, and the end tags after it are markup
+      if (this.recordEnd < this.parser.position) this.endRecord()
+    } else if (el === this.entered[this.entered.length - 1]) {
+      // an element whose children are records ends: so does its last record, before the end tags
+      this.endRecord()
+    }
+  }
+
+  /** The current record ends at recordEnd; what follows, up to the next record, is markup. */
+  private endRecord (): void {
+    if (!this.markup && this.records > 0 && this.recordEnd > this.recStart) this.emitRecord(this.recordEnd)
+    this.markup = true
+  }
+
+  /**
+   * The record ends: while what is current is too long, it is opened down its last children,
+   * through elements of one child, to one of more whose children become records and whose
+   * last child becomes current (`<channel>`'s `<items><rdf:Seq><rdf:li/>...`).
+   */
+  private openAtEnd (record: Open): number {
+    const end = this.parser.position
+    const depth = this.stack.length
+    let current: Open | undefined = record
+    /** Where the record current at the end ends: the record, or the last child opened into. */
+    let currentEnd = end
+    for (let opened = 0; current !== undefined && opened < MAX_OPENED_AT_END; opened++) {
+      let splits: Open | undefined = current
+      while (splits !== undefined && splits.kids?.length === 1) splits = splits.lastKid
+      if (splits === undefined || (splits.kids?.length ?? 0) < 2 || !this.tooLong(current, end, true)) break
+      for (let e: Open = current; ; e = e.lastKid!) {
+        this.stack.push(e)
+        this.openRecord()
+        if (e === splits) break
+      }
+      current = splits.lastKid
+      currentEnd = current?.end ?? currentEnd
+    }
+    if (this.stack.length > depth) this.stack.length = depth
+    return currentEnd
+  }
+
+  /**
+   * Whether the element, from its start to `end`, is over the budget by the token estimate (not
+   * its length: forty paragraphs of CJK text are twice the budget in half its characters). No
+   * encoding spends more tokens than bytes, so an element of fewer bytes than the budget is not
+   * estimated. Before the element ends (`final` false) it is looked at each time its length doubles.
+   */
+  private tooLong (el: Open, end: number, final: boolean): boolean {
+    const length = end - el.start
+    if (length * MOST_BYTES_PER_UNIT <= this.maxTokens) return false
+    if (!final && length < (el.checkAt ?? 0)) return false
+    el.checkAt = length * 2
+    const text = this.textOf(el.start, end)
+    return Buffer.byteLength(text, 'utf8') > this.maxTokens && this.ctx.estimate(text) > this.maxTokens
+  }
+
+  /** The document's text from `start` (not before the current record) to `end` (read already). */
+  private textOf (start: number, end: number): string {
+    this.joinPending()
+    return this.buf.slice(start - this.bufStart, end - this.bufStart)
+  }
+
+  /** Joins the pieces written since to the buffer, dropping the text before the current record. */
+  private joinPending (): void {
+    if (this.pending.length === 0) return
+    const drop = this.recStart - this.bufStart
+    this.buf = (drop > 0 ? this.buf.slice(drop) : this.buf) + this.pending.join('')
+    if (drop > 0) this.bufStart = this.recStart
+    this.pending.length = 0
+  }
+
+  /** Emits exit/enter so the entered ancestors are stack[0, depth). */
+  private syncPath (depth: number): void {
+    let same = 0
+    while (same < this.entered.length && same < depth && this.entered[same] === this.stack[same]) same++
+    while (this.entered.length > same) {
+      this.entered.pop()
+      this.ctx.emit({ type: 'exit', end: this.recStart })
+    }
+    for (let i = same; i < depth; i++) {
+      const el = this.stack[i]!
+      this.entered.push(el)
+      this.ctx.emit({ type: 'enter', kind: 'element', label: el.name, start: el.start })
+    }
+  }
+
+  private emitMarkup (end: number): void {
+    this.markup = false
+    if (end <= this.recStart) return
+    const start = this.recStart
+    this.ctx.emit({ type: 'block', kind: 'markup', start, end, text: this.textOf(start, end), cut: 'lines' })
+    this.recStart = end
+  }
+
+  private emitRecord (end: number, kind?: 'header'): void {
+    const start = this.recStart
+    // The pieces are joined only when a record is cut (or estimated).
+    const text = this.textOf(start, end)
+    if (kind !== undefined) {
+      this.ctx.emit({ type: 'record', start, end, text, kind })
+      this.recStart = end
+      return
+    }
+    // The spaces before the next record are markup, so that a record that fits alone is not
+    // pushed over the budget by them; only for a record that may come near the budget: a
+    // block per record costs time.
+    let last = text.length
+    if (MOST_BYTES_PER_UNIT * last > this.maxTokens) while (last > 1 && isSpace(text.charCodeAt(last - 1))) last--
+    this.ctx.emit({ type: 'record', start, end: start + last, text: last === text.length ? text : text.slice(0, last), label: this.label })
+    this.recStart = start + last
+    if (last < text.length) this.emitMarkup(end)
+  }
+
+  write (piece: string): void {
+    if (piece.length === 0) return
+    this.pending.push(piece)
+    this.total += piece.length
+    this.queue.push(piece)
+    this.queued += piece.length
+    if (this.fed + this.queued >= this.nextBlock()) this.feed(false)
+    if (this.pending.length === 0 && this.recStart > this.bufStart) {
+      this.buf = this.buf.slice(this.recStart - this.bufStart)
+      this.bufStart = this.recStart
+    }
+  }
+
+  private nextBlock (): number {
+    return (Math.floor(this.fed / BLOCK) + 1) * BLOCK
+  }
+
+  /**
+   * Feeds sax in blocks that end at multiples of BLOCK from the document start, whatever the
+   * pieces were, so buffer checks happen at the same places for any piece size.
+   */
+  private feed (all: boolean): void {
+    let rest = this.queue.length === 1 ? this.queue[0]! : this.queue.join('')
+    this.queue.length = 0
+    while (rest.length > 0) {
+      const n = this.nextBlock() - this.fed
+      if (rest.length < n && !all) break
+      const block = rest.length <= n ? rest : rest.slice(0, n)
+      rest = rest.length <= n ? '' : rest.slice(n)
+      this.parser.write(block)
+      this.fed += block.length
+      this.checkBuffers()
+    }
+    if (rest.length > 0) this.queue.push(rest)
+    this.queued = rest.length
+  }
+
+  /**
+   * sax's own buffer check runs at piece ends (so it would depend on piece size) and limits
+   * names, attribute values and comments to 64 KiB. It is switched off; text is never used, so
+   * it is dropped, and any other token longer than MAX_TOKEN is DOCSPLIT_LIMIT_EXCEEDED.
+   */
+  private checkBuffers (): void {
+    const p = this.parser as unknown as Record<string, unknown>
+    p.bufferCheckPosition = Number.MAX_SAFE_INTEGER
+    if ((p.textNode as string).length > BLOCK) p.textNode = ''
+    if ((p.cdata as string).length > BLOCK) p.cdata = ''
+    for (const key of BUFFERS) {
+      const v = p[key]
+      if (typeof v === 'string' && v.length > MAX_TOKEN) {
+        this.ctx.fail('DOCSPLIT_LIMIT_EXCEEDED', `an XML name, attribute value, comment or declaration is longer than ${MAX_TOKEN} characters (line ${this.parser.line + 1})`)
+      }
+    }
+  }
+
+  end (): void {
+    this.feed(true)
+    this.parser.close()
+    if (this.rootName === undefined) {
+      this.ctx.fail('DOCSPLIT_PARSE_ERROR', `invalid XML at line ${this.parser.line + 1}, column ${this.parser.column + 1}: no root element`)
+    }
+    if (this.records === 0 && this.recordElement !== undefined && this.recordElement !== this.rootName) this.noRecordElement(this.recordElement)
+    if (this.records === 0) this.label = this.rootName
+    if (this.markup) this.emitMarkup(this.total)
+    else this.emitRecord(this.total)
+    while (this.entered.length > 0) {
+      this.entered.pop()
+      this.ctx.emit({ type: 'exit', end: this.total })
+    }
+  }
+}
+
+/** A handler for one document; sax loads with the first (it costs every other start of docsplit ~14 ms). */
+export async function createXmlHandler (ctx: ParserContext): Promise<ParserHandler<string>> {
+  saxLib ??= (await import('sax')).default
+  const h = new XmlHandler(ctx, saxLib)
+  return { write: (piece: string) => { h.write(piece) }, end: () => { h.end() } }
+}
