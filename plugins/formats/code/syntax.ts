@@ -118,6 +118,15 @@ function lineStartAfter (text: string, floor: number, pos: number): number {
 }
 
 /** A blank line between two nodes (`from` is the end of the first, which may include its newline). */
+/**
+ * Whether comment `b` goes on the comment run of `a`: both comments, no blank line between. A
+ * grammar makes each `#` or `//` line a node of its own; as blocks of their own, a run of them
+ * that fits was cut between its lines, its last line a chunk alone.
+ */
+function continuesComment (text: string, a: Child, b: Child): boolean {
+  return isComment(a.type) && isComment(b.type) && !blankBetween(text, a.end, b.start)
+}
+
 function blankBetween (text: string, from: number, to: number): boolean {
   let newlines = from > 0 && text.charCodeAt(from - 1) === 10 ? 1 : 0
   for (let i = from; i < to; i++) {
@@ -460,7 +469,12 @@ export class SyntaxWalker {
     let pending: Child[] = []
     let prevEnd = -1
     const flush = (attachNext: boolean): void => {
-      for (const p of pending) items.push({ start: p.head, nodeStart: p.head, kind: isComment(p.type) ? 'comment' : 'decorator', attachNext })
+      for (let i = 0; i < pending.length; i++) {
+        const p = pending[i] as Child
+        // A run of comment lines is one block (an item runs to the next item's start).
+        if (i > 0 && continuesComment(text, pending[i - 1] as Child, p)) continue
+        items.push({ start: p.head, nodeStart: p.head, kind: isComment(p.type) ? 'comment' : 'decorator', attachNext })
+      }
       pending = []
     }
     for (let k = 0; k < list.length; k++) {
@@ -688,7 +702,10 @@ export class SyntaxWalker {
       const attached = item.attached ?? []
       for (let j = 0; j < attached.length; j++) {
         const c = attached[j] as Child
-        const next = j + 1 < attached.length ? (attached[j + 1] as Child).head : item.nodeStart
+        if (j > 0 && continuesComment(text, attached[j - 1] as Child, c)) continue
+        let n = j + 1
+        while (n < attached.length && continuesComment(text, attached[n - 1] as Child, attached[n] as Child)) n++
+        const next = n < attached.length ? (attached[n] as Child).head : item.nodeStart
         this.block(j === 0 ? start : c.head, next, isComment(c.type) ? 'comment' : 'decorator', true)
       }
       this.setHeads(members, item.nodeStart)

@@ -31,6 +31,8 @@ const WRAPPED_LINE = 25
 const levelStrength = (style: CutStyle, level: CutLevel): number => style === 'prose' && level === 'line' ? WRAPPED_LINE : LEVEL_STRENGTH[level]
 /** After a heading or decorator: used only when nothing else fits. */
 const ATTACHED = 1
+/** Kinds of block above a declaration that describe it (code): see commentLeadIn. */
+const LEAD_IN = new Set(['comment', 'docstring'])
 /** A chunk under this share of the budget does not end where a container too big for one chunk opens. */
 const SMALL_SHARE = 0.5
 /** A block's last piece under this share of the budget is not left alone by a cut before it. */
@@ -54,6 +56,10 @@ interface Unit {
   /** A remainder of a block being cut: its inside has not been segmented at `level + 1` yet. */
   pending: boolean
   path: string[]
+  /** How many containers hold it: the gap that closes the innermost is STRUCTURE - depth + 1. */
+  depth: number
+  /** It is the first unit of a container (one opened right before it). */
+  opens: boolean
   /** Strength of the gap after this unit, and the reason a chunk ending there gives. */
   after: number
   /** The gap after it only opens containers (none closes there): what follows starts inside them. */
@@ -144,6 +150,7 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
   }
   let structureChanged = false
   let exitedSinceUnit = false
+  let enteredSinceUnit = false
 
   /**
    * Cheap tokenizers only: queue[0..units) holds at most `count` tokens (an exact count, or a sum
@@ -248,6 +255,8 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
         level: last && region !== u.text ? u.level : level,
         pending: last && region !== u.text,
         path: u.path,
+        depth: u.depth,
+        opens: c === 0 ? u.opens : false,
         after: last ? u.after : levelStrength(u.cut, name),
         enters: last ? u.enters : false,
         sections: u.sections,
@@ -491,6 +500,8 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
           }
         }
       }
+      const lead = commentLeadIn(j, s, final)
+      if (lead !== false) return lead
       if (widowAfter(j, s)) {
         const earlier = joined(j - 1)
         const count = j - 1 <= prefix.length ? prefix[j - 2]! : meter.count(earlier)
@@ -503,6 +514,53 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
       emit(j, n, text ?? joined(j), s === END ? lastBoundary(queue[j - 1]!) : queue[j - 1]!.reason)
       return true
     }
+  }
+
+  /**
+   * Whether unit g, after a run of attached comments or a docstring, starts a declaration: it
+   * opens a container (the function after its comment), or the run does (the comment inside the
+   * function's container). A comment above a statement in a body is not a lead-in here.
+   */
+  const startsDeclaration = (g: number): boolean => {
+    if (queue[g]!.opens) return true
+    let r = g - 1
+    while (r > 0 && LEAD_IN.has(queue[r - 1]!.kind) && queue[r - 1]!.after === ATTACHED) r--
+    return queue[r]!.opens
+  }
+
+  /**
+   * The gap after a comment attached above a declaration (or after a class's docstring, before
+   * its first method) is the weakest there is, so a chunk that began with the comment ended
+   * inside the declaration when the two did not fit together: a signature, or most of a body,
+   * went with the comment, the rest with the next declaration. When the chosen gap j (strength
+   * s) lies inside such a declaration and the declaration fits a chunk alone, the chunk ends
+   * after the comment instead (true once emitted) and the declaration starts the next one whole.
+   * 'wait': whether it fits is not known yet. A heading still travels with the first part of
+   * what follows it.
+   */
+  const commentLeadIn = (j: number, s: number, final: boolean): boolean | 'wait' => {
+    for (let g = j - 1; g >= 1; g--) {
+      const lead = queue[g - 1]!
+      if (!LEAD_IN.has(lead.kind) || lead.after !== ATTACHED || LEAD_IN.has(queue[g]!.kind) || !startsDeclaration(g)) continue
+      // Inside it (else an outer declaration may hold j): j and the gaps between g and j are
+      // weaker than the one that closes it.
+      const closes = STRUCTURE - queue[g]!.depth + 1
+      let inside = s < closes
+      for (let i = g + 1; i < j && inside; i++) inside = queue[i - 1]!.after < closes
+      if (!inside) continue
+      const over = containerOver(g, final, closes)
+      if (over === 'wait') {
+        waiting = { front: queue[0]!, j: g, s: closes }
+        return 'wait'
+      }
+      if (over) return false
+      const text = joined(g)
+      const n = g <= prefix.length ? prefix[g - 1]! : meter.count(text)
+      if (n > budget) return false
+      emit(g, n, text, lead.reason)
+      return true
+    }
+    return false
   }
 
   /**
@@ -637,11 +695,12 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
       }
       prev.sectionsAfter = minSectionsSinceUnit
     }
-    add({ start, text, kind, cut, level: -1, pending: false, path: containers.path, after: END, enters: false, sections: sectionDepth, sectionsAfter: sectionDepth, reason, attachNext, refs, est: -1, tokens, context })
+    add({ start, text, kind, cut, level: -1, pending: false, path: containers.path, depth: containers.depth, opens: enteredSinceUnit, after: END, enters: false, sections: sectionDepth, sectionsAfter: sectionDepth, reason, attachNext, refs, est: -1, tokens, context })
     minDepthSinceUnit = containers.depth
     minSectionsSinceUnit = sectionDepth
     structureChanged = false
     exitedSinceUnit = false
+    enteredSinceUnit = false
     pump(false)
   }
 
@@ -650,6 +709,7 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
       switch (event.type) {
         case 'enter':
           containers.enter(event.label)
+          enteredSinceUnit = true
           isSection.push(event.kind === 'section')
           if (event.kind === 'section') sectionDepth++
           structureChanged = true

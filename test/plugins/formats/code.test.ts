@@ -16,7 +16,7 @@ import type { Node } from 'web-tree-sitter'
 import { definePlugin, register, split, type DocEvent, type SplitResponse } from '../../../index.js'
 import { listTokenizers, tokenizerByName } from '../../../core/registry.js'
 import { DocsplitError } from '../../../core/errors.js'
-import { invariantProblems } from '../../../testing.js'
+import { invariantProblems, parserEvents } from '../../../testing.js'
 import code, { setGrammarLoader } from '../../../plugins/formats/code/index.js'
 import { grammarsFolder, loadGrammar } from '../../../plugins/formats/code/grammars.js'
 import { DECORATIONS, LANGUAGES, languageByFormat, type LanguageSpec } from '../../../plugins/formats/code/languages.js'
@@ -1155,4 +1155,46 @@ t.test('auto mode: the parse budget counts parser work, not time', async (t) => 
   }
   t.equal(slow.metadata.syntax_aware, true)
   t.same(slow.chunks, calm.chunks)
+})
+
+t.test('a declaration that fits alone is not cut for the comment above it: the comment ends its chunk', async (t) => {
+  const comment = '# The helper below is used by the loader. It exists because the older\n# implementation called the operator directly, which could recurse without\n# end when the reflected method also returned NotImplemented. Keep it small.\n'
+  const fn = 'def greater_than(a, b):\n    result = a.less_than(b)\n    if result is NotImplemented:\n        return result\n    return not result and a != b\n'
+  const jsdoc = '/**\n * Compares two values the way the loader expects. The older implementation\n * called the operator directly, which could recurse without end when the\n * reflected method also returned NotImplemented. Keep this helper small.\n */\n'
+  const tsFn = 'export function greaterThan(a: Value, b: Value): boolean {\n  const result = a.lessThan(b)\n  if (result === undefined) {\n    return false\n  }\n  return !result && a !== b\n}\n'
+  const doc = `    """${'Holds the attributes of the parser. '.repeat(6)}"""\n\n`
+  const method = fn.replace(/^/gm, '    ').replace('(a, b)', '(self, a, b)')
+  const cases: Array<[string, string, string, string]> = [
+    // A blank line between: the comment is a block before the function's container.
+    ['python', `import os\n\n${comment}\n${fn}\n\ndef other():\n    return 1\n`, comment, fn],
+    // Right above: the comment is inside the container, before the signature.
+    ['python', `import os\n\n${comment}${fn}\n\ndef other():\n    return 1\n`, comment, fn],
+    ['typescript', `import { x } from './x'\n\n${jsdoc}${tsFn}\nexport function other(): number {\n  return 1\n}\n`, jsdoc, tsFn],
+    // A class's docstring before its first method: the method goes whole.
+    ['python', `class Holder:\n${doc}${method}\n    def other(self):\n        return 1\n`, doc, method],
+  ]
+  for (const [lang, src, above, decl] of cases) {
+    const declStart = src.indexOf(decl)
+    // Budgets that hold either alone, not both.
+    const least = Math.max(above.length, decl.length)
+    for (const max of [least + 10, above.length + decl.length - 10]) {
+      const r = await split(src, { input_format: lang, max_tokens: max, tokenizer: CHARS, code_parsing: 'syntax' })
+      t.same(invariantProblems(r, src, { tokenizer: charCount }), [], `${lang} @${max}: invariants`)
+      const holder = r.chunks.find((c) => c.char_start <= declStart && declStart < c.char_end)!
+      t.ok(holder.char_start === declStart - (src.slice(0, declStart).match(/[ \t]*$/)![0].length) && holder.char_end >= declStart + decl.trimEnd().length,
+        `${lang} @${max}: the declaration starts a chunk and is whole in it: ${r.chunks.map((c) => JSON.stringify(c.text.slice(0, 40))).join(' | ')}`)
+    }
+  }
+})
+
+t.test('a run of comment lines is one block: it is not cut between its lines when it fits', async (t) => {
+  const src = 'def f(x):\n    y = x + 1\n    # If we are not allowed to break long words, and there is already\n    # text on the current line, do nothing. Next time through the main\n    # loop we will wind up here again.\n\n    # A second run after a blank line.\n    return y\n'
+  const events = await parserEvents(code, src, { input_format: 'python', code_parsing: 'syntax', max_tokens: 16 })
+  const comments = events.filter((e) => e.type === 'block' && e.kind === 'comment') as Array<{ text: string }>
+  t.same(comments.map((c) => c.text.trim().split('\n').length), [3, 1], 'one block per run of lines, a blank line ends a run')
+  const r = await split(src, { input_format: 'python', max_tokens: 200, tokenizer: CHARS, code_parsing: 'syntax' })
+  t.same(invariantProblems(r, src, { tokenizer: charCount }), [], 'invariants')
+  const run = src.indexOf('    # If we')
+  const runEnd = src.indexOf('again.\n') + 7
+  t.ok(r.chunks.some((c) => c.char_start <= run && runEnd <= c.char_end), `the run is in one chunk: ${r.chunks.map((c) => JSON.stringify(c.text)).join(' | ')}`)
 })
