@@ -24,10 +24,23 @@ function lineCuts (text: string): number[] {
   const out: number[] = []
   let i = text.indexOf('\n')
   while (i !== -1 && i + 1 < text.length) {
-    out.push(i + 1)
-    i = text.indexOf('\n', i + 1)
+    const next = text.indexOf('\n', i + 1)
+    // A blank line goes with the line before it: a piece never starts with one (a code block's
+    // closing fence and the blank line after it are one piece, not a line and a rest of one
+    // token that the widow rule could not keep from standing alone).
+    if (!blankLine(text, i + 1, next === -1 ? text.length : next)) out.push(i + 1)
+    i = next
   }
   return out
+}
+
+/** Whether text[from, to) holds only spaces, tabs and carriage returns. */
+function blankLine (text: string, from: number, to: number): boolean {
+  for (let p = from; p < to; p++) {
+    const c = text.charCodeAt(p)
+    if (c !== 32 && c !== 9 && c !== 13) return false
+  }
+  return true
 }
 
 /**

@@ -41,7 +41,7 @@ t.test('hard-wrapped prose: a sentence ends at its stop, not at the end of each 
   const cuts = segmenters.cuts(para, 'sentence')
   const after = (s: string): number => para.indexOf(s) + s.length
   t.same(cuts, [after('share.  '), after('freedom.\n'), after('freedom.\n\n')], 'cuts after the stops and at the blank line only')
-  t.same(segmenters.cuts(para, 'line').length, 5, 'the line ends are the next level down')
+  t.same(segmenters.cuts(para, 'line').length, 4, 'the line ends are the next level down (the blank line with the line before it)')
 })
 
 t.test('a long text without newlines: the same cuts as one walk, at every level', async (t) => {
@@ -122,4 +122,10 @@ t.test('a window of a long line without stops does not end a chunk short', async
     if (r === undefined) continue
     t.same(r.chunks.slice(0, -1).filter((c) => c.token_count < 100).map((c) => [c.index, c.token_count]), [], `${tokenizer}: every chunk but the last is full`)
   }
+})
+
+t.test('line cuts: a blank line goes with the line before it, so no piece starts with one', async (t) => {
+  t.same(segmenters.cuts('a\n\nb\n  \n\nc', 'line'), [3, 9])
+  t.same(segmenters.cuts('```\ncode\n```\n\n', 'line'), [4, 9], 'a closing fence and the blank line after it are one piece')
+  t.same(segmenters.cuts('\n\n\n', 'line'), [], 'blank lines only: no line cut (the next level cuts them)')
 })

@@ -37,6 +37,37 @@ const LEAD_IN = new Set(['comment', 'docstring'])
 const SMALL_SHARE = 0.5
 /** A block's last piece under this share of the budget is not left alone by a cut before it. */
 const WIDOW_SHARE = 1 / 4
+/** The longest run of white space that goes with the piece before it (see withoutBlankPieces). */
+const BLANK_JOIN = 32
+
+/**
+ * The cuts of `text` without those that start a short piece of only white space after a piece
+ * with text (the blank lines after a paragraph's last sentence): it goes with that piece, never
+ * alone as a chunk. A long run of white space is still cut, and a piece takes one such run at
+ * most. `whole`: text is the whole unit (its last piece ends the unit, not a window).
+ */
+function withoutBlankPieces (text: string, cuts: number[], whole: boolean): number[] {
+  let out: number[] | undefined
+  for (let i = 0; i < cuts.length; i++) {
+    const from = cuts[i]!
+    const to = i + 1 < cuts.length ? cuts[i + 1]! : whole ? text.length : from
+    const joins = to - from <= BLANK_JOIN && blankFrom(text, from, to) && !blankFrom(text, i > 0 ? cuts[i - 1]! : 0, from)
+    if (joins) out ??= cuts.slice(0, i)
+    else out?.push(from)
+  }
+  return out ?? cuts
+}
+
+/** Whether text[from, to) is white space only (and not empty). */
+function blankFrom (text: string, from: number, to: number): boolean {
+  if (to <= from) return false
+  for (let p = from; p < to; p++) {
+    const c = text.charCodeAt(p)
+    if (c !== 32 && c !== 10 && c !== 13 && c !== 9 && c !== 12 && c !== 11) return false
+  }
+  return true
+}
+
 /** Summed estimates of small pieces may overstate their joined count this many times. */
 const EXTEND_FACTOR = 10
 /** Characters a token of the budget above which a unit is first checked with `exceeds`. */
@@ -234,7 +265,7 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     let level = u.level + 1
     let cuts: number[] = []
     for (; level < levels.length; level++) {
-      cuts = segmenters.cuts(region, levels[level]!)
+      cuts = withoutBlankPieces(region, segmenters.cuts(region, levels[level]!), region === u.text)
       if (cuts.length > 0) break
     }
     if (cuts.length === 0) return false

@@ -293,3 +293,20 @@ t.test('a cut inside a block leaves no small rest of it alone (a closing fence)'
   }
   t.same(alone, [], 'no chunk is only the fence')
 })
+
+t.test('no chunk is white space alone, nor a closing fence with the blank line after it', async (t) => {
+  // A paragraph one token over the budget by its trailing blank lines (found on markdown-test-file.md at 64).
+  const para = 'Optionally, you may "close" atx-style headers. This is purely\ncosmetic -- you can use this if you think it looks better. The\nclosing hashes don\'t even need to match the number of hashes\nused to open the header. (The number of opening hashes\ndetermines the header level.)\n\n\n'
+  const blankAfter = `# Headers\n\nIntro line.\n\n${para}# Next\n\nMore text.\n`
+  // A code block one line over the budget (from openapi-3.0.3.md at 128 with approx).
+  const yaml = 'components:\n  schemas:\n    ErrorModel:\n      type: object\n      required:\n      - message\n      - code\n      properties:\n        message:\n          type: string\n        code:\n          type: integer\n          minimum: 100\n          maximum: 600\n    ExtendedErrorModel:\n      allOf:\n      - $ref: \'#/components/schemas/ErrorModel\'\n      - type: object\n        required:\n        - rootCause\n        properties:\n          rootCause:\n            type: string\n'
+  const fenceTail = `# A\n\nIntro paragraph.\n\n\`\`\`yaml\n${yaml}\`\`\`\n\n# B\n\nNext.\n`
+  for (const [name, text, tokenizer, budgets] of [['blank lines', blankAfter, 'o200k_base', [60, 62, 64, 66]], ['fence', fenceTail, 'approx', [120, 124, 126, 128, 130]]] as const) {
+    for (const max of budgets) {
+      const r = await split(text, { input_format: 'markdown', max_tokens: max, tokenizer })
+      t.same(invariantProblems(r, text, { tokenizer: await tokenizerByName(tokenizer).load() }), [], `${name} @${max}: invariants`)
+      const bad = r.chunks.filter((c) => c.text.trim() === '' || /^`{3}\s*$/.test(c.text))
+      t.same(bad.map((c) => JSON.stringify(c.text)), [], `${name} @${max}: ${r.chunks.map((c) => JSON.stringify(c.text.slice(-16))).join(' | ')}`)
+    }
+  }
+})
