@@ -248,6 +248,28 @@ function markupAware (text: string, cuts: number[]): number[] {
   return out
 }
 
+/**
+ * A text that ends in an abbreviation after which a sentence seldom ends: a title (`Dr.`,
+ * `Prof.`, `St.`), an initial (`J.`), letters with stops (`U.S.`, `e.g.`, `a.m.`), a company or
+ * reference word (`Inc.`, `No.`, `Fig.`, `pp.`), a month (`Jan.`). Unicode's sentence rules end
+ * a sentence at any stop before a capital, and V8's Intl.Segmenter applies none of ICU's
+ * suppression lists, so `the U.S. | Department`, `Prof. | Amara Osei` were cut apart. Names of
+ * people and places split across chunks cost retrieval more than a sentence end missed after
+ * one of these (`... in the U.S. Then ...`), where the cut falls at the next sentence instead.
+ */
+const ABBREVIATION = /(?:^|[^\p{L}\p{N}.])(?:Mr|Mrs|Ms|Mx|Dr|Prof|Sr|Jr|St|Mt|Ft|Capt|Col|Gen|Lt|Sgt|Cmdr|Adm|Rev|Hon|Gov|Sen|Rep|Pres|Supt|Messrs|Mme|Mlle|Ph\.D|vs|cf|approx|Inc|Ltd|Corp|Dept|Univ|Bros|No|Nos|Vol|Fig|Figs|Eq|Eqs|Sec|Ch|Art|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|pp?|\p{Lu}|(?:\p{L}\.)+\p{L})\.$/u
+/** No abbreviation above, with what may come before it, is longer. */
+const ABBREVIATION_MAX = 24
+
+/** Sentence cuts without those right after an abbreviation (see ABBREVIATION). */
+function abbreviationAware (text: string, cuts: number[]): number[] {
+  return cuts.filter((p) => {
+    let e = p
+    while (e > 0 && breakingSpace(text.charCodeAt(e - 1))) e--
+    return text.charCodeAt(e - 1) !== 46 /* . */ || !ABBREVIATION.test(text.slice(Math.max(0, e - ABBREVIATION_MAX), e))
+  })
+}
+
 export const segmenters: Segmenters = {
   cuts (text, level) {
     switch (level) {
@@ -255,7 +277,7 @@ export const segmenters: Segmenters = {
         return lineCuts(text)
       case 'sentence':
         sentenceSegmenter ??= new Intl.Segmenter(undefined, { granularity: 'sentence' })
-        return markupAware(text, openersToNext(text, segmentStarts(softBreaksAsSpaces(text), sentenceSegmenter, false, true)))
+        return abbreviationAware(text, markupAware(text, openersToNext(text, segmentStarts(softBreaksAsSpaces(text), sentenceSegmenter, false, true))))
       case 'space':
         return spaceCuts(text)
       case 'word':
