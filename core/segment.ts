@@ -28,17 +28,17 @@ function lineCuts (text: string): number[] {
     // A blank line goes with the line before it: a piece never starts with one (a code block's
     // closing fence and the blank line after it are one piece, not a line and a rest of one
     // token that the widow rule could not keep from standing alone).
-    if (!blankLine(text, i + 1, next === -1 ? text.length : next)) out.push(i + 1)
+    if (!whiteSpaceOnly(text, i + 1, next === -1 ? text.length : next)) out.push(i + 1)
     i = next
   }
   return out
 }
 
-/** Whether text[from, to) holds only spaces, tabs and carriage returns. */
-function blankLine (text: string, from: number, to: number): boolean {
+/** Whether text[from, to) holds only spaces, tabs and line breaks (true when empty). */
+export function whiteSpaceOnly (text: string, from: number, to: number): boolean {
   for (let p = from; p < to; p++) {
     const c = text.charCodeAt(p)
-    if (c !== 32 && c !== 9 && c !== 13) return false
+    if (c !== 32 && (c < 9 || c > 13)) return false
   }
   return true
 }

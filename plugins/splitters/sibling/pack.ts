@@ -19,7 +19,7 @@
  */
 import { ContainerPath, joinedText } from '../../../core/structure.js'
 import type { CutStyle, DocEvent, RefUse } from '../../../core/events.js'
-import { cutBoundary, cutLevels, thinCuts, type CutLevel } from '../../../core/segment.js'
+import { cutBoundary, cutLevels, thinCuts, whiteSpaceOnly, type CutLevel } from '../../../core/segment.js'
 import type { Boundary, ChunkDraft, PackerContext, PackerHandler, Tally } from '../../../core/types.js'
 
 const END = Number.POSITIVE_INFINITY
@@ -51,21 +51,11 @@ function withoutBlankPieces (text: string, cuts: number[], whole: boolean): numb
   for (let i = 0; i < cuts.length; i++) {
     const from = cuts[i]!
     const to = i + 1 < cuts.length ? cuts[i + 1]! : whole ? text.length : from
-    const joins = to - from <= BLANK_JOIN && blankFrom(text, from, to) && !blankFrom(text, i > 0 ? cuts[i - 1]! : 0, from)
+    const joins = to > from && to - from <= BLANK_JOIN && whiteSpaceOnly(text, from, to) && !whiteSpaceOnly(text, i > 0 ? cuts[i - 1]! : 0, from)
     if (joins) out ??= cuts.slice(0, i)
     else out?.push(from)
   }
   return out ?? cuts
-}
-
-/** Whether text[from, to) is white space only (and not empty). */
-function blankFrom (text: string, from: number, to: number): boolean {
-  if (to <= from) return false
-  for (let p = from; p < to; p++) {
-    const c = text.charCodeAt(p)
-    if (c !== 32 && c !== 10 && c !== 13 && c !== 9 && c !== 12 && c !== 11) return false
-  }
-  return true
 }
 
 /** Summed estimates of small pieces may overstate their joined count this many times. */
