@@ -18,6 +18,6 @@ export const baseOptions = {
   overlap_tokens: Type.Integer({ minimum: 0, maximum: MAX_TOKENS / 2, default: 0, description: 'Each chunk repeats up to this many tokens from the end of the previous one (at most half of `max_tokens`).' }),
   // No `default` here: a client that sends every default (an OpenAPI client) would send utf-8,
   // and a document's declared encoding applies only when none is given (resolveOptions falls back).
-  encoding: Type.String({ description: 'Encoding of the input bytes: `utf-8`, `utf-16le`, `utf-16be` or a single-byte WHATWG label (`latin1`, `windows-1252`, ...). A BOM overrides it. When it is not given, an encoding the document declares is used (an XML declaration\'s `encoding="ISO-8859-1"`), else UTF-8. Text given as a string is decoded already: there, only `utf-8` is accepted.' }),
+  encoding: Type.String({ description: 'Encoding of the input bytes: `utf-8`, `utf-16le`, `utf-16be` or a single-byte WHATWG label (`latin1`, `windows-1252`, ...). A BOM overrides it. When it is not given, UTF-16 without a BOM is told from the first bytes (Latin-script text: a zero byte in every pair, always on the same side), else an encoding the document declares is used (an XML declaration\'s `encoding="ISO-8859-1"`), else UTF-8. Text given as a string is decoded already: there, only `utf-8` is accepted.' }),
   filename: Type.String({ maxLength: 1024, description: 'Name of the input file, used by `auto` to choose the format by extension.' }),
 } as const

@@ -74,6 +74,32 @@ export function byteOrderMark (bytes: Uint8Array): { label: 'utf-8' | 'utf-16le'
   return undefined
 }
 
+/** Bytes read to tell UTF-16 without a byte order mark (see utf16WithoutBom). */
+export const UTF16_HEAD = 64
+
+/**
+ * UTF-16 without a byte order mark (SQL Server's `bcp -w`, some Windows exports), told from the
+ * first bytes: at least 8, and in nearly every pair one byte zero and the other not, the zero
+ * always on the same side (text of Latin script; binary files have zeros on both sides, and
+ * UTF-8 text has none). Read as UTF-8, such a file gave chunks of letters and NULs.
+ */
+export function utf16WithoutBom (head: Uint8Array): 'utf-16le' | 'utf-16be' | undefined {
+  if (head.length < 8 || byteOrderMark(head) !== undefined) return undefined
+  const pairs = head.length >> 1
+  let le = 0
+  let be = 0
+  for (let i = 0; i < pairs * 2; i += 2) {
+    const a = head[i]!
+    const b = head[i + 1]!
+    if (a !== 0 && b === 0) le++
+    else if (a === 0 && b !== 0) be++
+    else if (a === 0 && b === 0) return undefined
+  }
+  if (le >= pairs * 0.9 && be === 0) return 'utf-16le'
+  if (be >= pairs * 0.9 && le === 0) return 'utf-16be'
+  return undefined
+}
+
 /**
  * Decodes pieces of bytes in order. `bomBytes` is known after the first piece of at least
  * 3 bytes (or at the end).

@@ -16,7 +16,7 @@ import type { TObject } from 'typebox'
 import { beginsWhenAwaited } from './awaited.js'
 import { Meter, structureEstimate } from './budget.js'
 import { chunkId } from './chunk-id.js'
-import { StreamDecoder, UTF8, byteOrderMark, encodingInfo, type EncodingInfo } from './decode.js'
+import { StreamDecoder, UTF16_HEAD, UTF8, byteOrderMark, encodingInfo, utf16WithoutBom, type EncodingInfo } from './decode.js'
 import type { BlockEvent, DocEvent, RecordEvent } from './events.js'
 import { DocsplitError, isDocsplitError, parserFailError, PARSER_ERROR_CODES, type ErrorCode, type ParserErrorCode } from './errors.js'
 import { draftProblem } from './draft-check.js'
@@ -437,12 +437,20 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
       size += next.value.length
     }
   }
+  if (given.encoding === undefined && typeof input !== 'string') {
+    // UTF-16 without a byte order mark: told from the first bytes, before the format is.
+    await readAhead(UTF16_HEAD)
+    if (buffered.length > 0 && typeof buffered[0] !== 'string') {
+      const head = Buffer.concat(buffered as Uint8Array[], Math.min(UTF16_HEAD, buffered.reduce((n, p) => n + p.length, 0)))
+      options.encoding = utf16WithoutBom(head) ?? options.encoding
+    }
+  }
   if (options.input_format === 'auto' && !byName) await readAhead(SAMPLE)
   encodingInfo(options.encoding)
   const { parser, format } = chooseParser(options, sample)
   /** The name a response gives the format: `markdown` for `md`. */
   const formatName = parser.formatAliases !== undefined && Object.hasOwn(parser.formatAliases, format) ? parser.formatAliases[format]! : format
-  if (parser.declaredEncoding !== undefined && raw.encoding === undefined && typeof input !== 'string') {
+  if (parser.declaredEncoding !== undefined && given.encoding === undefined && typeof input !== 'string') {
     // Enough bytes for the declaration, however small the pieces come.
     await readAhead(DECLARED_HEAD)
     if (buffered.length > 0 && typeof buffered[0] !== 'string') {

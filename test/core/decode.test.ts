@@ -1,7 +1,7 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { split } from '../../index.js'
-import { StreamDecoder, firstInvalidUtf8 } from '../../core/decode.js'
+import { StreamDecoder, firstInvalidUtf8, utf16WithoutBom } from '../../core/decode.js'
 
 const bytes = (...parts: Array<string | number[]>): Uint8Array =>
   Buffer.concat(parts.map((p) => typeof p === 'string' ? Buffer.from(p, 'utf8') : Buffer.from(p)))
@@ -155,4 +155,27 @@ t.test('encoding with text given as a string: refused unless utf-8, as the servi
   await t.rejects(split('x', { input_format: 'text', encoding: 'latin1' }), { code: 'DOCSPLIT_INVALID_OPTION', message: /applies to bytes; this input is text/ })
   t.equal((await split('x', { input_format: 'text', encoding: 'UTF-8' })).chunk_count, 1)
   t.equal((await split(Buffer.from('x'), { input_format: 'text', encoding: 'latin1' })).chunk_count, 1, 'bytes: as before')
+})
+
+t.test('UTF-16 without a byte order mark is told from its first bytes when no encoding is given', async (t) => {
+  t.equal(utf16WithoutBom(Buffer.from('id,name\n', 'utf16le')), 'utf-16le')
+  t.equal(utf16WithoutBom(Buffer.from('id,name\n', 'utf16le').swap16()), 'utf-16be')
+  t.equal(utf16WithoutBom(Buffer.from('id,name\nabc', 'utf8')), undefined, 'UTF-8 text')
+  t.equal(utf16WithoutBom(Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00, 0x00, 0x00, 0x08, 0x00, 0x21, 0x00])), undefined, 'a zip header: zeros on both sides')
+  t.equal(utf16WithoutBom(Buffer.from('abc', 'utf16le')), undefined, 'fewer than 8 bytes')
+  t.equal(utf16WithoutBom(Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('id,name\n', 'utf16le')])), undefined, 'a BOM decides on its own')
+
+  const text = 'id,name\n1,Zoë\n2,Bob\n'
+  const le = Buffer.from(text, 'utf16le')
+  async function * bytes (b: Buffer): AsyncGenerator<Uint8Array> { for (let i = 0; i < b.length; i++) yield b.subarray(i, i + 1) }
+  for (const [name, input] of [['whole', le], ['in 1-byte pieces', bytes(le)], ['big-endian', Buffer.from(le).swap16()]] as const) {
+    const r = await split(input, { filename: 'rows.csv', max_tokens: 8 })
+    t.equal(r.document.encoding, name === 'big-endian' ? 'utf-16be' : 'utf-16le', `${name}: encoding`)
+    t.equal(r.chunks.map((c) => c.text).join(''), text, `${name}: the text`)
+    t.same(r.chunks.map((c) => [c.byte_start, c.byte_end]), r.chunks.map((c) => [c.char_start * 2, c.char_end * 2]), `${name}: byte offsets index the bytes as received`)
+  }
+  const auto = await split(le, {})
+  t.equal(auto.document.input_format, 'csv', 'the format is then told from the decoded text')
+  const given = await split(Buffer.from('a,b\n1,2\n', 'utf16le'), { input_format: 'csv', encoding: 'utf-8' })
+  t.equal(given.document.encoding, 'utf-8', 'a given encoding is kept')
 })

@@ -50,6 +50,9 @@ t.test('should choose the format by extension, then by content', async (t) => {
 t.test('should take null options as the defaults and refuse options that are not an object', async (t) => {
   const r = await split('hello', null as unknown as undefined)
   t.equal(r.metadata.max_tokens, 512)
+  // Bytes, whose encoding is read from the document when none is given (was DOCSPLIT_INTERNAL).
+  const xml = await split(Buffer.from('<?xml version="1.0" encoding="ISO-8859-1"?><a><b>caf\xe9</b></a>', 'latin1'), null as unknown as undefined)
+  t.equal(xml.document.encoding, 'windows-1252')
   for (const bad of ['abc', 5, true, [], () => {}]) {
     await t.rejects(split('hello', bad as never), { code: 'DOCSPLIT_INVALID_OPTION', message: /options must be an object/ }, String(bad))
   }
