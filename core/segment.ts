@@ -23,15 +23,33 @@ let graphemeSegmenter: Intl.Segmenter | undefined
 function lineCuts (text: string): number[] {
   const out: number[] = []
   let i = text.indexOf('\n')
+  let blankBefore = i !== -1 && whiteSpaceOnly(text, 0, i)
+  /** Inside a short run of blank lines that goes with the line before it. */
+  let joining = false
   while (i !== -1 && i + 1 < text.length) {
     const next = text.indexOf('\n', i + 1)
-    // A blank line goes with the line before it: a piece never starts with one (a code block's
-    // closing fence and the blank line after it are one piece, not a line and a rest of one
-    // token that the widow rule could not keep from standing alone).
-    if (!whiteSpaceOnly(text, i + 1, next === -1 ? text.length : next)) out.push(i + 1)
+    const blank = whiteSpaceOnly(text, i + 1, next === -1 ? text.length : next)
+    // A short run of blank lines goes with the line before it: a piece does not start with one
+    // (a code block's closing fence and the blank line after it are one piece, not a line and a
+    // rest of one token that the widow rule could not keep from standing alone). A long run is
+    // cut at its lines, as before: joined, it made the line before it a piece over budget.
+    if (!blank) joining = false
+    else if (!blankBefore) joining = shortWhiteSpace(text, i + 1)
+    if (!blank || !joining) out.push(i + 1)
+    blankBefore = blank
     i = next
   }
   return out
+}
+
+/** The longest run of white space that goes with the text before it (line cuts, and the packer's pieces). */
+export const BLANK_JOIN = 32
+
+/** Whether the white space from `from` ends (at text or at the end) within BLANK_JOIN characters. */
+function shortWhiteSpace (text: string, from: number): boolean {
+  const limit = Math.min(text.length, from + BLANK_JOIN)
+  for (let p = from; p < limit; p++) if (!whiteSpaceOnly(text, p, p + 1)) return true
+  return limit === text.length
 }
 
 /** Whether text[from, to) holds only spaces, tabs and line breaks (true when empty). */
@@ -253,20 +271,26 @@ function markupAware (text: string, cuts: number[]): number[] {
  * `Prof.`, `St.`), an initial (`J.`), letters with stops (`U.S.`, `e.g.`, `a.m.`), a company or
  * reference word (`Inc.`, `No.`, `Fig.`, `pp.`), a month (`Jan.`). Unicode's sentence rules end
  * a sentence at any stop before a capital, and V8's Intl.Segmenter applies none of ICU's
- * suppression lists, so `the U.S. | Department`, `Prof. | Amara Osei` were cut apart. Names of
- * people and places split across chunks cost retrieval more than a sentence end missed after
- * one of these (`... in the U.S. Then ...`), where the cut falls at the next sentence instead.
+ * suppression lists, so `the U.S. | Department` and `Prof. | Amara Osei` were cut apart.
  */
 const ABBREVIATION = /(?:^|[^\p{L}\p{N}.])(?:Mr|Mrs|Ms|Mx|Dr|Prof|Sr|Jr|St|Mt|Ft|Capt|Col|Gen|Lt|Sgt|Cmdr|Adm|Rev|Hon|Gov|Sen|Rep|Pres|Supt|Messrs|Mme|Mlle|Ph\.D|vs|cf|approx|Inc|Ltd|Corp|Dept|Univ|Bros|No|Nos|Vol|Fig|Figs|Eq|Eqs|Sec|Ch|Art|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|pp?|\p{Lu}|(?:\p{L}\.)+\p{L})\.$/u
 /** No abbreviation above, with what may come before it, is longer. */
 const ABBREVIATION_MAX = 24
+/**
+ * Words that mostly start a sentence: after an abbreviation's stop they still end it (`Plan B.
+ * Then`, `vitamin C. It`, `in the U.S. The`, `Is it safe? No. It is`).
+ */
+const SENTENCE_START = /^(?:The|This|That|These|Those|There|Then|It|Its|A|An|In|On|At|He|She|We|They|I|You|But|And|So|If|When|As|For|Yes|After|Before|However|Also)\b/
 
 /** Sentence cuts without those right after an abbreviation (see ABBREVIATION). */
 function abbreviationAware (text: string, cuts: number[]): number[] {
   return cuts.filter((p) => {
+    // Back over the spaces before the cut, a few only: a run of blank lines has a cut at every
+    // line feed, and a walk to its start from each was quadratic in the run.
     let e = p
-    while (e > 0 && breakingSpace(text.charCodeAt(e - 1))) e--
-    return text.charCodeAt(e - 1) !== 46 /* . */ || !ABBREVIATION.test(text.slice(Math.max(0, e - ABBREVIATION_MAX), e))
+    while (e > 0 && p - e < ABBREVIATION_MAX && breakingSpace(text.charCodeAt(e - 1))) e--
+    if (text.charCodeAt(e - 1) !== 46 /* . */ || SENTENCE_START.test(text.slice(p, p + 12))) return true
+    return !ABBREVIATION.test(text.slice(Math.max(0, e - ABBREVIATION_MAX), e))
   })
 }
 

@@ -131,7 +131,7 @@ t.test('a window of a long line without stops does not end a chunk short', async
 t.test('line cuts: a blank line goes with the line before it, so no piece starts with one', async (t) => {
   t.same(segmenters.cuts('a\n\nb\n  \n\nc', 'line'), [3, 9])
   t.same(segmenters.cuts('```\ncode\n```\n\n', 'line'), [4, 9], 'a closing fence and the blank line after it are one piece')
-  t.same(segmenters.cuts('\n\n\n', 'line'), [], 'blank lines only: no line cut (the next level cuts them)')
+  t.same(segmenters.cuts('\n\n\n', 'line'), [1, 2], 'blank lines only: cut at each')
 })
 
 t.test('sentences: no cut right after a title, an initial or an abbreviation with stops', async (t) => {
@@ -139,6 +139,7 @@ t.test('sentences: no cut right after a title, an initial or an abbreviation wit
   const starts = segmenters.cuts(text, 'sentence').map((c) => text.slice(c, c + 12))
   t.same(starts, ['She thanked ', 'Prof. Amara ', 'She cited th', 'The vote was'])
   // Stops after a number or a word are sentence ends as before.
-  const other = 'Version 1.2.3. Next one. It ends at 3.5. Then more.'
-  t.same(segmenters.cuts(other, 'sentence').map((c) => other.slice(c, c + 4)), ['Next', 'It e', 'Then'])
+  const other = 'Version 1.2.3. Next one. It ends at 3.5. Then more. We chose Plan B. Then we left. Take vitamin C. It helps. Is it safe? No. It is not.'
+  t.same(segmenters.cuts(other, 'sentence').map((c) => other.slice(c, c + 4)), ['Next', 'It e', 'Then', 'We c', 'Then', 'Take', 'It h', 'Is i', 'No. ', 'It i'],
+    'and a word that mostly starts a sentence starts one after an abbreviation too')
 })

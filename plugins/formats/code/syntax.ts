@@ -117,7 +117,6 @@ function lineStartAfter (text: string, floor: number, pos: number): number {
   return floor
 }
 
-/** A blank line between two nodes (`from` is the end of the first, which may include its newline). */
 /**
  * Whether comment `b` goes on the comment run of `a`: both comments, no blank line between. A
  * grammar makes each `#` or `//` line a node of its own; as blocks of their own, a run of them
@@ -127,6 +126,7 @@ function continuesComment (text: string, a: Child, b: Child): boolean {
   return isComment(a.type) && isComment(b.type) && !blankBetween(text, a.end, b.start)
 }
 
+/** A blank line between two nodes (`from` is the end of the first, which may include its newline). */
 function blankBetween (text: string, from: number, to: number): boolean {
   let newlines = from > 0 && text.charCodeAt(from - 1) === 10 ? 1 : 0
   for (let i = from; i < to; i++) {

@@ -19,7 +19,7 @@
  */
 import { ContainerPath, joinedText } from '../../../core/structure.js'
 import type { CutStyle, DocEvent, RefUse } from '../../../core/events.js'
-import { cutBoundary, cutLevels, thinCuts, whiteSpaceOnly, type CutLevel } from '../../../core/segment.js'
+import { BLANK_JOIN, cutBoundary, cutLevels, thinCuts, whiteSpaceOnly, type CutLevel } from '../../../core/segment.js'
 import type { Boundary, ChunkDraft, PackerContext, PackerHandler, Tally } from '../../../core/types.js'
 
 const END = Number.POSITIVE_INFINITY
@@ -37,25 +37,39 @@ const LEAD_IN = new Set(['comment', 'docstring'])
 const SMALL_SHARE = 0.5
 /** A block's last piece under this share of the budget is not left alone by a cut before it. */
 const WIDOW_SHARE = 1 / 4
-/** The longest run of white space that goes with the piece before it (see withoutBlankPieces). */
-const BLANK_JOIN = 32
-
 /**
- * The cuts of `text` without those that start a short piece of only white space after a piece
- * with text (the blank lines after a paragraph's last sentence): it goes with that piece, never
- * alone as a chunk. A long run of white space is still cut, and a piece takes one such run at
- * most. `whole`: text is the whole unit (its last piece ends the unit, not a window).
+ * The cuts of `text` less those that would start a piece of only white space that can go with
+ * the text before it (the blank lines after a paragraph's last sentence, one piece per line
+ * feed), up to BLANK_JOIN characters after that text and while the piece still `fits`; and
+ * white space that starts `text` (a wrapped line's indentation) goes with the text after it.
+ * So a chunk is seldom white space alone, while a long run of white space is still cut and a
+ * piece that fits is not pushed over the budget (and cut inside its words) by it. `whole`: text
+ * is the whole unit (its last piece ends the unit, not a window).
  */
-function withoutBlankPieces (text: string, cuts: number[], whole: boolean): number[] {
-  let out: number[] | undefined
-  for (let i = 0; i < cuts.length; i++) {
+function withoutBlankPieces (text: string, cuts: number[], whole: boolean, fits: (from: number, to: number) => boolean): number[] {
+  if (cuts.length === 0) return cuts
+  /** The end of the piece that starts at cuts[i]. */
+  const end = (i: number): number => i + 1 < cuts.length ? cuts[i + 1]! : whole ? text.length : cuts[i]!
+  const leading = whiteSpaceOnly(text, 0, cuts[0]!)
+  let i = 0
+  if (leading && cuts[0]! <= BLANK_JOIN && !whiteSpaceOnly(text, cuts[0]!, end(0)) && fits(0, end(0))) i = 1
+  /** Where the piece being built starts, and the white space joined to it since its text (Infinity: none may be). */
+  let start = 0
+  let joined = leading && i === 0 ? Infinity : 0
+  const out: number[] = []
+  for (; i < cuts.length; i++) {
     const from = cuts[i]!
-    const to = i + 1 < cuts.length ? cuts[i + 1]! : whole ? text.length : from
-    const joins = to > from && to - from <= BLANK_JOIN && whiteSpaceOnly(text, from, to) && !whiteSpaceOnly(text, i > 0 ? cuts[i - 1]! : 0, from)
-    if (joins) out ??= cuts.slice(0, i)
-    else out?.push(from)
+    const to = end(i)
+    const blank = to > from && whiteSpaceOnly(text, from, to)
+    if (blank && joined + (to - from) <= BLANK_JOIN && fits(start, to)) {
+      joined += to - from
+      continue
+    }
+    out.push(from)
+    start = from
+    joined = blank ? Infinity : 0
   }
-  return out ?? cuts
+  return out.length === cuts.length ? cuts : out
 }
 
 /** Summed estimates of small pieces may overstate their joined count this many times. */
@@ -252,10 +266,12 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     const u = queue[i]!
     const levels = cutLevels[u.cut]
     const region = u.text.length > window ? u.text.slice(0, window) : u.text
+    /** Whether region[from, to) fits the budget by estimate (a piece that white space may join). */
+    const fitsAlone = (from: number, to: number): boolean => meter.estimate(region.slice(from, to)) <= budget
     let level = u.level + 1
     let cuts: number[] = []
     for (; level < levels.length; level++) {
-      cuts = withoutBlankPieces(region, segmenters.cuts(region, levels[level]!), region === u.text)
+      cuts = withoutBlankPieces(region, segmenters.cuts(region, levels[level]!), region === u.text, fitsAlone)
       if (cuts.length > 0) break
     }
     if (cuts.length === 0) return false
@@ -538,15 +554,18 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
   }
 
   /**
-   * Whether unit g, after a run of attached comments or a docstring, starts a declaration: it
-   * opens a container (the function after its comment), or the run does (the comment inside the
-   * function's container). A comment above a statement in a body is not a lead-in here.
+   * Where the declaration that unit g starts, after a run of attached comments or a docstring,
+   * opens its container: at g (the function after its comment), or at a unit of the run (the
+   * comment inside the function's container, after a banner comment or a class docstring); -1
+   * when nothing opens there (a comment above a statement in a body is not a lead-in here).
    */
-  const startsDeclaration = (g: number): boolean => {
-    if (queue[g]!.opens) return true
-    let r = g - 1
-    while (r > 0 && LEAD_IN.has(queue[r - 1]!.kind) && queue[r - 1]!.after === ATTACHED) r--
-    return queue[r]!.opens
+  const declarationStart = (g: number): number => {
+    if (queue[g]!.opens) return g
+    for (let r = g - 1; r >= 0; r--) {
+      if (queue[r]!.opens) return r
+      if (r === 0 || !LEAD_IN.has(queue[r - 1]!.kind) || queue[r - 1]!.after !== ATTACHED) return -1
+    }
+    return -1
   }
 
   /**
@@ -562,7 +581,9 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
   const commentLeadIn = (j: number, s: number, final: boolean): boolean | 'wait' => {
     for (let g = j - 1; g >= 1; g--) {
       const lead = queue[g - 1]!
-      if (!LEAD_IN.has(lead.kind) || lead.after !== ATTACHED || LEAD_IN.has(queue[g]!.kind) || !startsDeclaration(g)) continue
+      if (!LEAD_IN.has(lead.kind) || lead.after !== ATTACHED || LEAD_IN.has(queue[g]!.kind)) continue
+      const opensAt = declarationStart(g)
+      if (opensAt < 0) continue
       // Inside it (else an outer declaration may hold j): j and the gaps between g and j are
       // weaker than the one that closes it.
       const closes = STRUCTURE - queue[g]!.depth + 1
@@ -575,10 +596,20 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
         return 'wait'
       }
       if (over) return false
-      const text = joined(g)
-      const n = g <= prefix.length ? prefix[g - 1]! : meter.count(text)
+      // The comments inside its container too, if they fit with it: the chunk ends where it opens.
+      let at = g
+      if (opensAt >= 1 && opensAt < g) {
+        const withComments = containerOver(opensAt, final, closes)
+        if (withComments === 'wait') {
+          waiting = { front: queue[0]!, j: opensAt, s: closes }
+          return 'wait'
+        }
+        if (!withComments) at = opensAt
+      }
+      const text = joined(at)
+      const n = at <= prefix.length ? prefix[at - 1]! : meter.count(text)
       if (n > budget) return false
-      emit(g, n, text, lead.reason)
+      emit(at, n, text, queue[at - 1]!.reason)
       return true
     }
     return false
@@ -678,6 +709,11 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
         // the unit after it whole, if together they fit max_tokens; else cut that unit, if it is
         // over max_tokens, so the heading travels with its first part. (What fits alone is never cut.)
         if (k > 0 && strongestGap(k) <= ATTACHED) {
+          // A comment and the start of the declaration under it: the comment alone, when the
+          // declaration fits (with overlap, withinLimit would take its first statement too).
+          const lead = commentLeadIn(k, ATTACHED, final)
+          if (lead === 'wait') return
+          if (lead) continue
           const whole = withinLimit(k + 1, final)
           if (whole === 'wait') return
           if (whole) continue

@@ -1198,3 +1198,23 @@ t.test('a run of comment lines is one block: it is not cut between its lines whe
   const runEnd = src.indexOf('again.\n') + 7
   t.ok(r.chunks.some((c) => c.char_start <= run && runEnd <= c.char_end), `the run is in one chunk: ${r.chunks.map((c) => JSON.stringify(c.text)).join(' | ')}`)
 })
+
+t.test('the comment rule: after a class docstring or a banner, and with overlap', async (t) => {
+  // Reviewer's cases: the comment inside the method's container after the class docstring; and
+  // overlap_tokens, where the attached-only path took the first statement too.
+  const method = '    # Compares two values the way the loader expects them to be compared.\n    def greater_than(self, a, b):\n        result = a.less_than(b)\n        if result is NotImplemented:\n            return result\n        return not result and a != b\n'
+  const classDoc = `class Holder:\n    """Holds the attributes of the parser and the state it keeps."""\n\n${method}\n    def other(self):\n        return 1\n`
+  const fn = 'def total(values):\n    s = 0\n    for v in values:\n        s += v\n    return s\n'
+  const lead = `import os\n\n# This helper computes the total of the values in a list and it is documented\n# with a fairly long comment that spans a few lines so that the comment plus\n# the function do not fit one chunk together.\n${fn}\n\ndef other(x):\n    return x + 1\n`
+  const cases: Array<[string, string, Record<string, unknown>]> = [
+    [classDoc, method.slice(method.indexOf('def')), { max_tokens: 64 }],
+    [classDoc, method.slice(method.indexOf('def')), { max_tokens: 72 }],
+    [lead, fn, { max_tokens: 64, overlap_tokens: 8 }],
+  ]
+  for (const [src, decl, options] of cases) {
+    const r = await split(src, { input_format: 'python', code_parsing: 'syntax', tokenizer: 'approx', ...options })
+    t.same(invariantProblems(r, src, { tokenizer: await tokenizerByName('approx').load() }), [], 'invariants')
+    const at = src.indexOf(decl)
+    t.ok(r.chunks.some((c) => c.char_start <= at && at + decl.trimEnd().length <= c.char_end), `${JSON.stringify(options)}: the declaration whole: ${r.chunks.map((c) => JSON.stringify(c.text.slice(0, 30))).join(' | ')}`)
+  }
+})

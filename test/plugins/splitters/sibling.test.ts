@@ -310,3 +310,15 @@ t.test('no chunk is white space alone, nor a closing fence with the blank line a
     }
   }
 })
+
+t.test('a line before a long run of blank lines is not cut inside its words, and the run costs linear time', async (t) => {
+  const text = 'Intro.\n\n```\nvalue = compute(alpha)\n' + '\n'.repeat(60) + 'y = other_thing(gamma)\n```\n'
+  const r = await split(text, { input_format: 'markdown', max_tokens: 16, tokenizer: 'approx' })
+  t.same(invariantProblems(r, text, { tokenizer: await tokenizerByName('approx').load() }), [], 'invariants')
+  const line = text.indexOf('value')
+  t.notOk(r.chunks.some((c) => c.char_start > line && c.char_start < line + 'value = compute(alpha)'.length), r.chunks.map((c) => JSON.stringify(c.text)).join(' | '))
+  // A cut at every line feed of the run, each looked at from its own start (this took a minute).
+  const runs = 'Intro sentence here. Another one.' + '\n'.repeat(200_000) + 'Next paragraph.\n'
+  const big = await split(runs, { input_format: 'text', max_tokens: 50_000 })
+  t.equal(big.chunks.map((c) => c.text).join(''), runs)
+})
