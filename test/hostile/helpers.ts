@@ -11,6 +11,7 @@ import { errorTable, split as _split } from '../../index.js'
 import { invariantProblems } from '../../core/testing.js'
 import { tokenizerByName } from '../../core/registry.js'
 import type { SplitResponse } from '../../core/schema.js'
+import { UTF16_HEAD, utf16WithoutBom } from '../../core/decode.js'
 
 void _split
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url))
@@ -57,9 +58,14 @@ export async function problemsOf (response: SplitResponse, source: string | unde
   return invariantProblems(response, source ?? '', { tokenizer: approx, lossless: source !== undefined })
 }
 
-/** The text a UTF-8 input decodes to (BOM removed), or undefined when it is not UTF-8. */
+/**
+ * The text a UTF-8 input decodes to (BOM removed), or undefined when docsplit does not read it as
+ * UTF-8 (invalid UTF-8, or UTF-16 without a BOM, which it tells from the first bytes): the
+ * invariants then check budgets and counts only, as byte offsets are not UTF-8 ones.
+ */
 export function decoded (input: string | Buffer): string | undefined {
   if (typeof input === 'string') return input
+  if (utf16WithoutBom(input.subarray(0, UTF16_HEAD)) !== undefined) return undefined
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(input).replace(/^\uFEFF/, '')
   } catch {
