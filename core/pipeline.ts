@@ -437,13 +437,16 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
       size += next.value.length
     }
   }
+  /** The first `n` bytes of a byte input (read ahead for them), or undefined for text. */
+  const headBytes = async (n: number): Promise<Uint8Array | undefined> => {
+    await readAhead(n)
+    if (buffered.length === 0 || typeof buffered[0] === 'string') return undefined
+    return Buffer.concat(buffered as Uint8Array[], Math.min(n, buffered.reduce((total, p) => total + p.length, 0)))
+  }
   if (given.encoding === undefined && typeof input !== 'string') {
     // UTF-16 without a byte order mark: told from the first bytes, before the format is.
-    await readAhead(UTF16_HEAD)
-    if (buffered.length > 0 && typeof buffered[0] !== 'string') {
-      const head = Buffer.concat(buffered as Uint8Array[], Math.min(UTF16_HEAD, buffered.reduce((n, p) => n + p.length, 0)))
-      options.encoding = utf16WithoutBom(head) ?? options.encoding
-    }
+    const head = await headBytes(UTF16_HEAD)
+    if (head !== undefined) options.encoding = utf16WithoutBom(head) ?? options.encoding
   }
   if (options.input_format === 'auto' && !byName) await readAhead(SAMPLE)
   encodingInfo(options.encoding)
@@ -452,11 +455,8 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
   const formatName = parser.formatAliases !== undefined && Object.hasOwn(parser.formatAliases, format) ? parser.formatAliases[format]! : format
   if (parser.declaredEncoding !== undefined && given.encoding === undefined && typeof input !== 'string') {
     // Enough bytes for the declaration, however small the pieces come.
-    await readAhead(DECLARED_HEAD)
-    if (buffered.length > 0 && typeof buffered[0] !== 'string') {
-      const head = Buffer.concat(buffered as Uint8Array[], Math.min(DECLARED_HEAD, buffered.reduce((n, p) => n + p.length, 0)))
-      options.encoding = checkedDeclaredEncoding(parser, head) ?? options.encoding
-    }
+    const head = await headBytes(DECLARED_HEAD)
+    if (head !== undefined) options.encoding = checkedDeclaredEncoding(parser, head) ?? options.encoding
   }
   if (parser.reads === 'bytes' && (typeof input === 'string' || typeof buffered[0] === 'string')) {
     throw needsFile(format)

@@ -48,16 +48,16 @@ export const BLANK_JOIN = 32
 /** Whether the white space from `from` ends (at text or at the end) within BLANK_JOIN characters. */
 function shortWhiteSpace (text: string, from: number): boolean {
   const limit = Math.min(text.length, from + BLANK_JOIN)
-  for (let p = from; p < limit; p++) if (!whiteSpaceOnly(text, p, p + 1)) return true
+  for (let p = from; p < limit; p++) if (!whiteSpaceCode(text.charCodeAt(p))) return true
   return limit === text.length
 }
 
+/** A space, a tab or a line break (LF, VT, FF, CR). */
+const whiteSpaceCode = (c: number): boolean => c === 32 || (c >= 9 && c <= 13)
+
 /** Whether text[from, to) holds only spaces, tabs and line breaks (true when empty). */
 export function whiteSpaceOnly (text: string, from: number, to: number): boolean {
-  for (let p = from; p < to; p++) {
-    const c = text.charCodeAt(p)
-    if (c !== 32 && (c < 9 || c > 13)) return false
-  }
+  for (let p = from; p < to; p++) if (!whiteSpaceCode(text.charCodeAt(p))) return false
   return true
 }
 
@@ -153,7 +153,7 @@ function asciiWordCuts (text: string): number[] {
 
 /** Whether the code unit is white space a line may break at (not a no-break space). */
 function breakingSpace (c: number): boolean {
-  return c === 32 || (c >= 9 && c <= 13) || c === 0x1680 || (c >= 0x2000 && c <= 0x200a && c !== 0x2007) ||
+  return whiteSpaceCode(c) || c === 0x1680 || (c >= 0x2000 && c <= 0x200a && c !== 0x2007) ||
     c === 0x2028 || c === 0x2029 || c === 0x205f || c === 0x3000
 }
 
