@@ -209,14 +209,22 @@ function registerForCheck (plugin: ParserPlugin | PackerPlugin): void {
   register(plugin)
 }
 
-/** Whether `message` holds 16 characters of `input` in a row, a letter or digit among them. */
+/**
+ * Whether `message` holds 16 characters of `input` in a row, a letter or digit among them, as
+ * written or as JSON.stringify writes them (the usual way to quote a line with control
+ * characters). The message's windows are looked for in the input: a message is short, an input
+ * may be a megabyte.
+ */
 function quotesInput (message: string, input: string): boolean {
-  for (let i = 0; i + 16 <= input.length; i++) {
-    const window = input.slice(i, i + 16)
-    if (/[\p{L}\p{N}]/u.test(window) && message.includes(window)) return true
+  const forms = [input, JSON.stringify(input).slice(1, -1)]
+  for (let i = 0; i + 16 <= message.length; i++) {
+    const window = message.slice(i, i + 16)
+    if (/[\p{L}\p{N}]/u.test(window) && forms.some((form) => form.includes(window))) return true
   }
   return false
 }
+
+const NO_QUOTES = 'messages never contain document text (the service sends them to clients)'
 
 /** Errors that say the plugin failed, whatever the input. */
 const PLUGIN_FAULTS = new Set(['DOCSPLIT_INTERNAL', 'DOCSPLIT_PLUGIN_CONTRACT'])
@@ -291,6 +299,7 @@ export async function checkParser (plugin: ParserPlugin, samples: Sample[], opti
     if (!isDocsplitError(invalid) || invalid.code !== 'DOCSPLIT_INVALID_UTF8') fail(name, 'invalid UTF-8', 'expected DOCSPLIT_INVALID_UTF8')
     const line = 'x'.repeat(1 << 20)
     const huge = await expectOnlyDocsplitErrors(name, 'a 1 MB line', () => split(line, { input_format: format, max_tokens: 512 }))
+    if (isDocsplitError(huge) && quotesInput(huge.message, line)) fail(name, 'a 1 MB line', `its ${huge.code} message quotes the input; ${NO_QUOTES}`)
     if (!isDocsplitError(huge)) {
       const p = responseProblem(huge as SplitResponse, line, approx)
       if (p !== undefined) fail(name, 'a 1 MB line', p)
@@ -299,7 +308,7 @@ export async function checkParser (plugin: ParserPlugin, samples: Sample[], opti
       sniffs(`generated input ${JSON.stringify(input.slice(0, 80))}`, input)
       const r = await expectOnlyDocsplitErrors(name, 'generated input', () => split(input, { input_format: format, max_tokens: max }))
       if (isDocsplitError(r) && quotesInput(r.message, input)) {
-        fail(name, `generated input ${JSON.stringify(input.slice(0, 80))}`, `its ${r.code} message quotes the input; messages never contain document text (the service sends them to clients)`)
+        fail(name, `generated input ${JSON.stringify(input.slice(0, 80))}`, `its ${r.code} message quotes the input; ${NO_QUOTES}`)
       }
       if (!isDocsplitError(r)) {
         const p = responseProblem(r as SplitResponse, input, approx)

@@ -35,6 +35,26 @@ const leaky = definePlugin({
     }
   },
 } as ParserPlugin)
+/** A parser that fails on what `bad` finds, quoting the input as `quote` writes it. */
+function quotingParser (name: string, bad: (text: string) => boolean, quote: (text: string) => string): ParserPlugin {
+  return definePlugin({
+    kind: 'parser', name, docsplit: '^1', formats: [name], extensions: [], reads: 'text', defaultSplitter: 'record',
+    create: (ctx) => {
+      let text = ''
+      return {
+        write: (piece: string) => { text += piece },
+        end: () => {
+          if (bad(text)) ctx.fail('DOCSPLIT_PARSE_ERROR', quote(text))
+          ctx.emit({ type: 'record', start: 0, end: text.length, text })
+        },
+      }
+    },
+  } as ParserPlugin)
+}
+/** Quotes a line with control characters as JSON.stringify writes it. */
+const leaksEscaped = quotingParser('kit-leaks-escaped-test', (text) => /[\u0000-\u0008\u000e-\u001f]/.test(text), (text) => `cannot parse line ${JSON.stringify(text)}`)
+/** Quotes the start of a line too long for it (the kit's own 1 MB line). */
+const leaksLongLine = quotingParser('kit-leaks-long-line-test', (text) => text.length > 1000, (text) => `line too long: ${text.slice(0, 40)}`)
 /** Right on its sample, wrong on anything else: the kit's own inputs must catch it. */
 const sampleOnly = lineParser('kit-sample-only-test', (emit) => {
   let text = ''
@@ -83,7 +103,7 @@ const halfCount: PackerPlugin = { ...eachRecord, name: 'kit-half-count-test', cr
 /** eachRecord, saying every chunk ends the document. */
 const endsEach: PackerPlugin = { ...eachRecord, name: 'kit-ends-each-test', create: (ctx) => eachRecord.create({ ...ctx, emit: (d) => { ctx.emit({ ...d, boundary: 'end' }) } }) }
 
-register(asyncEnd, throwing, sampleOnly, dropsTail, leaky, eachRecord, badCut, halfCount, endsEach)
+register(asyncEnd, throwing, sampleOnly, dropsTail, leaky, leaksEscaped, leaksLongLine, eachRecord, badCut, halfCount, endsEach)
 
 t.test('a broken parser fails the kit with the sample and what is wrong', async (t) => {
   await t.rejects(checkParser(asyncEnd, [{ name: 'one line', input: 'a line\n' }]), { message: /parser "kit-async-end-test".*one line.*end\(\) must finish before it returns/s })
@@ -97,7 +117,11 @@ t.test('an event field of the wrong value fails the kit, as it fails the engine'
 t.test('a parser right on its samples only fails on the kit\'s own inputs: split() wraps its faults, the kit does not pass them', async (t) => {
   await t.rejects(checkParser(sampleOnly, [{ name: 'sample', input: 'alpha\n' }]), { message: /parser "kit-sample-only-test": .*threw TypeError: parser bug; only a DocsplitError about the input may leave a plugin/s })
   await t.rejects(checkParser(leaky, [{ name: 'sample', input: 'alpha\n' }], { arbitrary: fc.constant('The quarterly revenue figures are confidential.') }),
-    { message: /parser "kit-leaky-test": generated input .*its DOCSPLIT_PARSE_ERROR message quotes the input; messages never contain document text/s })
+    { message: /parser "kit-leaky-test": a 1 MB line: its DOCSPLIT_PARSE_ERROR message quotes the input; messages never contain document text/s })
+  await t.rejects(checkParser(leaksEscaped, [{ name: 'sample', input: 'alpha\n' }], { arbitrary: fc.constant('The\u0001quarterly\u0001revenue\u0001figures\u0001are\u0001confidential.') }),
+    { message: /parser "kit-leaks-escaped-test": generated input .*its DOCSPLIT_PARSE_ERROR message quotes the input/s }, 'quoted as JSON.stringify writes it')
+  await t.rejects(checkParser(leaksLongLine, [{ name: 'sample', input: 'alpha\n' }]),
+    { message: /parser "kit-leaks-long-line-test": a 1 MB line: its DOCSPLIT_PARSE_ERROR message quotes the input/s }, 'the start of the kit\'s long line quoted')
   await t.rejects(checkParser(dropsTail, [{ name: 'sample', input: 'alpha\n' }]), { message: /parser "kit-drops-tail-test": .*threw DOCSPLIT_PLUGIN_CONTRACT: parser "kit-drops-tail-test" covered 0 of/s })
 })
 
