@@ -182,9 +182,15 @@ export class DocsplitError extends Error {
   readonly status: number
   readonly exitCode: number
   readonly title: string
+  /**
+   * For DOCSPLIT_INTERNAL, the part that failed: `csv parser`, `my-tokenizer tokenizer`,
+   * `engine`. Names from code, never from the input, so the service may log it.
+   */
+  readonly part?: string
 
-  constructor (code: ErrorCode, message: string, options?: { cause?: unknown }) {
+  constructor (code: ErrorCode, message: string, options?: { cause?: unknown, part?: string }) {
     super(message, options)
+    if (options?.part !== undefined) this.part = options.part
     this.name = 'DocsplitError'
     // A code that is not in the table (a plugin's typo) must not crash here: it is internal.
     this.code = isErrorCode(code) ? code : 'DOCSPLIT_INTERNAL'

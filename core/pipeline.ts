@@ -359,7 +359,7 @@ function pluginFailure (error: unknown, what: string): DocsplitError {
   if (error instanceof RangeError && /call stack/i.test(error.message)) {
     return new DocsplitError('DOCSPLIT_LIMIT_EXCEEDED', `the document is nested too deeply for the ${what}`, { cause: error })
   }
-  return new DocsplitError('DOCSPLIT_INTERNAL', `the ${what} failed unexpectedly`, { cause: error })
+  return new DocsplitError('DOCSPLIT_INTERNAL', `the ${what} failed unexpectedly`, { cause: error, part: what })
 }
 
 /** The next input piece; a failing input stream is the input's fault, named by its error code. */

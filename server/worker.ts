@@ -40,8 +40,11 @@ async function room (unsent: Int32Array, size: number): Promise<void> {
   Atomics.add(unsent, 0, size)
 }
 
-/** A failure the client may see: a DocsplitError's code and message, or DOCSPLIT_INTERNAL. */
-export interface TaskFailure { ok: false, code: string, message: string }
+/**
+ * A failure the client may see: a DocsplitError's code and message, or DOCSPLIT_INTERNAL (with
+ * the part that failed, for the log).
+ */
+export interface TaskFailure { ok: false, code: string, message: string, part?: string }
 /** `retire`: this worker's thread id, when it asks to be replaced now that its answer is in (retire.ts). */
 export type TaskResult = ({ ok: true, json?: string } | TaskFailure) & { retire?: number }
 
@@ -78,7 +81,8 @@ function failure (err: unknown): TaskFailure {
   // the log), the class of the cause when the engine wrapped it.
   const inner = isDocsplitError(err) && err.cause !== undefined ? err.cause : err
   const name = inner instanceof Error ? inner.constructor.name : typeof inner
-  return { ok: false, code: 'DOCSPLIT_INTERNAL', message: name }
+  const part = isDocsplitError(err) ? err.part : undefined
+  return { ok: false, code: 'DOCSPLIT_INTERNAL', message: name, ...(part !== undefined ? { part } : {}) }
 }
 
 async function streamTo (port: MessagePort, task: SplitTask): Promise<void> {

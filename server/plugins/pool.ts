@@ -73,8 +73,8 @@ function workerFile (): string {
 
 function failureError (failure: TaskFailure): DocsplitError {
   if (failure.code === 'DOCSPLIT_INTERNAL') {
-    // The worker sends only the error's class for an unknown failure; it goes to the log.
-    return Object.assign(new DocsplitError('DOCSPLIT_INTERNAL', 'internal error'), { errorClass: failure.message.slice(0, 64) })
+    // The worker sends only the error's class and the part that failed; they go to the log.
+    return Object.assign(new DocsplitError('DOCSPLIT_INTERNAL', 'internal error', { part: failure.part?.slice(0, 200) }), { errorClass: failure.message.slice(0, 64) })
   }
   return new DocsplitError(failure.code as DocsplitError['code'], failure.message)
 }

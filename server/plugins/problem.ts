@@ -9,7 +9,7 @@ import type { Socket } from 'node:net'
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { TSchema } from 'typebox'
-import { DocsplitError, listValues, type ErrorCode } from '../../core/errors.js'
+import { DocsplitError, isDocsplitError, listValues, type ErrorCode } from '../../core/errors.js'
 import { describeSchema } from '../../core/options.js'
 import { toProblem, type ProblemReply } from '../problem.js'
 import { logPath, noteRoutePath, noteSocketAnswer, requestLine } from './access-log.js'
@@ -138,9 +138,11 @@ async function problemPlugin (app: FastifyInstance, opts: ProblemPluginOptions):
       ? toProblem(validationError(err.validation as AjvError[], opts.options))
       : toProblem(err)
     if (problem.internal) {
-      // The class only: messages and stacks may hold input or paths.
+      // The class and the part that failed only (a plugin's name: which of several broke):
+      // messages and stacks may hold input or paths.
       const errorClass = (err as { errorClass?: unknown }).errorClass
-      app.log.error({ code: 'DOCSPLIT_INTERNAL', error_class: typeof errorClass === 'string' ? errorClass : err?.constructor?.name ?? typeof err }, 'unexpected error')
+      const part = isDocsplitError(err as unknown) ? (err as unknown as DocsplitError).part : undefined
+      app.log.error({ code: 'DOCSPLIT_INTERNAL', error_class: typeof errorClass === 'string' ? errorClass : err?.constructor?.name ?? typeof err, ...(part !== undefined ? { part } : {}) }, 'unexpected error')
     }
     // Refused before its body was read (413, 415, 429, 503 while draining): read and drop the
     // rest first. A client that sends `Connection: close` (nginx's default upstream), or any

@@ -52,8 +52,9 @@ t.test('log lines hold only method, path, status and duration', async (t) => {
   }
   const internal = lines.filter((l) => l.msg === 'unexpected error')
   t.equal(internal.length, 1, 'the internal error is logged once, without its message')
-  t.same(Object.keys(internal[0] ?? {}).sort(), ['code', 'error_class', 'level', 'msg', 'time'])
+  t.same(Object.keys(internal[0] ?? {}).sort(), ['code', 'error_class', 'level', 'msg', 'part', 'time'])
   t.equal(internal[0]?.error_class, 'Error', 'the class of what the plugin threw, for debugging')
+  t.equal(internal[0]?.part, 'spin parser', 'and which plugin threw it: of several, which one broke')
 })
 
 t.test('an absolute-form request target is logged as its path only', async (t) => {
