@@ -74,23 +74,48 @@ function localStore (windowMs: number, size: number): RefundingStore {
   }
 }
 
+/**
+ * Why Redis failed, in words an operator acts on: a refused password is a mistake in the URL,
+ * not an outage. Only error codes and Redis's own reply names: never a host, user or password.
+ */
+export function redisFailure (error: unknown): { reason: string, misconfigured: boolean } {
+  const e = error as { code?: unknown, message?: unknown } | null
+  const message = typeof e?.message === 'string' ? e.message : ''
+  const reply = /^(WRONGPASS|NOAUTH|NOPERM)\b/.exec(message)?.[1]
+  if (reply !== undefined) return { reason: `authentication failed (${reply}): check the user and password in DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL`, misconfigured: true }
+  const code = typeof e?.code === 'string' && /^[A-Z0-9_]{1,40}$/.test(e.code) ? e.code : undefined
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return { reason: `host not found (${code}): check the host in DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL`, misconfigured: true }
+  if (message === 'Command timed out') return { reason: `no answer within ${COMMAND_TIMEOUT_MS} ms`, misconfigured: false }
+  return { reason: code ?? /^[A-Z]+\b/.exec(message)?.[0] ?? (error instanceof Error ? error.name : 'unknown error'), misconfigured: false }
+}
+
 /** Redis when it answers, this instance's own count when it does not. */
 function sharedStore (redis: RedisLike, log: FastifyInstance['log'], windowMs: number): RefundingStore {
   const remote = new RedisStore(false, false, redis, REDIS_PREFIX)
   const local = localStore(windowMs, 10_000)
   let degraded = false
-  const degrade = (): void => {
+  /** Why the last connection or command failed; whether Redis ever answered. */
+  let lastError: unknown
+  let wasReady = false
+  const degrade = (error: unknown = lastError): void => {
     if (degraded) return
     degraded = true
-    log.warn({ code: 'DOCSPLIT_RATE_LIMIT_LOCAL' }, 'rate limit: Redis unavailable, counting per instance until it is back')
+    const { reason, misconfigured } = error === undefined ? { reason: wasReady ? 'connection lost' : 'not connected yet', misconfigured: false } : redisFailure(error)
+    log[misconfigured ? 'error' : 'warn']({ code: 'DOCSPLIT_RATE_LIMIT_LOCAL' }, `rate limit: Redis unavailable (${reason}), counting per instance until it is back`)
   }
   redis.on('ready', () => {
+    wasReady = true
+    lastError = undefined
     if (!degraded) return
     degraded = false
     log.info({ code: 'DOCSPLIT_RATE_LIMIT_SHARED' }, 'rate limit: Redis is back, sharing the limit again')
   })
-  // ioredis reports every failed reconnect as an error event; the fallback logs once instead.
-  redis.on('error', () => {})
+  // ioredis reports every failed reconnect as an error event: the fallback is logged once, when
+  // the first one comes (at start, for a Redis that is not there or refuses the password).
+  redis.on('error', (error) => {
+    lastError = error
+    degrade(error)
+  })
   const store: RefundingStore = {
     incr (key, callback, timeWindow, max) {
       if (redis.status !== 'ready') {
@@ -103,7 +128,7 @@ function sharedStore (redis: RedisLike, log: FastifyInstance['log'], windowMs: n
           callback(null, result)
           return
         }
-        degrade()
+        degrade(error)
         // Connected but silent (the command timed out): reconnect, and count locally until it
         // is ready. (A Redis that answers with an error stays connected: it is not silent.)
         if (redis.status === 'ready' && error.message === 'Command timed out') redis.disconnect(true)

@@ -10,12 +10,12 @@ import { TEXT, freePort, postJson, rawPost, serve, startChild, waitFor, type Chi
 
 const redisBinary = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((p) => existsSync(p))
 
-async function startRedis (port: number): Promise<Child> {
-  const child = startChild(redisBinary!, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'])
+async function startRedis (port: number, password?: string): Promise<Child> {
+  const child = startChild(redisBinary!, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning', ...(password !== undefined ? ['--requirepass', password] : [])])
   await waitFor(async () => {
     try {
       const { Redis } = await import('ioredis')
-      const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null })
+      const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null, password })
       probe.on('error', () => {})
       await probe.connect()
       const pong = await probe.ping()
@@ -61,12 +61,28 @@ t.test('two instances share one limit through Redis, and survive Redis going awa
   const degraded = a.logs.filter((l) => /Redis unavailable/.test(l))
   t.equal(degraded.length, 1, 'logged once')
   t.match(degraded[0], /"level":40/, 'as a warning')
-  t.notMatch(degraded.join('\n'), /ECONNREFUSED|127\.0\.0\.1|redis:\/\//, 'without address or error text')
+  t.match(degraded[0], /Redis unavailable \((connection lost|[A-Z][A-Z_]+)\)/, 'with what happened, an error code at most')
+  t.notMatch(degraded.join('\n'), /127\.0\.0\.1|redis:\/\//, 'without address')
 
   redis = await startRedis(port)
   await waitFor(() => a.logs.some((l) => /Redis is back/.test(l)) && b.logs.some((l) => /Redis is back/.test(l)), 20_000, 'both instances to reconnect')
   t.same([await split(b, 10), await split(a, 11), await split(b, 12)], [200, 200, 200], 'a fresh shared count')
   t.equal(await split(a, 13), 429, 'shared again across instances')
+})
+
+t.test('a refused password is told from an outage, at start, without the password', { skip: redisBinary === undefined ? 'redis-server not installed' : false }, async (t) => {
+  const port = await freePort()
+  const redis = await startRedis(port, 'right-password')
+  t.teardown(async () => { await stopRedis(redis) })
+  const s = await serve({ maxConcurrentSplits: 1, rateLimitRequests: 3, rateLimitWindowSeconds: 60, rateLimitRedisUrl: `redis://:wrong-password@127.0.0.1:${port}` })
+  t.teardown(s.close)
+  await waitFor(() => s.logs.some((l) => /Redis unavailable/.test(l)), 10_000, 'the failure to be logged before any request')
+  const line = s.logs.find((l) => /Redis unavailable/.test(l))!
+  t.match(line, /authentication failed \(WRONGPASS\): check the user and password in DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL/, 'a configuration error, named')
+  t.match(line, /"level":50/, 'logged as an error, not as a passing outage')
+  t.notMatch(s.logs.filter((l) => !/Server listening/.test(l)).join('\n'), /wrong-password|127\.0\.0\.1/, 'without the password or address')
+  t.equal(await split(s, 1), 200, 'the service answers meanwhile, counting on its own')
+  t.equal(s.logs.filter((l) => /Redis unavailable/.test(l)).length, 1, 'logged once')
 })
 
 t.test('a split refused for a full queue once its body is in gives its count back in Redis', { skip: redisBinary === undefined ? 'redis-server not installed' : false }, async (t) => {
