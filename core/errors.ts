@@ -22,7 +22,7 @@ export const errorTable = {
   },
   DOCSPLIT_INVALID_BUDGET: {
     status: 400, exit: 2, title: 'Invalid budget',
-    description: '`max_tokens` is not an integer from 8 to 1,000,000, or `overlap_tokens` is more than half of it.',
+    description: '`max_tokens` is not an integer from 8 to 1,000,000, or `overlap_tokens` is not an integer from 0 to half of it.',
   },
   DOCSPLIT_UNKNOWN_OPTION: {
     status: 400, exit: 2, title: 'Unknown option',
