@@ -108,3 +108,22 @@ export const bytes = definePlugin({
   const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', dir], { encoding: 'utf8' })
   t.equal(tsc.status, 0, `tsc: ${tsc.stdout}${tsc.stderr}`)
 })
+
+t.test('a consumer without Node\'s types compiles against the package too', { skip: built ? false : 'dist/ is not built: run npm run build (npm test does)' }, async (t) => {
+  // A browser-minded or strict project ("types": [], checking libraries): the declarations
+  // that the entries reach must not need @types/node (they named NodeJS.ProcessEnv and Buffer).
+  const dir = mkdtempSync(join(tmpdir(), 'docsplit-types-'))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+  mkdirSync(join(dir, 'node_modules'))
+  symlinkSync(root, join(dir, 'node_modules/docsplit'))
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }))
+  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: false, types: [] }, include: ['*.ts'] }))
+  writeFileSync(join(dir, 'use.ts'), `import { split, definePlugin } from 'docsplit'
+import { checkParser } from 'docsplit/testing'
+const r = await split('# Title', { max_tokens: 64 })
+const n: number = r.chunk_count
+void n; void definePlugin; void checkParser
+`)
+  const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', dir], { encoding: 'utf8' })
+  t.equal(tsc.status, 0, `tsc: ${tsc.stdout}${tsc.stderr}`)
+})

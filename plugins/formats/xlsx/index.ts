@@ -65,7 +65,7 @@ export interface XlsxPluginOptions {
  * The inflated-size budget from the environment, or the default. The service checks the
  * variable at start (server/env.ts); the library and the CLI read it here, per split.
  */
-export function maxInflatedFromEnv (ctx: Pick<ParserContext, 'fail'>, env: NodeJS.ProcessEnv = process.env): number {
+export function maxInflatedFromEnv (ctx: Pick<ParserContext, 'fail'>, env: Record<string, string | undefined> = process.env): number {
   const raw = env[INFLATED_ENV]
   if (raw === undefined || raw.trim() === '') return DEFAULT_MAX_INFLATED_BYTES
   const n = /^\d{1,10}$/.test(raw.trim()) ? Number(raw.trim()) : NaN

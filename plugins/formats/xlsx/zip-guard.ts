@@ -100,8 +100,12 @@ function isOle (buf: Buffer): boolean {
   return buf.length >= 8 && OLE_MAGIC.every((b, i) => buf[i] === b)
 }
 
-/** Throws (through `fail`) unless `buf` is a zip that SheetJS may safely read as XLSX. */
-export function checkXlsxZip (buf: Buffer, limits: ZipLimits, fail: Fail): ZipReport {
+/**
+ * Throws (through `fail`) unless `bytes` is a zip that SheetJS may safely read as XLSX. Takes a
+ * Uint8Array so that the package's declarations need no Node types.
+ */
+export function checkXlsxZip (bytes: Uint8Array, limits: ZipLimits, fail: Fail): ZipReport {
+  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   if (isOle(buf)) {
     // Encrypted OOXML is an OLE compound file holding EncryptionInfo + EncryptedPackage streams.
     if (buf.indexOf(Buffer.from('EncryptedPackage', 'utf16le')) >= 0 || buf.indexOf(Buffer.from('EncryptionInfo', 'utf16le')) >= 0) {
