@@ -301,7 +301,7 @@ export function endSteps (parser: string, steps: ReturnType<ParserHandler['end']
 }
 
 /** A plugin method that must finish before it returns (a parser's write, a packer's push). */
-function finished (result: unknown, plugin: string, method: string): void {
+export function finished (result: unknown, plugin: string, method: string): void {
   if (result === undefined) return
   silence(result)
   if (isPromise(result)) {

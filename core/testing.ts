@@ -14,7 +14,7 @@ import { structureEstimate } from './budget.js'
 import { DEFAULT_TOKENIZER } from './base-options.js'
 import { eventFieldProblem } from './event-check.js'
 import { isPromise, silence } from './plugin-values.js'
-import { endSteps, split } from './pipeline.js'
+import { endSteps, finished, split } from './pipeline.js'
 import { isFrozen, isRegistered, register, tokenizerByName, validatePlugin } from './registry.js'
 import type { SplitResponse } from './schema.js'
 import type { PackerPlugin, ParserHandler, ParserPlugin, ResolvedOptions, Tokenizer, TokenizerPlugin } from './types.js'
@@ -74,29 +74,34 @@ export async function parserEvents (plugin: ParserPlugin, input: string | Uint8A
     fail: (code, message) => { throw parserFailError(plugin.name, code, message) },
   }) as ParserHandler<string | Uint8Array>
   const data = plugin.reads === 'text' ? decodeText(input) : input
+  // As the engine holds it: write() finishes before it returns.
+  const write = (piece: string | Uint8Array): void => { finished(handler.write(piece), `parser "${plugin.name}"`, 'write') }
   if (plugin.whole === true) {
     // As the pipeline does: all the text in one write, none for an empty input.
-    if (data.length > 0) handler.write(data)
+    if (data.length > 0) write(data)
   } else if (typeof pieces === 'number') {
-    for (let i = 0; i < data.length; i += pieces) handler.write(data.slice(i, i + pieces))
+    for (let i = 0; i < data.length; i += pieces) write(data.slice(i, i + pieces))
   } else {
     let pos = 0
     for (const c of [...new Set(pieces.map((p) => p % (data.length + 1)))].sort((a, b) => a - b)) {
-      handler.write(data.slice(pos, c))
+      write(data.slice(pos, c))
       pos = c
     }
-    handler.write(data.slice(pos))
+    write(data.slice(pos))
   }
   const steps = endSteps(plugin.name, handler.end())
   while (steps !== undefined && steps.next().done !== true) { /* each step emits */ }
   return out
 }
 
+const EVENT_TYPES = new Set(['enter', 'exit', 'block', 'record', 'definition', 'info'])
+
 /** Tiling and balance of a parser's events over `text`; returns the first problem. */
 export function eventProblem (list: DocEvent[], text: string | undefined): string | undefined {
   let pos = 0
   let depth = 0
   for (const e of list) {
+    if (!EVENT_TYPES.has((e as { type?: unknown } | null)?.type as string)) return 'an event of an unknown type; the types are enter, exit, block, record, definition and info'
     const field = eventFieldProblem(e)
     if (field !== undefined) return `${e.type}${e.type === 'block' || e.type === 'record' ? ` at ${e.start}` : ''} with ${field}`
     if (e.type === 'enter') depth++

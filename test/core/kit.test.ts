@@ -20,6 +20,18 @@ const asyncEnd = lineParser('kit-async-end-test', (emit) => {
   let text = ''
   return { write: (piece) => { text += piece }, end: async () => { emit(text, 0) } }
 })
+const asyncWrite = lineParser('kit-async-write-test', (emit) => {
+  let text = ''
+  return { write: async (piece) => { text += piece }, end: () => { emit(text, 0) } } as never
+})
+/** Emits an event type the contract does not have. */
+const oddEvent = definePlugin({
+  kind: 'parser', name: 'kit-odd-event-test', docsplit: '^1', formats: ['kit-odd-event-test'], extensions: [], reads: 'text', defaultSplitter: 'record',
+  create: (ctx) => {
+    let text = ''
+    return { write: (piece: string) => { text += piece }, end: () => { ctx.emit({ type: 'paragraph', start: 0, end: text.length, text } as never) } }
+  },
+} as ParserPlugin)
 const throwing = lineParser('kit-throwing-test', () => ({ write: () => { throw new TypeError('cannot read x of undefined') }, end: () => {} }))
 /** Fails on anything but its sample, quoting the input in its message. */
 const leaky = definePlugin({
@@ -103,10 +115,12 @@ const halfCount: PackerPlugin = { ...eachRecord, name: 'kit-half-count-test', cr
 /** eachRecord, saying every chunk ends the document. */
 const endsEach: PackerPlugin = { ...eachRecord, name: 'kit-ends-each-test', create: (ctx) => eachRecord.create({ ...ctx, emit: (d) => { ctx.emit({ ...d, boundary: 'end' }) } }) }
 
-register(asyncEnd, throwing, sampleOnly, dropsTail, leaky, leaksEscaped, leaksLongLine, eachRecord, badCut, halfCount, endsEach)
+register(asyncEnd, asyncWrite, oddEvent, throwing, sampleOnly, dropsTail, leaky, leaksEscaped, leaksLongLine, eachRecord, badCut, halfCount, endsEach)
 
 t.test('a broken parser fails the kit with the sample and what is wrong', async (t) => {
   await t.rejects(checkParser(asyncEnd, [{ name: 'one line', input: 'a line\n' }]), { message: /parser "kit-async-end-test".*one line.*end\(\) must finish before it returns/s })
+  await t.rejects(checkParser(asyncWrite, [{ name: 'one line', input: 'a line\n' }]), { message: /parser "kit-async-write-test".*one line.*write\(\) must finish before it returns, not return a promise/s }, 'an async write, as the engine says it')
+  await t.rejects(checkParser(oddEvent, [{ name: 'one line', input: 'a line\n' }]), { message: /parser "kit-odd-event-test": one line: an event of an unknown type; the types are enter, exit, block, record, definition and info/ }, 'an unknown event type, as the engine says it')
   await t.rejects(checkParser(throwing, [{ name: 'one line', input: 'a line\n' }]), { message: /parser "kit-throwing-test".*one line.*threw TypeError: cannot read x of undefined; only a DocsplitError about the input may leave a plugin/s })
 })
 
