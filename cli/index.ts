@@ -16,6 +16,7 @@ import '../plugins/index.js'
 import { DocsplitError, isDocsplitError } from '../core/errors.js'
 import { checkDefaultSplitters, loadPluginModules, pluginsLoading } from '../core/load.js'
 import { describeSchema, optionsSchema } from '../core/options.js'
+import { pluginStepsPending } from '../core/pipeline.js'
 import { VERSION } from '../core/version.js'
 import { printFormats } from './formats.js'
 import { outputError } from './output.js'
@@ -256,7 +257,7 @@ process.on('beforeExit', () => {
   const plugin = pluginsLoading()[0]
   const e = plugin !== undefined
     ? new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', `plugin module "${plugin}" never finished loading (a top-level await that never settles?)`)
-    : new DocsplitError('DOCSPLIT_INTERNAL', `${step} stopped before it finished: it was waiting for a step that can never complete`)
+    : new DocsplitError('DOCSPLIT_INTERNAL', `${step} stopped before it finished: it was waiting for ${pluginStepsPending()[0] ?? 'a step'}, which can never complete`)
   try {
     writeSync(2, `docsplit: ${e.code}: ${e.message}\n`)
   } catch {

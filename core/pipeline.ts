@@ -169,13 +169,33 @@ function tokenizerUnavailable (plugin: TokenizerPlugin, cause?: unknown): Docspl
   return new DocsplitError('DOCSPLIT_TOKENIZER_UNAVAILABLE', `tokenizer "${plugin.name}" needs ${needs}`, { cause })
 }
 
+/** Plugin steps being awaited (`the ini parser's create()`), with how many splits await each. */
+const awaitedSteps = new Map<string, number>()
+
+/** The plugin steps a split awaits now: what a process that can do nothing more waits for. */
+export function pluginStepsPending (): string[] {
+  return [...awaitedSteps.keys()]
+}
+
+/** Awaits a plugin's step, known by name while it is pending. */
+async function pluginStep<T> (what: string, step: () => T | Promise<T>): Promise<T> {
+  awaitedSteps.set(what, (awaitedSteps.get(what) ?? 0) + 1)
+  try {
+    return await step()
+  } finally {
+    const left = awaitedSteps.get(what)! - 1
+    if (left === 0) awaitedSteps.delete(what)
+    else awaitedSteps.set(what, left)
+  }
+}
+
 function loadTokenizer (plugin: TokenizerPlugin): Promise<Tokenizer> {
   let loading = loadedTokenizers.get(plugin)
   if (loading === undefined) {
     loading = Promise.resolve().then(async () => {
       // A plugin that says its package is missing, or whose load cannot find a module, lacks a dependency.
-      if (plugin.available !== undefined && await plugin.available() === false) throw tokenizerUnavailable(plugin)
-      return await plugin.load()
+      if (plugin.available !== undefined && await pluginStep(`the ${plugin.name} tokenizer's available()`, () => plugin.available!()) === false) throw tokenizerUnavailable(plugin)
+      return await pluginStep(`the ${plugin.name} tokenizer's load()`, () => plugin.load())
     }).then((tokenizer) => {
       if (tokenizer === null || typeof tokenizer !== 'object' || typeof tokenizer.count !== 'function') {
         throw new DocsplitError('DOCSPLIT_PLUGIN_CONTRACT', `tokenizer "${plugin.name}": load() must return an object with count(text)`)
@@ -720,7 +740,7 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
   /** Hands the parser a piece; its write() must finish before it returns. */
   const write = (piece: InputPiece): void => { finished(handler.write(piece) as unknown, parserLabel, 'write') }
   try {
-    handler = await parser.create(parserCtx) as ParserHandler<InputPiece>
+    handler = await pluginStep(`the ${parser.name} parser's create()`, () => parser.create(parserCtx)) as ParserHandler<InputPiece>
   } catch (error) {
     throw pluginFailure(error, `${parser.name} parser`)
   }

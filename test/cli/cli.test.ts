@@ -374,7 +374,7 @@ await new Promise(() => {})
   t.equal(serve.stderr, hangs)
   const stalls = run(['split', file('s.stalls', 'text\n'), '--plugin', './stalls.mjs'])
   t.equal(stalls.code, 1, 'past loading: an internal error')
-  t.equal(stalls.stderr, 'docsplit: DOCSPLIT_INTERNAL: docsplit split stopped before it finished: it was waiting for a step that can never complete\n')
+  t.equal(stalls.stderr, 'docsplit: DOCSPLIT_INTERNAL: docsplit split stopped before it finished: it was waiting for the stalls parser\'s create(), which can never complete\n', 'naming the plugin step it waited for')
 })
 
 t.test('a plugin\'s timer keeps no command alive: a failed start exits with its code, a split once its output is out', async (t) => {
