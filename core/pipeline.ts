@@ -802,11 +802,12 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
       // A piece that fills a batch alone is decoded now, before its buffer can change: no copy.
       if (piece.length >= GATHER_BYTES) { decode(piece); return }
       // Copied once into one buffer, not kept as copies joined at the end: fresh memory is slow
-      // to touch (8 MB of markdown: 2,000 fewer page faults). It starts at GATHER_START, large
-      // enough for most documents, and grows once or twice for larger ones.
+      // to touch (8 MB of markdown: 2,000 fewer page faults). The first piece gets a buffer of
+      // its size (a small document comes in one); a second one, GATHER_START, large enough for
+      // most documents, which grows once or twice for larger ones.
       const needed = gatheredBytes + piece.length
       if (wholeBytes === undefined || needed > wholeBytes.length) {
-        const grown = Buffer.allocUnsafeSlow(Math.min(GATHER_BYTES, Math.max(needed, GATHER_START, 2 * (wholeBytes?.length ?? 0))))
+        const grown = Buffer.allocUnsafeSlow(wholeBytes === undefined ? piece.length : Math.min(GATHER_BYTES, Math.max(needed, GATHER_START, 2 * wholeBytes.length)))
         wholeBytes?.copy(grown, 0, 0, gatheredBytes)
         wholeBytes = grown
       }
