@@ -32,7 +32,7 @@ import { WellFormedCheck } from './well-formed.js'
 import { freeze, isFrozen, packerByName, parserForFilename, parserForFormat, listParsers, tokenizerByName, tokenizerSpelling, formatNames } from './registry.js'
 import { SCHEMA_VERSION, type Chunk, type Metadata, type SplitResponse, type SplitSummary } from './schema.js'
 import { segmenters } from './segment.js'
-import type { ChunkDraft, PackerHandler, ParserHandler, ParserPlugin, ResolvedOptions, Tokenizer, TokenizerPlugin } from './types.js'
+import type { ChunkDraft, PackerContext, PackerHandler, ParserHandler, ParserPlugin, ResolvedOptions, Tokenizer, TokenizerPlugin } from './types.js'
 import { VERSION } from './version.js'
 
 export type InputPiece = Uint8Array | string
@@ -80,8 +80,9 @@ const INPUT_ERRORS = new Set<ErrorCode>(['DOCSPLIT_PARSE_ERROR', 'DOCSPLIT_INVAL
 const PIECE = 1 << 20
 /** A whole-document parser's input bytes are decoded this many at a time (see `wholeBytes`). */
 const GATHER_BYTES = 64 << 20
-/** The first size of the buffer that gathers them (pages are touched only as it fills). */
+/** The size of the buffer that gathers them past GATHER_SMALL (pages are touched only as it fills). */
 const GATHER_START = 16 << 20
+const GATHER_SMALL = 1 << 20
 /** Bytes decoded into one string at most. */
 const DECODE_PART = 256 << 20
 /**
@@ -373,6 +374,9 @@ const PLUGIN_PASSES = new Set<string>([...PARSER_ERROR_CODES, 'DOCSPLIT_PLUGIN_C
 /** Wraps a failure inside a plugin so that nothing but a DocsplitError, with a code a plugin may give, leaves the engine. */
 function pluginFailure (error: unknown, what: string): DocsplitError {
   if (isDocsplitError(error)) {
+    // An internal error names the part the engine knows failed, whatever the plugin set (the
+    // service logs `part`: a plugin's own might hold document text).
+    if (error.code === 'DOCSPLIT_INTERNAL') return new DocsplitError('DOCSPLIT_INTERNAL', error.message, { cause: error.cause ?? error, part: what })
     if (PLUGIN_PASSES.has(error.code)) return error
     return new DocsplitError('DOCSPLIT_PLUGIN_CONTRACT', `the ${what} threw ${error.code}, which is not a plugin's to give; a parser fails with ctx.fail(${PARSER_ERROR_CODES.join(', ')})`, { cause: error })
   }
@@ -542,7 +546,7 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
    */
   const overMax = (draft: ChunkDraft): boolean => draft.protected === true && draft.tokenCount > maxTokens
 
-  const packer: PackerHandler = packerPlugin.create({
+  const packerCtx: PackerContext = {
     options,
     tokenizer,
     budget: meter.budget,
@@ -604,7 +608,13 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
       previous = draft
       ready.push(chunk)
     },
-  })
+  }
+  let packer: PackerHandler
+  try {
+    packer = packerPlugin.create(packerCtx)
+  } catch (error) {
+    throw pluginFailure(error, `${packerPlugin.name} splitter`)
+  }
 
   if (packer === null || typeof packer !== 'object' || typeof packer.push !== 'function' || typeof packer.end !== 'function') {
     contract(`splitter "${packerPlugin.name}": create() must return a handler with push(event) and end()`)
@@ -803,11 +813,15 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
       if (piece.length >= GATHER_BYTES) { decode(piece); return }
       // Copied once into one buffer, not kept as copies joined at the end: fresh memory is slow
       // to touch (8 MB of markdown: 2,000 fewer page faults). The first piece gets a buffer of
-      // its size (a small document comes in one); a second one, GATHER_START, large enough for
-      // most documents, which grows once or twice for larger ones.
+      // its size, which doubles while the document is small; past GATHER_SMALL it is
+      // GATHER_START, large enough for most documents, and grows once or twice for larger ones.
+      // (A small document does not reserve 16 MB: V8 counts it as external memory, and 2,000
+      // small streamed splits each reserving it ran 100 full collections.)
       const needed = gatheredBytes + piece.length
       if (wholeBytes === undefined || needed > wholeBytes.length) {
-        const grown = Buffer.allocUnsafeSlow(wholeBytes === undefined ? piece.length : Math.min(GATHER_BYTES, Math.max(needed, GATHER_START, 2 * wholeBytes.length)))
+        const doubled = Math.max(needed, 2 * (wholeBytes?.length ?? 0))
+        const size = wholeBytes === undefined ? piece.length : Math.min(GATHER_BYTES, needed > GATHER_SMALL ? Math.max(doubled, GATHER_START) : doubled)
+        const grown = Buffer.allocUnsafeSlow(size)
         wholeBytes?.copy(grown, 0, 0, gatheredBytes)
         wholeBytes = grown
       }

@@ -72,6 +72,8 @@ register([
     }),
   }),
   onePacker('throwing-packer-test', () => { throw new Error('packer broke') }),
+  definePlugin({ kind: 'packer', name: 'throwing-create-test', docsplit: '^1', create: () => { throw new Error('create broke') } }),
+  oneRecord('own-internal-test', { create: () => ({ write () {}, end () { throw new DocsplitError('DOCSPLIT_INTERNAL', 'broke', { part: 'line 3: secret text' }) } }) }),
   definePlugin({ kind: 'packer', name: 'no-handler-test', docsplit: '^1', create: () => undefined as never }),
   throwingTokenizer,
   definePlugin({ kind: 'tokenizer', name: 'missing-package-test', docsplit: '^1', extra: 'my-bpe-package', available: () => false, load: () => { throw new Error('never called') } }),
@@ -267,6 +269,13 @@ t.test('a failure is named after the plugin it happened in', async (t) => {
   await refusal(t, split(TEXT, { input_format: 'no-end-test' }), 'DOCSPLIT_PLUGIN_CONTRACT', /^parser "no-end-test": create\(\) must return a handler with write\(piece\) and end\(\)$/)
   await refusal(t, split(TEXT, { input_format: 'bad-code-test' }), 'DOCSPLIT_PLUGIN_CONTRACT', /^parser "bad-code-test" failed with a string that is not a docsplit error code; ctx\.fail takes DOCSPLIT_PARSE_ERROR, DOCSPLIT_LIMIT_EXCEEDED, .*DOCSPLIT_EXTRA_UNAVAILABLE$/)
   t.equal(new DocsplitError('NOT_A_CODE' as never, 'x').code, 'DOCSPLIT_INTERNAL', 'an unknown code does not crash the error class')
+})
+
+t.test('an internal error names the part that failed, as the engine knows it (the service logs it)', async (t) => {
+  const part = async (options: Record<string, unknown>): Promise<string | undefined> => (await split(TEXT, options).then(() => undefined, (e: unknown) => e) as DocsplitError).part
+  t.equal(await part({ input_format: 'text', splitter: 'throwing-create-test' }), 'throwing-create-test splitter', 'a splitter whose create() throws, not "engine"')
+  t.equal(await part({ input_format: 'text', splitter: 'throwing-packer-test' }), 'throwing-packer-test splitter (counting with the approx tokenizer)')
+  t.equal(await part({ input_format: 'own-internal-test' }), 'own-internal-test parser', 'what a plugin put in part itself (it might be document text) is replaced')
 })
 
 t.test('a tokenizer whose package is missing is DOCSPLIT_TOKENIZER_UNAVAILABLE, naming the package', async (t) => {
