@@ -22,6 +22,10 @@ function shown (value: unknown): string {
   return Array.isArray(value) ? 'a list' : `a ${typeof value}`
 }
 
+/** The event types of the contract, and what is said of any other. */
+export const EVENT_TYPES: ReadonlySet<string> = new Set(['enter', 'exit', 'block', 'record', 'definition', 'info'])
+export const UNKNOWN_EVENT_TYPE = `an event of an unknown type; the types are ${[...EVENT_TYPES].slice(0, -1).join(', ')} and ${[...EVENT_TYPES].at(-1)!}`
+
 /** What is wrong with `fields` of a record, or undefined. */
 export function fieldsProblem (fields: unknown): string | undefined {
   if (fields === null || typeof fields !== 'object' || Array.isArray(fields)) return `fields that are ${shown(fields)}, not an object of names and values`

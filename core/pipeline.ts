@@ -20,7 +20,7 @@ import { StreamDecoder, UTF16_HEAD, UTF8, byteOrderMark, encodingInfo, utf16With
 import type { BlockEvent, DocEvent, RecordEvent } from './events.js'
 import { DocsplitError, isDocsplitError, parserFailError, PARSER_ERROR_CODES, type ErrorCode, type ParserErrorCode } from './errors.js'
 import { draftProblem } from './draft-check.js'
-import { eventFieldProblem } from './event-check.js'
+import { eventFieldProblem, UNKNOWN_EVENT_TYPE } from './event-check.js'
 import { checkDefaultSplitters, isModuleNotFound } from './load.js'
 import { DEFAULT_TOKENIZER, applyPluginDefaults, baseOptions, inTableOrder, prepareOptionChecks, resolveOptions } from './options.js'
 import { pluginOptionNames } from './plugin-options.js'
@@ -683,7 +683,7 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
           else info[event.key] = event.value
           break
         default:
-          contract(`parser "${parser.name}" emitted an event of an unknown type; the types are enter, exit, block, record, definition and info`)
+          contract(`parser "${parser.name}" emitted ${UNKNOWN_EVENT_TYPE}`)
       }
       if (countingAhead) hold(event)
       else pushEvent(event)

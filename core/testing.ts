@@ -12,7 +12,7 @@ import type { DocEvent } from './events.js'
 import { DocsplitError, isDocsplitError, parserFailError } from './errors.js'
 import { structureEstimate } from './budget.js'
 import { DEFAULT_TOKENIZER } from './base-options.js'
-import { eventFieldProblem } from './event-check.js'
+import { EVENT_TYPES, eventFieldProblem, UNKNOWN_EVENT_TYPE } from './event-check.js'
 import { isPromise, silence } from './plugin-values.js'
 import { endSteps, finished, split } from './pipeline.js'
 import { isFrozen, isRegistered, register, tokenizerByName, validatePlugin } from './registry.js'
@@ -94,14 +94,12 @@ export async function parserEvents (plugin: ParserPlugin, input: string | Uint8A
   return out
 }
 
-const EVENT_TYPES = new Set(['enter', 'exit', 'block', 'record', 'definition', 'info'])
-
 /** Tiling and balance of a parser's events over `text`; returns the first problem. */
 export function eventProblem (list: DocEvent[], text: string | undefined): string | undefined {
   let pos = 0
   let depth = 0
   for (const e of list) {
-    if (!EVENT_TYPES.has((e as { type?: unknown } | null)?.type as string)) return 'an event of an unknown type; the types are enter, exit, block, record, definition and info'
+    if (!EVENT_TYPES.has((e as { type?: unknown } | null)?.type as string)) return UNKNOWN_EVENT_TYPE
     const field = eventFieldProblem(e)
     if (field !== undefined) return `${e.type}${e.type === 'block' || e.type === 'record' ? ` at ${e.start}` : ''} with ${field}`
     if (e.type === 'enter') depth++
