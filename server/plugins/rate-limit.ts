@@ -78,7 +78,7 @@ function localStore (windowMs: number, size: number): RefundingStore {
  * Why Redis failed, in words an operator acts on: a refused password is a mistake in the URL,
  * not an outage. Only error codes and Redis's own reply names: never a host, user or password.
  */
-export function redisFailure (error: unknown): { reason: string, misconfigured: boolean } {
+function redisFailure (error: unknown): { reason: string, misconfigured: boolean } {
   const e = error as { code?: unknown, message?: unknown } | null
   const message = typeof e?.message === 'string' ? e.message : ''
   const reply = /^(WRONGPASS|NOAUTH|NOPERM)\b/.exec(message)?.[1]
