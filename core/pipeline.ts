@@ -367,9 +367,10 @@ function countFault (tokenizer: Tokenizer, tokenizerName: string, splitter: stri
  * The codes an error thrown from inside a plugin keeps: those of ctx.fail and those the engine
  * raises inside a plugin's call (a broken contract, a tokenizer that cannot load). Another,
  * thrown directly (DOCSPLIT_RATE_LIMITED, DOCSPLIT_TIMEOUT), would tell the caller something
- * untrue about the service.
+ * untrue about the service. (DOCSPLIT_INTERNAL keeps its code too, with the part the engine
+ * knows: see pluginFailure.)
  */
-const PLUGIN_PASSES = new Set<string>([...PARSER_ERROR_CODES, 'DOCSPLIT_PLUGIN_CONTRACT', 'DOCSPLIT_TOKENIZER_UNAVAILABLE', 'DOCSPLIT_INTERNAL'])
+const PLUGIN_PASSES = new Set<string>([...PARSER_ERROR_CODES, 'DOCSPLIT_PLUGIN_CONTRACT', 'DOCSPLIT_TOKENIZER_UNAVAILABLE'])
 
 /** Wraps a failure inside a plugin so that nothing but a DocsplitError, with a code a plugin may give, leaves the engine. */
 function pluginFailure (error: unknown, what: string): DocsplitError {
