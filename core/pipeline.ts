@@ -178,15 +178,28 @@ export function pluginStepsPending (): string[] {
   return [...awaitedSteps.keys()]
 }
 
+/** Told the first pending plugin step (undefined: none) each time the pending steps change. */
+let stepWatcher: ((first: string | undefined) => void) | undefined
+
+/**
+ * Has `watcher` told the first pending plugin step each time the pending steps change: a
+ * service worker keeps it where the thread that stops a split past its budget can read it.
+ */
+export function watchPluginSteps (watcher: ((first: string | undefined) => void) | undefined): void {
+  stepWatcher = watcher
+}
+
 /** Awaits a plugin's step, known by name while it is pending. */
 async function pluginStep<T> (what: string, step: () => T | Promise<T>): Promise<T> {
   awaitedSteps.set(what, (awaitedSteps.get(what) ?? 0) + 1)
+  stepWatcher?.(awaitedSteps.keys().next().value)
   try {
     return await step()
   } finally {
     const left = awaitedSteps.get(what)! - 1
     if (left === 0) awaitedSteps.delete(what)
     else awaitedSteps.set(what, left)
+    stepWatcher?.(awaitedSteps.keys().next().value)
   }
 }
 

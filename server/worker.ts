@@ -8,8 +8,10 @@
  */
 import { workerData } from 'node:worker_threads'
 import type { MessagePort } from 'node:worker_threads'
+import { watchPluginSteps } from '../core/pipeline.js'
 import { isDocsplitError, loadPlugins, split, splitStream } from '../index.js'
 import { retireIfGrown } from './retire.js'
+import { writeStep } from './waiting-step.js'
 
 export interface SplitTask {
   /**
@@ -23,6 +25,8 @@ export interface SplitTask {
   port?: MessagePort
   /** With `port`: the size of the chunk lines sent that the main thread has not passed on yet. */
   unsent?: Int32Array
+  /** Where this worker keeps the plugin step the split awaits (waiting-step.ts), shared with the pool. */
+  waiting?: Uint16Array
 }
 
 /** How far (in UTF-16 code units of chunk lines) a stream may run ahead of its client. */
@@ -55,6 +59,10 @@ export type StreamMessage =
   | { kind: 'error', failure: TaskFailure }
 
 let ready: Promise<unknown> | undefined
+
+/** The running split's `waiting`: one split runs at a time on a worker. */
+let waiting: Uint16Array | undefined
+watchPluginSteps((step) => { if (waiting !== undefined) writeStep(waiting, step) })
 
 /**
  * Running from TypeScript sources (tests under tsx): a worker thread on Node 20 gets tsx's
@@ -120,6 +128,7 @@ export default async function run (task: SplitTask): Promise<TaskResult> {
 }
 
 async function attempt (task: SplitTask): Promise<TaskResult> {
+  waiting = task.waiting
   try {
     await init()
     if (task.warmup !== undefined) {
@@ -143,6 +152,7 @@ async function attempt (task: SplitTask): Promise<TaskResult> {
     task.port?.postMessage({ kind: 'error', failure: result } satisfies StreamMessage)
     return result
   } finally {
+    waiting = undefined
     task.port?.close()
   }
 }

@@ -13,7 +13,8 @@ import type { FastifyInstance } from 'fastify'
 import { Piscina } from 'piscina'
 import { DocsplitError } from '../../core/errors.js'
 import { toProblem, type RetryHint } from '../problem.js'
-import type { StreamMessage, TaskFailure, TaskResult } from '../worker.js'
+import type { SplitTask, StreamMessage, TaskFailure, TaskResult } from '../worker.js'
+import { readStep, stepSlot } from '../waiting-step.js'
 import { retirements } from '../retire.js'
 
 export interface PoolOptions {
@@ -97,14 +98,23 @@ async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<voi
   const budgetMs = Math.round(opts.splitTimeoutSeconds * 1000)
   let pending = 0
 
-  /** Why a task failed, as the DocsplitError the client gets. */
-  function poolError (err: unknown, timeout: AbortSignal): DocsplitError {
+  /**
+   * Why a task failed, as the DocsplitError the client gets. `waiting`: the task's plugin step
+   * slot; a split stopped while it awaited a plugin's step (a create() that never settles) says
+   * which, since a smaller document would not help.
+   */
+  function poolError (err: unknown, timeout: AbortSignal, waiting?: Uint16Array): DocsplitError {
     if (err instanceof DocsplitError) return err
     const e = err as { name?: string, message?: string, code?: string }
     if (e.name === 'AbortError') {
       if (timeout.aborted) {
+        const budget = `the split ran past its budget of ${opts.splitTimeoutSeconds} s (DOCSPLIT_WEB_SPLIT_TIMEOUT_SECONDS)`
+        const step = waiting === undefined ? undefined : readStep(waiting)
+        if (step !== undefined) {
+          return new DocsplitError('DOCSPLIT_TIMEOUT', `${budget} waiting for ${step} to finish, and was stopped`, { part: step })
+        }
         return new DocsplitError('DOCSPLIT_TIMEOUT',
-          `the split ran past its budget of ${opts.splitTimeoutSeconds} s (DOCSPLIT_WEB_SPLIT_TIMEOUT_SECONDS) and was stopped; send a smaller document, or split it with the docsplit CLI or library, which have no time limit`)
+          `${budget} and was stopped; send a smaller document, or split it with the docsplit CLI or library, which have no time limit`)
       }
       return new DocsplitError('DOCSPLIT_OVERLOADED', 'the request was cancelled')
     }
@@ -163,8 +173,9 @@ async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<voi
 
   const queueFull = (): boolean => pending >= opts.maxConcurrentSplits + opts.maxQueuedSplits
 
-  async function submit (task: object, transferList: Array<ArrayBuffer | MessagePort> | undefined, cancel: AbortSignal): Promise<TaskResult> {
+  async function submit (task: SplitTask, transferList: Array<ArrayBuffer | MessagePort> | undefined, cancel: AbortSignal): Promise<TaskResult> {
     if (queueFull()) throw overloaded()
+    const waiting = stepSlot()
     const timeout = AbortSignal.timeout(budgetMs)
     const signal = AbortSignal.any([timeout, cancel])
     pending++
@@ -172,14 +183,14 @@ async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<voi
       await acquire(signal)
       let result: TaskResult | undefined
       try {
-        result = await pool.run(task, { signal, transferList: transferList as never }) as TaskResult
+        result = await pool.run({ ...task, waiting } satisfies SplitTask, { signal, transferList: transferList as never }) as TaskResult
         return result
       } finally {
         retire.afterSplit(pool.threads, result?.retire)
         release()
       }
     } catch (err) {
-      throw poolError(err, timeout)
+      throw poolError(err, timeout, waiting)
     } finally {
       pending--
     }

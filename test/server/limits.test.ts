@@ -37,6 +37,26 @@ t.test('timeout: a split past its budget is stopped and the next one works', asy
   t.equal(after.status, 200, 'and splits keep working')
 })
 
+t.test('timeout while a plugin step never finishes: the detail and the log name the step, not the document size', async (t) => {
+  const s = await serve({ maxConcurrentSplits: 2, splitTimeoutSeconds: 1 })
+  t.teardown(s.close)
+  for (const accept of ['application/json', 'application/x-ndjson']) {
+    const res = await postJson(s.url + TEXT, { text: 'stall', input_format: 'spin', spin_stall: true }, { accept })
+    t.equal(res.status, 503, accept)
+    const body = await res.json() as ProblemJson
+    t.equal(body.code, 'DOCSPLIT_TIMEOUT')
+    t.match(body.detail, /budget of 1 s \(DOCSPLIT_WEB_SPLIT_TIMEOUT_SECONDS\) waiting for the spin parser's create\(\) to finish, and was stopped$/)
+    t.notMatch(body.detail, /smaller document/)
+  }
+  await sleep(100)
+  const warned = s.logs.filter((l) => /"part":"the spin parser's create\(\)"/.test(l))
+  t.equal(warned.length, 2, 'each logged with the step')
+  t.match(warned[0], /"code":"DOCSPLIT_TIMEOUT"/)
+  t.notMatch(warned.join('\n'), /stall/, 'and nothing of the document')
+  const spun = await postJson(s.url + TEXT, { text: 'spin', input_format: 'spin', spin_ms: 600_000 })
+  t.match((await spun.json() as ProblemJson).detail, /smaller document/, 'a split busy in its own work still gets the advice')
+})
+
 t.test('timeout in NDJSON before any chunk: a problem response, not a stream', async (t) => {
   // Two workers: the next split runs on the warm one while the stopped one is replaced.
   const s = await serve({ maxConcurrentSplits: 2, splitTimeoutSeconds: 1 })
