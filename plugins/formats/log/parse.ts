@@ -123,6 +123,17 @@ export class LogParser {
   private unmatched: string[] = []
   /** Those of them that look like entry starts (their messages): where re-detection runs. */
   private window: string[] = []
+  /**
+   * With detected patterns: lines that look like entry starts by the fallback rules start
+   * entries too. Set when a window of such lines in one entry matched no detected pattern and
+   * no pattern won on them (another service's log, in a format no pattern knows, concatenated
+   * after the first: its lines would otherwise make entries of MAX_ENTRY_LINES lines); cleared
+   * by the next line that starts an entry by a pattern.
+   */
+  private foreign = false
+  private readonly foreignRule = new IndentClassifier()
+  /** Whether the line the start test last accepted matched a detected pattern. */
+  private matchedPattern = false
   /** The container prefix of every line (CRI, compose), when detection found one. */
   private prefix: LinePrefix | undefined
   private readonly prefixState: PrefixState = { partial: false }
@@ -303,12 +314,16 @@ export class LogParser {
     const patterns = this.patterns
     patterns.push(re)
     const first = patterns[0]!
-    this.isStart = this.onMessage(patterns.length === 1
-      ? (head) => first.test(head)
-      : (head) => {
-          for (const p of patterns) if (p.test(head)) return true
+    const matches = patterns.length === 1
+      ? (message: string) => first.test(message)
+      : (message: string) => {
+          for (const p of patterns) if (p.test(message)) return true
           return false
-        })
+        }
+    this.isStart = this.onMessage((message) => {
+      this.matchedPattern = matches(message)
+      return this.matchedPattern || (this.foreign && this.foreignRule.isStart(message))
+    })
     this.emit({ type: 'info', key: 'start_pattern', value: patterns.map((p) => p.source).join('|') })
   }
 
@@ -326,7 +341,8 @@ export class LogParser {
    * not indented): those that look like entry starts join the window (continuation lines,
    * stack traces and goroutine dumps, never do). Once the window holds WINDOW_LINES lines,
    * detection runs on it: true when a pattern won there and was added, and the entry held must
-   * be read again. Lines are classified here, in batches: one by one in the loop of `scan`,
+   * be read again, or when none won and the lines are read again as `foreign`. Lines are
+   * classified here, in batches: one by one in the loop of `scan`,
    * it cost the parser about 10% on the bench log (measured).
    */
   private redetect (): boolean {
@@ -339,14 +355,26 @@ export class LogParser {
     if (window.length < WINDOW_LINES) return false
     this.window = []
     const chosen = choosePattern(window)
-    if (chosen === undefined) return false
+    if (chosen === undefined) {
+      this.foreign = true
+      return true
+    }
     this.addPattern(chosen.pattern.regex)
     return true
   }
 
+  /** A line started an entry: by a pattern, it ends a stretch of `foreign` lines. */
+  private entryStarted (): void {
+    if (this.matchedPattern) {
+      this.foreign = false
+      this.matchedPattern = false
+    }
+  }
+
   /**
    * Reads the current entry (all of it in `pre`, up to the end of the current line) again
-   * after a pattern was added: the lines that start an entry now end the entries before them.
+   * after a pattern was added (or `foreign` set): the lines that start an entry now end the
+   * entries before them.
    * The entry held is not emitted yet, so nothing emitted changes.
    */
   private resegment (): void {
@@ -360,6 +388,7 @@ export class LogParser {
       const next = ends.after(from)
       const to = next === -1 ? text.length : next
       if (isStart(headAt(text, from, to)) && this.started++ > 0 && from > cut) {
+        this.entryStarted()
         this.flush(text.slice(cut, from), this.recStart + from - cut)
         this.recStart += from - cut
         this.recLine = line
@@ -416,6 +445,7 @@ export class LogParser {
       }
       if (base + to - start > MAX_LINE_CHARS) this.refuseLongLine(head, (this.pre + piece.slice(seg, Math.max(seg, start - base))).slice(0, start - this.recStart))
       if (isStart(head) || this.overlong(head, start)) {
+        this.entryStarted()
         if (this.unmatched.length > 0) this.unmatched = []
         if (this.window.length > 0) this.window = []
         if (this.started++ > 0) {

@@ -13,7 +13,7 @@ import { DocsplitError } from '../../../core/errors.js'
 import { assertTiles, collectEvents } from '../../helpers/events.js'
 import { corpusDir, corpusFiles, corpusMissing } from '../../helpers/corpus.js'
 import { parserEvents } from '../../../testing.js'
-import { splitStream } from '../../../index.js'
+import { split, splitStream } from '../../../index.js'
 
 const records = (events: DocEvent[]): RecordEvent[] => events.filter((e): e is RecordEvent => e.type === 'record')
 /** The source of the built-in ISO date-time pattern, as `start_pattern` reports it. */
@@ -171,16 +171,42 @@ t.test('many-line documents: the sample boundary does not change the result', as
   for (const size of [1, 13, 4096, 65535, 65536, 65537]) t.same(await collectEvents(log, text, {}, size), whole, `piece size ${size}`)
 })
 
-t.test('lines that stop matching the detected pattern: entries stay bounded', async (t) => {
+t.test('lines that stop matching the detected pattern, in a format no pattern knows: entries by the fallback rules', async (t) => {
   const head = Array.from({ length: 60 }, (_, i) => `2024-01-01 10:00:00 INFO line ${i}`)
   const tail = Array.from({ length: 5000 }, (_, i) => i % 3 === 0 ? `  indented ${i}` : `plain line ${i}`)
   const text = [...head, ...tail].join('\n') + '\n'
   const ev = await collectEvents(log, text)
   assertTiles(ev, text)
   const recs = records(ev)
-  t.equal(recs.length, 59 + 5, 'the unmatched 5000 lines are cut about every 1000 lines')
-  t.ok(recs.every((r) => r.text.split('\n').length <= 1002), 'no entry beyond the line cap (plus its last line)')
+  // Once 50 of them sit in one entry, each plain line starts an entry and the indented line
+  // after it continues it (they made entries of 1,000 lines: over any budget, kept whole).
+  t.equal(recs.length, 60 + 3333, 'an entry per plain line')
+  t.equal(recs[59]!.text, `${head[59]}\n${tail[0]}\n`, 'the last matching entry keeps its indented line only')
+  t.ok(recs.slice(60).every((r) => r.text.startsWith('plain line ') && r.text.split('\n').length <= 3), 'each holds a plain line and the indented line after it')
   t.same(await collectEvents(log, text, {}, 7), ev)
+})
+
+t.test('another format concatenated after the detected one: its lines are entries, and the pattern takes over again', async (t) => {
+  const hadoop = (i: number): string => `2015-10-18 18:01:${String(i % 60).padStart(2, '0')},978 INFO [main] org.apache.hadoop.Job: step ${i}`
+  const bgl = (i: number): string => `- ${1117838570 + i} 2005.06.03 R02-M1-N0-C:J12-U11 2005-06-03-15.42.50.675872 R02-M1-N0-C:J12-U11 RAS KERNEL INFO cache parity error ${i}`
+  const lines = [
+    ...Array.from({ length: 100 }, (_, i) => hadoop(i)),
+    ...Array.from({ length: 1500 }, (_, i) => bgl(i)),
+    hadoop(100),
+    '\tat org.apache.hadoop.Job.run(Job.java:42)',
+    'a plain message line',
+    ...Array.from({ length: 10 }, (_, i) => hadoop(101 + i)),
+  ]
+  const text = lines.join('\n') + '\n'
+  const ev = await collectEvents(log, text)
+  assertTiles(ev, text)
+  const recs = records(ev)
+  t.equal(recs.length, 100 + 1500 + 11, 'an entry per line, but for the Hadoop entry with its frame and message')
+  t.equal(recs[1600]!.text, `${hadoop(100)}\n${lines[1601]}\na plain message line\n`, 'after a pattern line, a plain line continues its entry again')
+  t.ok(recs.slice(100, 1600).every((r) => r.text.startsWith('- ')), 'each BGL line is an entry')
+  for (const size of [1, 64, 4096]) t.same(await collectEvents(log, text, {}, size), ev, `pieces of ${size}`)
+  const chunks = (await split(text, { input_format: 'log', max_tokens: 512 })).chunks
+  t.notOk(chunks.some((c) => c.protected), 'no chunk over the budget (they were entries of 1,000 lines)')
 })
 
 t.test('a lone CR ends a line as core counts it: CR-only logs split by entry', async (t) => {
