@@ -240,8 +240,11 @@ function sampleText (pieces: InputPiece[], encoding: string): string {
   }
 }
 
-/** `auto`: by file extension, then by content (the best `detect` score), else plain text. */
-function chooseParser (options: ResolvedOptions, sample: () => string): { parser: ParserPlugin, format: string } {
+/**
+ * `auto`: by file extension, then by content (the best `detect` score; `byContent`), else
+ * plain text.
+ */
+function chooseParser (options: ResolvedOptions, sample: () => string): { parser: ParserPlugin, format: string, byContent?: true } {
   const requested = options.input_format.toLowerCase()
   if (requested !== 'auto') return { parser: parserForFormat(requested), format: requested }
   if (typeof options.filename === 'string') {
@@ -260,7 +263,7 @@ function chooseParser (options: ResolvedOptions, sample: () => string): { parser
     const score = detectScore(parser, text)
     if (score > bestScore) { best = parser; bestScore = score }
   }
-  if (best !== undefined) return { parser: best, format: formatByContent(best, text) }
+  if (best !== undefined) return { parser: best, format: formatByContent(best, text), byContent: true }
   if (formatNames().includes('text')) return { parser: parserForFormat('text'), format: 'text' }
   throw new DocsplitError('DOCSPLIT_UNSUPPORTED_FORMAT', 'input_format "auto" could not tell the format; pass input_format')
 }
@@ -490,7 +493,7 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
   }
   if (options.input_format === 'auto' && !byName) await readAhead(SAMPLE)
   encodingInfo(options.encoding)
-  const { parser, format } = chooseParser(options, sample)
+  const { parser, format, byContent } = chooseParser(options, sample)
   /** The name a response gives the format: `markdown` for `md`. */
   const formatName = parser.formatAliases !== undefined && Object.hasOwn(parser.formatAliases, format) ? parser.formatAliases[format]! : format
   if (parser.declaredEncoding !== undefined && given.encoding === undefined && typeof input !== 'string') {
@@ -704,7 +707,10 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
     },
     estimate: structureEstimate(defaultTokenizer),
     fail (code: ParserErrorCode, message: string): never {
-      throw parserFailError(parser.name, code, message)
+      // A document the content made look like another format (JSON log lines, then a panic's
+      // plain lines) says how to choose the format it is.
+      const hint = byContent === true && code === 'DOCSPLIT_PARSE_ERROR' ? ` (input_format "auto" read the content as ${formatName}; pass input_format to read it as another format)` : ''
+      throw parserFailError(parser.name, code, message + hint)
     },
   }
   // Counting ahead (see the file comment).

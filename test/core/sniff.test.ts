@@ -92,6 +92,24 @@ t.test('a BGL-style log (`- 1117838570 ...`, `APPREAD ...: msg`) is a log, not a
   t.equal(out.chunks.reduce((n, c) => n + (c.record_count ?? 0), 0), 60)
 })
 
+t.test('a parse error of a format chosen by content says so, and how to choose another', async (t) => {
+  // kubectl logs of a service that logs JSON, then panics in plain lines (past the sample detection reads).
+  const lines = Array.from({ length: 1500 }, (_, i) => `{"ts":"2026-11-27T10:00:${String(i % 60).padStart(2, '0')}.000Z","level":"info","msg":"request ${i}"}`)
+  const text = [...lines, 'panic: runtime error: index out of range [5] with length 3', '', 'goroutine 1 [running]:'].join('\n') + '\n'
+  const hint = '(input_format "auto" read the content as jsonl; pass input_format to read it as another format)'
+  const byContent = await failure(split(text, {}))
+  t.equal(byContent.code, 'DOCSPLIT_PARSE_ERROR')
+  t.ok(byContent.message.startsWith('invalid JSON at line 1501, column 1: ') && byContent.message.endsWith(hint), byContent.message)
+  for (const options of [{ filename: 'pod.jsonl' }, { input_format: 'jsonl' }]) {
+    const chosen = await failure(split(text, options))
+    t.equal(chosen.code, 'DOCSPLIT_PARSE_ERROR')
+    t.notOk(chosen.message.includes('input_format'), `chosen by ${Object.keys(options)[0]}: no hint`)
+  }
+  const asLog = await split(text, { input_format: 'log' })
+  t.equal(asLog.chunks.map((c) => c.text).join(''), text, 'as the hint says, it reads as a log')
+  t.match(asLog.chunks.at(-1)!.text, /panic: runtime error[^]*goroutine 1/, 'the panic with it')
+})
+
 t.test('CSV, YAML, markdown, JSON lines and prose with timestamps keep their format', async (t) => {
   const csvRows = 'time,level,message\n' + Array.from({ length: 20 }, (_, i) => `2024-01-01 10:00:${pad(i)},INFO,"event ${i}"`).join('\n') + '\n'
   t.equal(await formatOf(csvRows), 'csv', 'a CSV whose first column is a date-time')
