@@ -31,6 +31,13 @@ export interface SplitCommand {
  */
 const READ_SIZE = 1 << 18
 
+/**
+ * How long a stream read for its format (the first 64 KiB, or its end) may keep the split from
+ * starting before the CLI says why: `tail -f app.log | docsplit split - --jsonl` printed nothing
+ * until 64 KiB of lines had arrived.
+ */
+const FORMAT_WAIT_NOTE_MS = 2000
+
 function openInput (file: string): { stream: AsyncIterable<Buffer> | Iterable<Buffer>, size: number | undefined } {
   if (file === '-') {
     // A directory on standard input reads as empty: refuse it as `cat` does.
@@ -74,6 +81,15 @@ function * fileBytes (fd: number): Generator<Buffer> {
   } finally {
     closeSync(fd)
   }
+}
+
+/** Says once on stderr, should the format not be known in FORMAT_WAIT_NOTE_MS, what it waits for. */
+function noteFormatWait (start: Promise<unknown>): void {
+  const note = setTimeout(() => {
+    process.stderr.write('docsplit: note: waiting for 64 KiB of the input (or its end) to tell its format; --input-format (log, jsonl, ...) starts at once\n')
+  }, FORMAT_WAIT_NOTE_MS)
+  note.unref()
+  start.then(() => { clearTimeout(note) }, () => { clearTimeout(note) })
 }
 
 /** Passes bytes through while feeding the progress line and the verifier's view of the source. */
@@ -121,6 +137,7 @@ async function splitInput (command: SplitCommand, stream: AsyncIterable<Buffer> 
   const idsLater = jsonl?.idsLater === true && verifier === undefined
   // By batches: one await per input piece rather than two per chunk (about 4% of a log's split).
   const chunks = splitBatches(tee(stream, progress, verifier), options, idsLater)
+  if (size === undefined && (options.input_format ?? 'auto').toLowerCase() === 'auto') noteFormatWait(chunks.start)
   const collected: Chunk[] = []
   let started = false
   let protectedChunks = 0

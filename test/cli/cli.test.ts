@@ -443,6 +443,29 @@ t.test('--jsonl on a stream that is still being written: chunks go out as they a
   t.equal(out.trimEnd().split('\n').map((l) => (JSON.parse(l) as { text: string }).text).join(''), Array.from({ length: i }, (_, k) => line(k)).join(''), 'and all of them, in order')
 })
 
+t.test('a stream read for its format: a note says what the split waits for, and goes once the format is known', async (t) => {
+  const run = async (args: string[]): Promise<{ stderr: string, out: string, code: unknown }> => {
+    const child = spawn(process.execPath, [bin, 'split', '-', '--jsonl', ...args], { stdio: ['pipe', 'pipe', 'pipe'] })
+    let stderr = ''
+    let out = ''
+    child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
+    child.stdout.on('data', (d: Buffer) => { out += d.toString() })
+    // A producer that stalls after its first line, as `tail -f app.log |` does.
+    child.stdin.write('2024-01-01 10:00:00 INFO request 1 served\n')
+    await new Promise((resolve) => setTimeout(resolve, 3500))
+    child.stdin.end('2024-01-01 10:00:01 INFO request 2 served\n')
+    const code = await new Promise((resolve) => child.on('close', resolve))
+    return { stderr, out, code }
+  }
+  const auto = await run([])
+  t.equal(auto.code, 0)
+  t.equal(auto.stderr, 'docsplit: note: waiting for 64 KiB of the input (or its end) to tell its format; --input-format (log, jsonl, ...) starts at once\n')
+  t.equal(auto.out.trimEnd().split('\n').length, 1, 'then the split as without it')
+  const named = await run(['--input-format', 'log'])
+  t.equal(named.code, 0)
+  t.equal(named.stderr, '', 'a format given: no wait, no note')
+})
+
 t.test('the progress line on a terminal ends its line when the reader closes the pipe early', { skip: spawnSync('script', ['--version']).status === 0 ? false : 'script(1) is not installed' }, async (t) => {
   const log = file('progress.log', bigLog(24))
   const typescript = join(dir, 'progress.typescript')
