@@ -3,7 +3,7 @@
  * unit, no allocation, no regular expression; and a tally that counts a text part by part.
  */
 import { endianness } from 'node:os'
-import { C, CLASS, NC, NEXT, NS, REPEATS } from './model.js'
+import { CLASS, NC, NEXT, NS, REPEATS, repeatCost } from './model.js'
 import { COSTS, SCALE } from './weights.js'
 
 /** COST[state * NC + cls], integers in 1/SCALE tokens. */
@@ -14,16 +14,22 @@ export const COST = (() => {
 
 /** PACK[row + cls] = cost << 11 | next row, where a row is state * NC. */
 const PACK = new Int32Array(NS * NC)
-/** What a repeated character costs more (or less) than the same character not repeated. */
-const REPEAT_DELTA = new Int32Array(NS * NC)
-for (let k = 0; k < NS * NC; k++) {
-  PACK[k] = (COST[k]! << 11) | (NEXT[k]! * NC)
-  REPEAT_DELTA[k] = COST[Math.floor(k / NC) * NC + C.RP]! - COST[k]!
-}
+for (let k = 0; k < NS * NC; k++) PACK[k] = (COST[k]! << 11) | (NEXT[k]! * NC)
 if (NS * NC > 2048 || NC > 127 || Math.max(...COST) >= 1 << 20) throw new Error('approx: tables too large to pack')
 /** The class of each code unit, plus 128 when a repeat of it reads as RP. */
 const UNIT = new Uint8Array(0x10000)
-for (let u = 0; u < 0x10000; u++) UNIT[u] = CLASS[u]! | (REPEATS[CLASS[u]!]! << 7)
+/**
+ * What a code unit read as a repeat of itself costs more (or less) than read plainly in the
+ * state its class leads to, where a repeat is read (model.ts, repeatCost). The loops add it to
+ * every repeat, also of a reading started elsewhere (the second half, read from START):
+ * startDifference then takes it out as it corrects that reading.
+ */
+const REPEAT_DELTA = new Int16Array(0x10000)
+for (let u = 0; u < 0x10000; u++) {
+  const cls = CLASS[u]!
+  UNIT[u] = cls | (REPEATS[cls]! << 7)
+  if (REPEATS[cls] === 1) REPEAT_DELTA[u] = repeatCost(COST, u) - COST[NEXT[cls]! * NC + cls]!
+}
 
 /** Where the last `scan` ended: the state row and the last code unit. */
 let endRow = 0
@@ -94,7 +100,7 @@ function scanUnits (text: string, at: number, n: number, row: number, prev: numb
     const ka = row + (xa & 127)
     const va = pack[ka]!
     sumA += va >> 11
-    if (a === prev && xa > 127) sumA += delta[ka]!
+    if (a === prev && xa > 127) sumA += delta[a]!
     row = va & 2047
     prev = a
     const b = codes[j]!
@@ -102,7 +108,7 @@ function scanUnits (text: string, at: number, n: number, row: number, prev: numb
     const kb = rowB + (xb & 127)
     const vb = pack[kb]!
     sumB += vb >> 11
-    if (b === prevB && xb > 127) sumB += delta[kb]!
+    if (b === prevB && xb > 127) sumB += delta[b]!
     rowB = vb & 2047
     prevB = b
   }
@@ -132,7 +138,7 @@ function scanRange (from: number, to: number, row: number, prev: number): number
     const ka = row + (xa & 127)
     const va = pack[ka]!
     sum += va >> 11
-    if (a === prev && xa > 127) sum += delta[ka]!
+    if (a === prev && xa > 127) sum += delta[a]!
     row = va & 2047
     prev = a
   }
@@ -165,8 +171,8 @@ function startDifference (text: string, from: number, to: number, row: number, p
     const k = row + (x & 127)
     const ks = start + (x & 127)
     diff += (pack[k]! >> 11) - (pack[ks]! >> 11)
-    if (x > 127 && c === prev) diff += delta[k]!
-    if (x > 127 && c === startPrev) diff -= delta[ks]!
+    if (x > 127 && c === prev) diff += delta[c]!
+    if (x > 127 && c === startPrev) diff -= delta[c]!
     row = pack[k]! & 2047
     start = pack[ks]! & 2047
     prev = startPrev = c

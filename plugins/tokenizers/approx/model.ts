@@ -12,6 +12,7 @@
  * finite fixpoint on the product automaton; the fit raises START costs until it is 0 for q =
  * START, and the tests check it again.
  */
+import { RUN_FLOORS } from './runs.js'
 import { LETTERS_BASE64, TABLE_BASE64, TABLE_FIRST } from './table.js'
 
 /** Character classes (UTF-16 code units). */
@@ -162,6 +163,18 @@ export const REPEATS = (() => {
   return t
 })()
 
+/**
+ * RUN_FLOOR[code unit]: the least a repeat of it costs, in 1/SCALE tokens (runs.ts: what a
+ * character of a long run of it costs in the real encodings); 0 for units that never repeat as
+ * RP. The fitted RP cost is what short runs cost (`**`, `==`): about nothing, so without a floor
+ * 65,536 NULs (a log after logrotate's copytruncate), or `&`, counted as one token.
+ */
+export const RUN_FLOOR = (() => {
+  const t = new Uint16Array(0x10000)
+  for (const [unit, cost] of RUN_FLOORS) t[unit] = cost
+  return t
+})()
+
 const isDigit = (s: number): boolean => (s >= S.D1 && s <= S.D3) || (s >= S.ND1 && s <= S.ND3)
 const isPlainCapital = (s: number): boolean => s === S.UP || (s >= S.UP2 && s <= S.UP4)
 const isPlainLower = (s: number): boolean => s >= S.LO1 && s <= S.LO7
@@ -198,8 +211,20 @@ function next (state: number, cls: number): number {
 export const NEXT = (() => {
   const t = new Uint8Array(NS * NC)
   for (let s = 0; s < NS; s++) for (let c = 0; c < NC; c++) t[s * NC + c] = next(s, c)
+  // repeatCost reads a repeat in the state of its class: every state must lead there.
+  for (const c of REPEATABLE) for (let s = 0; s < NS; s++) if (t[s * NC + c] !== t[c]) throw new Error('approx: a repeatable class leads to more than one state')
   return t
 })()
+
+/**
+ * What `unit` costs read as a repeat of itself, given the cost table: the fitted RP cost of the
+ * state its class leads to, or RUN_FLOOR when that is more. (A repeat always comes in that state:
+ * a repeatable class moves to its own state from any state.)
+ */
+export function repeatCost (cost: ArrayLike<number>, unit: number): number {
+  const cls = CLASS[unit]!
+  return Math.max(cost[NEXT[cls]! * NC + C.RP]!, RUN_FLOOR[unit]!)
+}
 
 /**
  * D[p * NS + q] = max over strings b of (cost of b from state p) - (cost of b from state q), for
@@ -250,5 +275,7 @@ export function startExcess (cost: ArrayLike<number>): number {
       worst = Math.max(worst, v)
     }
   }
+  // ... at least its run floor.
+  for (const [unit, floor] of RUN_FLOORS) worst = Math.max(worst, floor - cost[S.START * NC + CLASS[unit]!]!)
   return worst
 }

@@ -4,7 +4,7 @@ import * as o200k from 'gpt-tokenizer/encoding/o200k_base'
 import * as cl100k from 'gpt-tokenizer/encoding/cl100k_base'
 import approx from '../../../plugins/tokenizers/approx/index.js'
 import { ApproxTally, countApprox, COST, SCALE } from '../../../plugins/tokenizers/approx/count.js'
-import { C, CLASS, NC, NEXT, NS, REPEATS, S, startExcess } from '../../../plugins/tokenizers/approx/model.js'
+import { C, CLASS, NC, NEXT, NS, REPEATS, RUN_FLOOR, S, repeatCost, startExcess } from '../../../plugins/tokenizers/approx/model.js'
 import { FORMATS, cutPieces, formatTexts, rng } from '../../../bench/lib/token-samples.js'
 import { randomBytes } from '../../../bench/lib/prng.js'
 import { corpusMissing } from '../../helpers/corpus.js'
@@ -83,7 +83,7 @@ function reference (text: string): number {
   for (let i = 0; i < text.length; i++) {
     const cu = text.charCodeAt(i)
     const cls = CLASS[cu]!
-    sum += COST[state * NC + (cu === prev && REPEATS[cls] === 1 ? C.RP : cls)]!
+    sum += cu === prev && REPEATS[cls] === 1 ? repeatCost(COST, cu) : COST[state * NC + cls]!
     state = NEXT[state * NC + cls]!
     prev = cu
   }
@@ -225,6 +225,26 @@ t.test('at least the o200k and cl100k counts on generated documents', { skip: co
 
 // Needs no corpus: encoded payloads as documents carry them, from seeded random bytes. Word
 // states alone read base64 at about 0.8 of the real count, so chunks of it ran a fifth over.
+t.test('at least the o200k and cl100k counts on runs of one character (a NUL hole, separators, `&&&&`)', async (t) => {
+  const units: number[] = []
+  for (let u = 0; u < 0x10000; u++) if (RUN_FLOOR[u]! > 0) units.push(u)
+  t.ok(units.length > 100, `${units.length} code units repeat as runs`)
+  const under: string[] = []
+  for (const u of units) {
+    const ch = String.fromCharCode(u)
+    // Alone, and after a word and a space (a run that a pre-tokenizer joins to what is before);
+    // the encodings take longer than linear time on long runs.
+    for (const n of [2, 3, 5, 8, 16, 33, 100, 257, 1000]) {
+      for (const s of [ch.repeat(n), `word ${ch.repeat(n)}`]) {
+        if (countApprox(s) < exact(s)) under.push(`${JSON.stringify(s.slice(0, 7))} x${n}: ${countApprox(s)} < ${exact(s)}`)
+      }
+    }
+  }
+  t.same(under, [], 'no run counts under the real count')
+  // Cases that counted as one token before the floors, at 64 K.
+  for (const [ch, real] of [['\0', 65536], ['&', 32768], ['=', 1024]] as const) t.ok(countApprox(ch.repeat(65536)) >= real, `${JSON.stringify(ch)} x 65536`)
+})
+
 t.test('at least the o200k and cl100k counts on base64, base64url and hex data', async (t) => {
   const random = rng(7)
   const bytes = (n: number): Buffer => randomBytes(random, n)
