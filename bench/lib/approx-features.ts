@@ -14,7 +14,11 @@ import { FORMATS, cutPieces, formatTexts, rng } from './token-samples.js'
 
 const AS_TEXT = { disallowedSpecial: new Set<string>() }
 
-/** How often each (state, class) transition occurs in `text`; RP for repeats, as count.ts. */
+/**
+ * How often each (state, class) transition occurs in `text`; RP for repeats, as count.ts (which
+ * then charges a repeat at least its RUN_FLOOR, model.ts: the fit sees the runs of the samples
+ * at their fitted cost, and the floors only add to it).
+ */
 export function transitions (text: string): number[] {
   const f = new Array<number>(NS * NC).fill(0)
   let state = 0
