@@ -184,7 +184,8 @@ export class DocsplitError extends Error {
   readonly title: string
   /**
    * For DOCSPLIT_INTERNAL, the part that failed: `csv parser`, `my-tokenizer tokenizer`,
-   * `engine`. Names from code, never from the input, so the service may log it.
+   * `engine`; for the service's DOCSPLIT_TIMEOUT, the plugin step it waited for. Names from
+   * code, never from the input, so the service may log it.
    */
   readonly part?: string
 

@@ -131,8 +131,11 @@ export class LogParser {
    * by the next line that starts an entry by a pattern.
    */
   private foreign = false
-  private readonly foreignRule = new IndentClassifier()
-  /** Whether the line the start test last accepted matched a detected pattern. */
+  /** The fallback rules of the `foreign` stretch (new for each: a Python traceback has state). */
+  private foreignRule = new IndentClassifier()
+  /** The messages of the lines that started entries by the fallback rules in this stretch, where detection runs again. */
+  private foreignWindow: string[] = []
+  /** Whether the line the start test last read matched a detected pattern. */
   private matchedPattern = false
   /** The container prefix of every line (CRI, compose), when detection found one. */
   private prefix: LinePrefix | undefined
@@ -356,18 +359,34 @@ export class LogParser {
     this.window = []
     const chosen = choosePattern(window)
     if (chosen === undefined) {
+      // Already read by the fallback rules: nothing to read again.
+      if (this.foreign) return false
       this.foreign = true
+      this.foreignRule = new IndentClassifier()
+      this.foreignWindow = []
       return true
     }
     this.addPattern(chosen.pattern.regex)
     return true
   }
 
-  /** A line started an entry: by a pattern, it ends a stretch of `foreign` lines. */
-  private entryStarted (): void {
+  /**
+   * A line started an entry; `head` when it passed the start test (not only the length cap).
+   * By a pattern, it ends a stretch of `foreign` lines; by the fallback rules, it joins the
+   * window that detection runs on again, so that a known format after the stretch (a third
+   * service's log) gets its pattern.
+   */
+  private entryStarted (head: string | undefined): void {
     if (this.matchedPattern) {
       this.foreign = false
-      this.matchedPattern = false
+      this.foreignWindow = []
+    } else if (this.foreign && head !== undefined) {
+      const window = this.foreignWindow
+      window.push(this.prefix === undefined ? head : messageOf(this.prefix, head))
+      if (window.length < WINDOW_LINES) return
+      this.foreignWindow = []
+      const chosen = choosePattern(window)
+      if (chosen !== undefined) this.addPattern(chosen.pattern.regex)
     }
   }
 
@@ -379,7 +398,6 @@ export class LogParser {
    */
   private resegment (): void {
     const text = this.pre
-    const isStart = this.isStart!
     this.prefixState.partial = false // the entry's first line started it (or the document): it continues no partial line
     const ends = new LineEnds(text, true)
     let cut = 0
@@ -387,8 +405,10 @@ export class LogParser {
     for (let from = 0; from < text.length; line++) {
       const next = ends.after(from)
       const to = next === -1 ? text.length : next
-      if (isStart(headAt(text, from, to)) && this.started++ > 0 && from > cut) {
-        this.entryStarted()
+      const head = headAt(text, from, to)
+      // (this.isStart: a pattern may be added as lines start entries)
+      if (this.isStart!(head) && this.started++ > 0 && from > cut) {
+        this.entryStarted(head)
         this.flush(text.slice(cut, from), this.recStart + from - cut)
         this.recStart += from - cut
         this.recLine = line
@@ -444,8 +464,10 @@ export class LogParser {
         head = headAt(piece, from, to)
       }
       if (base + to - start > MAX_LINE_CHARS) this.refuseLongLine(head, (this.pre + piece.slice(seg, Math.max(seg, start - base))).slice(0, start - this.recStart))
-      if (isStart(head) || this.overlong(head, start)) {
-        this.entryStarted()
+      const passed = isStart(head)
+      if (passed || this.overlong(head, start)) {
+        this.entryStarted(passed ? head : undefined)
+        isStart = this.isStart!
         if (this.unmatched.length > 0) this.unmatched = []
         if (this.window.length > 0) this.window = []
         if (this.started++ > 0) {

@@ -28,7 +28,10 @@ const REPEAT_DELTA = new Int16Array(0x10000)
 for (let u = 0; u < 0x10000; u++) {
   const cls = CLASS[u]!
   UNIT[u] = cls | (REPEATS[cls]! << 7)
-  if (REPEATS[cls] === 1) REPEAT_DELTA[u] = repeatCost(COST, u) - COST[NEXT[cls]! * NC + cls]!
+  if (REPEATS[cls] !== 1) continue
+  const delta = repeatCost(COST, u) - COST[NEXT[cls]! * NC + cls]!
+  if (delta < -0x8000 || delta > 0x7FFF) throw new Error('approx: a repeat cost does not fit 16 bits')
+  REPEAT_DELTA[u] = delta
 }
 
 /** Where the last `scan` ended: the state row and the last code unit. */

@@ -47,7 +47,7 @@ export const C = {
   HY: 22, // '-' (kebab-case, hyphenated words; dates and options)
   SL: 23, // '/' (paths, URLs, comments)
   // Not in CLASS: a punctuation character equal to the one before it (----, ****, ====) costs
-  // COST[state * NC + RP], and moves to the state of its own class.
+  // COST[state * NC + RP] or its RUN_FLOOR, the larger, and moves to the state of its own class.
   RP: 24,
 } as const
 export const NC = 25

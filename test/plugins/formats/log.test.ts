@@ -209,6 +209,36 @@ t.test('another format concatenated after the detected one: its lines are entrie
   t.notOk(chunks.some((c) => c.protected), 'no chunk over the budget (they were entries of 1,000 lines)')
 })
 
+t.test('after a stretch of lines no pattern knows, a third format gets its pattern; each stretch reads tracebacks afresh', async (t) => {
+  const app = (i: number): string => `2024-03-01 10:${String(i % 60).padStart(2, '0')}:00,123 INFO  [main] com.example.App - request ${i}`
+  const bgl = (i: number): string => `- ${1117838570 + i} 2005.06.03 R02-M1 RAS KERNEL INFO cache parity error ${i}`
+  const sys = (i: number): string => `Jun 14 15:16:${String(i % 60).padStart(2, '0')} combo sshd(pam_unix)[19939]: authentication failure ${i}`
+  const traceback = ['Traceback (most recent call last):', '  File "x.py", line 1', 'KeyError: k', 'message continued on a plain line']
+  const third = [
+    ...Array.from({ length: 100 }, (_, i) => app(i)),
+    ...Array.from({ length: 120 }, (_, i) => bgl(i)),
+    ...Array.from({ length: 200 }, (_, i) => [sys(i), ...(i % 2 === 1 ? traceback : [])]).flat(),
+  ]
+  const text = third.join('\n') + '\n'
+  const ev = await collectEvents(log, text)
+  assertTiles(ev, text)
+  const last = records(ev).slice(-100)
+  t.ok(last.every((r) => r.text.startsWith('Jun 14 ')), 'the syslog lines start entries')
+  t.equal(last.filter((r) => r.text.includes('Traceback')).length, 50, 'and keep their tracebacks and plain lines')
+  t.ok(last.filter((r) => r.text.includes('Traceback')).every((r) => r.text.endsWith('message continued on a plain line\n')))
+  for (const size of [1, 7, 4096]) t.same(await collectEvents(log, text, {}, size), ev, `pieces of ${size}`)
+
+  // A stretch that ends inside a traceback: the next stretch does not take its first line for the traceback's end.
+  const twice = [
+    ...Array.from({ length: 60 }, (_, i) => app(i)), ...Array.from({ length: 110 }, (_, i) => bgl(i)),
+    'Traceback (most recent call last):', '  File "y.py", line 3',
+    app(500), ...Array.from({ length: 110 }, (_, i) => bgl(1000 + i)), app(501),
+  ].join('\n') + '\n'
+  const recs = records(await collectEvents(log, twice))
+  t.ok(recs.some((r) => r.text === `${app(500)}\n`), 'the line of the pattern is an entry of its own')
+  t.equal(recs.length, 60 + 110 + 1 + 1 + 110 + 1, 'every line an entry, the traceback with its frame')
+})
+
 t.test('a lone CR ends a line as core counts it: CR-only logs split by entry', async (t) => {
   const lines = Array.from({ length: 80 }, (_, i) => i % 5 === 4 ? `\tat frame${i}` : `2024-01-01 10:00:${String(i % 60).padStart(2, '0')} INFO n ${i}`)
   for (const eol of ['\r', '\r\n', '\n']) {
