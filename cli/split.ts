@@ -6,7 +6,7 @@ import { closeSync, createReadStream, fstatSync, openSync, readSync, statSync } 
 import { basename } from 'node:path'
 import { DocsplitError } from '../core/errors.js'
 import { splitBatches, type SplitOptions } from '../core/pipeline.js'
-import { tokenizerByName } from '../core/registry.js'
+import { parserForFilename, tokenizerByName } from '../core/registry.js'
 import type { Chunk } from '../core/schema.js'
 import { Verifier } from '../core/verify.js'
 import { countThreads } from '../plugins/tokenizers/tiktoken/count-threads.js'
@@ -37,6 +37,11 @@ const READ_SIZE = 1 << 18
  * until 64 KiB of lines had arrived.
  */
 const FORMAT_WAIT_NOTE_MS = 2000
+/** What the engine reads of an input to tell its format by content. */
+const FORMAT_SAMPLE_BYTES = 1 << 16
+
+/** How much of the input has been read, and whether all of it. */
+interface Reading { bytes: number, ended: boolean }
 
 function openInput (file: string): { stream: AsyncIterable<Buffer> | Iterable<Buffer>, size: number | undefined } {
   if (file === '-') {
@@ -83,22 +88,28 @@ function * fileBytes (fd: number): Generator<Buffer> {
   }
 }
 
-/** Says once on stderr, should the format not be known in FORMAT_WAIT_NOTE_MS, what it waits for. */
-function noteFormatWait (start: Promise<unknown>): void {
+/**
+ * Says once on stderr what the split waits for, should it not have started in
+ * FORMAT_WAIT_NOTE_MS while the input is still short of the sample that tells its format.
+ */
+function noteFormatWait (start: Promise<unknown>, reading: Reading): void {
   const note = setTimeout(() => {
-    process.stderr.write('docsplit: note: waiting for 64 KiB of the input (or its end) to tell its format; --input-format (log, jsonl, ...) starts at once\n')
+    if (reading.ended || reading.bytes >= FORMAT_SAMPLE_BYTES) return // waiting for something else (a tokenizer's load)
+    process.stderr.write('docsplit: note: waiting for 64 KiB of the input (or its end) to tell its format; with --input-format (log, jsonl, ...) it does not wait for them\n')
   }, FORMAT_WAIT_NOTE_MS)
   note.unref()
   start.then(() => { clearTimeout(note) }, () => { clearTimeout(note) })
 }
 
-/** Passes bytes through while feeding the progress line and the verifier's view of the source. */
-async function * tee (source: AsyncIterable<Buffer> | Iterable<Buffer>, progress: Progress | undefined, verifier: Verifier | undefined): AsyncGenerator<Buffer> {
+/** Passes bytes through while feeding the progress line, the verifier's view of the source and `reading`. */
+async function * tee (source: AsyncIterable<Buffer> | Iterable<Buffer>, progress: Progress | undefined, verifier: Verifier | undefined, reading: Reading): AsyncGenerator<Buffer> {
   for await (const piece of source) {
+    reading.bytes += piece.length
     progress?.advance(piece.length)
     verifier?.addBytes(piece)
     yield piece
   }
+  reading.ended = true
   verifier?.endBytes()
 }
 
@@ -136,8 +147,11 @@ async function splitInput (command: SplitCommand, stream: AsyncIterable<Buffer> 
   // The writer thread gives the chunks their ids (the verifier reads them as they come).
   const idsLater = jsonl?.idsLater === true && verifier === undefined
   // By batches: one await per input piece rather than two per chunk (about 4% of a log's split).
-  const chunks = splitBatches(tee(stream, progress, verifier), options, idsLater)
-  if (size === undefined && (options.input_format ?? 'auto').toLowerCase() === 'auto') noteFormatWait(chunks.start)
+  const reading: Reading = { bytes: 0, ended: false }
+  const chunks = splitBatches(tee(stream, progress, verifier, reading), options, idsLater)
+  // A stream whose format its content will tell (no format given, no file name that tells it).
+  const byContent = (options.input_format ?? 'auto').toLowerCase() === 'auto' && (typeof options.filename !== 'string' || parserForFilename(options.filename) === undefined)
+  if (size === undefined && byContent) noteFormatWait(chunks.start, reading)
   const collected: Chunk[] = []
   let started = false
   let protectedChunks = 0

@@ -459,11 +459,13 @@ t.test('a stream read for its format: a note says what the split waits for, and 
   }
   const auto = await run([])
   t.equal(auto.code, 0)
-  t.equal(auto.stderr, 'docsplit: note: waiting for 64 KiB of the input (or its end) to tell its format; --input-format (log, jsonl, ...) starts at once\n')
+  t.equal(auto.stderr, 'docsplit: note: waiting for 64 KiB of the input (or its end) to tell its format; with --input-format (log, jsonl, ...) it does not wait for them\n')
   t.equal(auto.out.trimEnd().split('\n').length, 1, 'then the split as without it')
-  const named = await run(['--input-format', 'log'])
-  t.equal(named.code, 0)
-  t.equal(named.stderr, '', 'a format given: no wait, no note')
+  for (const given of [['--input-format', 'log'], ['--filename', 'app.log']]) {
+    const named = await run(given)
+    t.equal(named.code, 0)
+    t.equal(named.stderr, '', `${given.join(' ')}: no wait for the sample, no note`)
+  }
 })
 
 t.test('the progress line on a terminal ends its line when the reader closes the pipe early', { skip: spawnSync('script', ['--version']).status === 0 ? false : 'script(1) is not installed' }, async (t) => {
