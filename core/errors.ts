@@ -130,7 +130,7 @@ export const errorTable = {
   },
   DOCSPLIT_TIMEOUT: {
     status: 503, exit: 1, title: 'Split timed out',
-    description: 'The split ran past `DOCSPLIT_WEB_SPLIT_TIMEOUT_SECONDS` and was stopped. Send a smaller document or raise the budget; when the detail names a plugin step that never finished (a parser\'s `create()`), the plugin is at fault.',
+    description: 'The split ran past `DOCSPLIT_WEB_SPLIT_TIMEOUT_SECONDS` and was stopped. Send a smaller document or raise the budget; when the detail names a plugin step it waited for (a parser\'s `create()`), that step took the time, not the document.',
   },
   DOCSPLIT_OVERLOADED: {
     status: 503, exit: 1, title: 'Service busy',
