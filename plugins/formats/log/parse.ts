@@ -345,8 +345,8 @@ export class LogParser {
    * stack traces and goroutine dumps, never do). Once the window holds WINDOW_LINES lines,
    * detection runs on it: true when a pattern won there and was added, and the entry held must
    * be read again, or when none won and the lines are read again as `foreign`. Lines are
-   * classified here, in batches: one by one in the loop of `scan`,
-   * it cost the parser about 10% on the bench log (measured).
+   * classified here, in batches: one by one in the loop of `scan`, it cost the parser about 10%
+   * on the bench log (measured).
    */
   private redetect (): boolean {
     const window = this.window
