@@ -26,7 +26,7 @@ t.test('timeout: a split past its budget is stopped and the next one works', asy
   t.equal(res.status, 503)
   const body = await res.json() as ProblemJson
   t.equal(body.code, 'DOCSPLIT_TIMEOUT')
-  t.match(body.detail, /budget of 1 s/)
+  t.match(body.detail, /budget of 1 s \(DOCSPLIT_WEB_SPLIT_TIMEOUT_SECONDS\) and was stopped; send a smaller document/, 'busy in its own work: the advice')
   const next = await postJson(s.url + TEXT, { text: 'quick one', input_format: 'spin' })
   t.equal(next.status, 200, 'the next split works')
   // A worker still spinning would use a whole core; a stopped one uses none.
@@ -53,8 +53,6 @@ t.test('timeout while a plugin step never finishes: the detail and the log name 
   t.equal(warned.length, 2, 'each logged with the step')
   t.match(warned[0], /"code":"DOCSPLIT_TIMEOUT"/)
   t.notMatch(warned.join('\n'), /stall/, 'and nothing of the document')
-  const spun = await postJson(s.url + TEXT, { text: 'spin', input_format: 'spin', spin_ms: 600_000 })
-  t.match((await spun.json() as ProblemJson).detail, /smaller document/, 'a split busy in its own work still gets the advice')
 })
 
 t.test('timeout in NDJSON before any chunk: a problem response, not a stream', async (t) => {
