@@ -5,8 +5,8 @@
 import { closeSync, createReadStream, fstatSync, openSync, readSync, statSync } from 'node:fs'
 import { basename } from 'node:path'
 import { DocsplitError } from '../core/errors.js'
-import { splitBatches, type SplitOptions } from '../core/pipeline.js'
-import { parserForFilename, tokenizerByName } from '../core/registry.js'
+import { FORMAT_SAMPLE, formatNamedByFile, splitBatches, type SplitOptions } from '../core/pipeline.js'
+import { tokenizerByName } from '../core/registry.js'
 import type { Chunk } from '../core/schema.js'
 import { Verifier } from '../core/verify.js'
 import { countThreads } from '../plugins/tokenizers/tiktoken/count-threads.js'
@@ -37,8 +37,6 @@ const READ_SIZE = 1 << 18
  * until 64 KiB of lines had arrived.
  */
 const FORMAT_WAIT_NOTE_MS = 2000
-/** What the engine reads of an input to tell its format by content. */
-const FORMAT_SAMPLE_BYTES = 1 << 16
 
 /** How much of the input has been read, and whether all of it. */
 interface Reading { bytes: number, ended: boolean }
@@ -94,7 +92,7 @@ function * fileBytes (fd: number): Generator<Buffer> {
  */
 function noteFormatWait (start: Promise<unknown>, reading: Reading): void {
   const note = setTimeout(() => {
-    if (reading.ended || reading.bytes >= FORMAT_SAMPLE_BYTES) return // waiting for something else (a tokenizer's load)
+    if (reading.ended || reading.bytes >= FORMAT_SAMPLE) return // waiting for something else (a tokenizer's load)
     process.stderr.write('docsplit: note: waiting for 64 KiB of the input (or its end) to tell its format; with --input-format (log, jsonl, ...) it does not wait for them\n')
   }, FORMAT_WAIT_NOTE_MS)
   note.unref()
@@ -150,7 +148,7 @@ async function splitInput (command: SplitCommand, stream: AsyncIterable<Buffer> 
   const reading: Reading = { bytes: 0, ended: false }
   const chunks = splitBatches(tee(stream, progress, verifier, reading), options, idsLater)
   // A stream whose format its content will tell (no format given, no file name that tells it).
-  const byContent = (options.input_format ?? 'auto').toLowerCase() === 'auto' && (typeof options.filename !== 'string' || parserForFilename(options.filename) === undefined)
+  const byContent = (options.input_format ?? 'auto').toLowerCase() === 'auto' && !formatNamedByFile(options.filename)
   if (size === undefined && byContent) noteFormatWait(chunks.start, reading)
   const collected: Chunk[] = []
   let started = false

@@ -93,8 +93,8 @@ const DECODE_PART = 256 << 20
 const STREAM_DECODE_PART = 1 << 16
 /** The longest string V8 makes: a whole-document parser's text must fit in one. */
 const MAX_STRING_LENGTH = constants.MAX_STRING_LENGTH
-/** Characters of input `auto` looks at to choose a format by content. */
-const SAMPLE = 1 << 16
+/** Bytes or characters of input `auto` reads first to choose a format by content. */
+export const FORMAT_SAMPLE = 1 << 16
 /** Bytes a parser sees to find an encoding the document declares (an XML declaration). */
 export const DECLARED_HEAD = 1024
 /**
@@ -227,8 +227,8 @@ function loadTokenizer (plugin: TokenizerPlugin): Promise<Tokenizer> {
 
 function sampleText (pieces: InputPiece[], encoding: string): string {
   if (pieces.length === 0) return ''
-  if (typeof pieces[0] === 'string') return (pieces as string[]).join('').slice(0, SAMPLE)
-  const bytes = Buffer.concat(pieces as Uint8Array[]).subarray(0, SAMPLE)
+  if (typeof pieces[0] === 'string') return (pieces as string[]).join('').slice(0, FORMAT_SAMPLE)
+  const bytes = Buffer.concat(pieces as Uint8Array[]).subarray(0, FORMAT_SAMPLE)
   const bom = byteOrderMark(bytes)
   const label = bom !== undefined && bom.label !== 'utf-8' ? bom.label : encoding
   try {
@@ -238,6 +238,11 @@ function sampleText (pieces: InputPiece[], encoding: string): string {
   } catch {
     return new TextDecoder().decode(bytes)
   }
+}
+
+/** Whether `auto` takes the format from the file name (its extension), not from the content. */
+export function formatNamedByFile (filename: unknown): boolean {
+  return typeof filename === 'string' && parserForFilename(filename) !== undefined
 }
 
 /**
@@ -469,7 +474,7 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
   const buffered: InputPiece[] = []
   let exhausted = false
   const sample = (): string => sampleText(buffered, options.encoding)
-  const byName = typeof options.filename === 'string' && parserForFilename(options.filename) !== undefined
+  const byName = formatNamedByFile(options.filename)
   /** Reads pieces ahead into `buffered` until it holds `limit` bytes or characters, or the input ends. */
   const readAhead = async (limit: number): Promise<void> => {
     let size = buffered.reduce((n, p) => n + p.length, 0)
@@ -491,7 +496,7 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
     const head = await headBytes(UTF16_HEAD)
     if (head !== undefined) options.encoding = utf16WithoutBom(head) ?? options.encoding
   }
-  if (options.input_format === 'auto' && !byName) await readAhead(SAMPLE)
+  if (options.input_format === 'auto' && !byName) await readAhead(FORMAT_SAMPLE)
   encodingInfo(options.encoding)
   const { parser, format, byContent } = chooseParser(options, sample)
   /** The name a response gives the format: `markdown` for `md`. */
