@@ -186,6 +186,11 @@ async function splitInput (command: SplitCommand, stream: AsyncIterable<Buffer> 
   if (jsonl === undefined) await writeResponse(summary, collected, command.pretty)
   // Said once at the end (--verify says it in its own line): a `log_start` that never matches,
   // or a record format whose records are this large, shows here rather than only in the output.
+  // A log truncated in place while read (logrotate's copytruncate) ends early, as `cat` does:
+  // the chunks are right for the bytes read, but they are not the whole file that was opened.
+  if (size !== undefined && reading.bytes < size) {
+    process.stderr.write(`docsplit: note: "${command.file}" shrank while it was read: the chunks cover its first ${reading.bytes.toLocaleString('en-US')} of the ${size.toLocaleString('en-US')} bytes it had when opened\n`)
+  }
   if (protectedChunks > 0 && verifier === undefined) {
     // Most chunks over: entries likely run together (a start pattern that never matches).
     const hint = summary.document.input_format === 'log' && protectedChunks * 2 > summary.chunk_count ? '; entries may run together: see the log_start option' : ''

@@ -443,6 +443,33 @@ t.test('--jsonl on a stream that is still being written: chunks go out as they a
   t.equal(out.trimEnd().split('\n').map((l) => (JSON.parse(l) as { text: string }).text).join(''), Array.from({ length: i }, (_, k) => line(k)).join(''), 'and all of them, in order')
 })
 
+t.test('a file that shrinks while read (copytruncate) ends where its reading ended, with a note', async (t) => {
+  const file = join(dir, 'rotating.log')
+  const line = (i: number): string => `2024-01-01 10:00:00 INFO request ${i} served in ${i % 97} ms by worker ${i % 7}\n`
+  const lines: string[] = []
+  for (let i = 0, n = 0; n < 16 << 20; i++) n += (lines[i] = line(i)).length
+  const original = lines.join('')
+  writeFileSync(file, original)
+  const child = spawn(process.execPath, [bin, 'split', file, '--jsonl'], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let stderr = ''
+  let out = ''
+  child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
+  // Once chunks come, stop reading them: the CLI waits on its output, so it stops reading the file.
+  await new Promise<void>((resolve) => child.stdout.once('data', (d: Buffer) => { out += d.toString(); child.stdout.pause(); resolve() }))
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  writeFileSync(file, '')
+  child.stdout.on('data', (d: Buffer) => { out += d.toString() })
+  child.stdout.resume()
+  const code = await new Promise((resolve) => child.on('close', resolve))
+  t.equal(code, 0, 'exit 0, as cat')
+  const m = /docsplit: note: ".*rotating\.log" shrank while it was read: the chunks cover its first ([\d,]+) of the ([\d,]+) bytes it had when opened\n/.exec(stderr)
+  t.ok(m !== null, `the note says so: ${stderr}`)
+  const covered = Number(m?.[1]?.replace(/,/g, ''))
+  t.equal(Number(m?.[2]?.replace(/,/g, '')), original.length)
+  t.ok(covered > 0 && covered < original.length, `part of the file was read: ${covered}`)
+  t.equal(out.trimEnd().split('\n').map((l) => (JSON.parse(l) as { text: string }).text).join(''), original.slice(0, covered), 'the chunks are the bytes read, in order')
+})
+
 t.test('a stream read for its format: a note says what the split waits for, and goes once the format is known', async (t) => {
   const run = async (args: string[]): Promise<{ stderr: string, out: string, code: unknown }> => {
     const child = spawn(process.execPath, [bin, 'split', '-', '--jsonl', ...args], { stdio: ['pipe', 'pipe', 'pipe'] })
