@@ -159,7 +159,7 @@ async function splitInput (command: SplitCommand, stream: AsyncIterable<Buffer> 
       if (!started && verifier !== undefined) {
         const { metadata } = await chunks.start
         verifier.start(await tokenizerByName(metadata.tokenizer).load(), metadata.max_tokens)
-        verifier.decodeAs(String(metadata.options.encoding))
+        verifier.decodeAs(typeof metadata.options.encoding === 'string' ? metadata.options.encoding : undefined)
       }
       started = true
       for (const chunk of batch) if (chunk.protected) protectedChunks++
@@ -197,13 +197,15 @@ async function splitInput (command: SplitCommand, stream: AsyncIterable<Buffer> 
     process.stderr.write(`docsplit: note: ${protectedChunks} of ${summary.chunk_count} chunks are a single record over ${summary.metadata.max_tokens} tokens, kept whole (protected)${hint}\n`)
   }
   if (verifier !== undefined) {
-    const violations = verifier.finish(summary.document.encoding !== 'binary')
+    const lossless = summary.document.encoding !== 'binary'
+    const violations = verifier.finish(lossless)
     if (violations.length > 0) {
       for (const v of violations) process.stderr.write(`docsplit: verify: chunk ${v.chunk}: ${v.rule}: ${v.detail}\n`)
       const shown = violations.length < verifier.violationCount ? ` (${violations.length} shown)` : ''
       throw new DocsplitError('DOCSPLIT_VERIFY_FAILED', `${verifier.violationCount} invariant violation(s) found${shown}`)
     }
-    process.stderr.write(`docsplit: verified ${summary.chunk_count} chunks: lossless, offsets (characters, bytes, lines) and overlaps exact, every chunk within ${summary.metadata.max_tokens} tokens by recount${verifier.protectedCount > 0 ? ` but ${verifier.protectedCount} protected (each a single record over it)` : ''}\n`)
+    const checked = lossless ? 'lossless, offsets (characters, bytes, lines) and overlaps exact' : `in order, character and line offsets and overlaps exact (${summary.document.input_format} is read as bytes: its chunks are not the file's bytes)`
+    process.stderr.write(`docsplit: verified ${summary.chunk_count} chunks: ${checked}, every chunk within ${summary.metadata.max_tokens} tokens by recount${verifier.protectedCount > 0 ? ` but ${verifier.protectedCount} protected (each a single record over it)` : ''}\n`)
   }
   return 0
 }

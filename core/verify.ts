@@ -39,6 +39,8 @@ export class Verifier {
   /** Bytes that came before the split said its encoding. */
   private pending: Uint8Array[] = []
   private ended = false
+  /** The split reads bytes: they are not kept or decoded. */
+  private binary = false
   private byteEnd = -1
   private lineStart = 1
   /** Byte findings: dropped at the end for a binary format, whose offsets are not of text. */
@@ -52,13 +54,22 @@ export class Verifier {
 
   /** Input bytes, in order: held until decodeAs says how the split reads them. */
   addBytes (piece: Uint8Array): void {
+    if (this.binary) return
     // A copy: the caller may refill the piece's buffer (the CLI does).
     if (this.decoder === undefined) this.pending.push(Uint8Array.prototype.slice.call(piece))
     else this.decode(() => this.decoder!.decode(piece))
   }
 
-  /** The encoding the split uses (its effective `encoding` option: given, declared or the default). */
-  decodeAs (encoding: string): void {
+  /**
+   * The encoding the split uses (its effective `encoding` option: given, declared or the
+   * default); undefined for a format read as bytes (xlsx), whose chunks are not decoded input.
+   */
+  decodeAs (encoding: string | undefined): void {
+    if (encoding === undefined) {
+      this.binary = true
+      this.pending = []
+      return
+    }
     this.decoder = new StreamDecoder(encoding)
     for (const piece of this.pending.splice(0)) this.addBytes(piece)
     if (this.ended) this.decode(() => this.decoder!.end())

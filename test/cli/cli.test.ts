@@ -59,6 +59,12 @@ t.test('should verify its own output and say so', async (t) => {
   const declared = docsplit(['split', file('feed.xml', feed), '--verify', '--jsonl', '--max-tokens', '16'])
   t.equal(declared.code, 0, declared.stderr)
   t.match(declared.stderr, /verified \d+ chunks: lossless, offsets \(characters, bytes, lines\)/)
+  // A workbook is read as bytes: no encoding, no decoded source; the budget and order still are checked.
+  const { buildXlsx } = await import('../helpers/xlsx-build.js')
+  const rows = Array.from({ length: 200 }, (_, i) => [`item ${i}`, i * 3, `note about item ${i} and its supplier`])
+  const book = docsplit(['split', file('v.xlsx', buildXlsx([{ name: 'Stock', rows }])), '--verify', '--jsonl', '--max-tokens', '64'])
+  t.equal(book.code, 0, book.stderr)
+  t.match(book.stderr, /verified \d+ chunks: in order, character and line offsets and overlaps exact \(xlsx is read as bytes: its chunks are not the file's bytes\), every chunk within 64 tokens by recount/)
 })
 
 t.test('should exit 2 on usage errors, 3 on input errors', async (t) => {
