@@ -49,3 +49,19 @@ t.test('docsplit serve from dist/ answers, splits in compiled workers and stops 
   child.process.kill('SIGTERM')
   t.equal(await child.exited, 0, 'exit 0 after SIGTERM')
 })
+
+t.test('npm start runs the service itself: SIGTERM to npm stops it gracefully, with no service left behind', { skip }, async (t) => {
+  // npm runs the script through `sh -c`, and sh does not pass signals on: without `exec`, npm
+  // ended and the service went on, orphaned, holding its port.
+  const child = startChild(process.platform === 'win32' ? 'npm.cmd' : 'npm', ['start', '--silent'], { HOST: '127.0.0.1', PORT: '0', DOCSPLIT_PLUGINS: '' })
+  t.teardown(() => { if (child.process.exitCode === null) child.process.kill('SIGKILL') })
+  await waitFor(() => /Server listening at http/.test(child.stdout()) || child.process.exitCode !== null, 60_000, 'the server to listen')
+  const url = /Server listening at (http\S+?)"/.exec(child.stdout())?.[1]
+  t.ok(url, `listening (stderr: ${child.stderr().slice(0, 200)})`)
+  if (url === undefined) return
+  t.equal((await fetch(`${url}/health`)).status, 200)
+  child.process.kill('SIGTERM')
+  t.equal(await child.exited, 0, 'npm exits 0 once the service has stopped')
+  t.match(child.stdout(), /shutting down: finishing in-flight splits/, 'the service had the signal')
+  await t.rejects(fetch(`${url}/health`, { signal: AbortSignal.timeout(2000) }), 'nothing answers on its port')
+})
