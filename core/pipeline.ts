@@ -36,7 +36,8 @@ import type { ChunkDraft, PackerContext, PackerHandler, ParserHandler, ParserPlu
 import { VERSION } from './version.js'
 
 export type InputPiece = Uint8Array | string
-export type SplitInput = string | Uint8Array | ArrayBuffer | Iterable<InputPiece> | AsyncIterable<InputPiece>
+/** An iterable yields strings or bytes, not both: text already decoded, or bytes to decode. */
+export type SplitInput = string | Uint8Array | ArrayBuffer | Iterable<string> | Iterable<Uint8Array> | AsyncIterable<string> | AsyncIterable<Uint8Array>
 
 /**
  * The options plugins declare, by name: the built-in ones (`delimiter`, `log_start`, ...), and
@@ -47,7 +48,7 @@ export interface PluginOptions {} // filled by declaration merging
 
 /**
  * Split options by their shared snake_case names (see options.ts), plus plugin options. No
- * other names: the engine refuses them (DOCSPLIT_INVALID_OPTION), so the compiler does too.
+ * other names: the engine refuses them (DOCSPLIT_UNKNOWN_OPTION), so the compiler does too.
  * `null` means not given, as a JSON `null` does on the service.
  * Options read from a form or a file are checked at run time: pass them `as SplitOptions`.
  */

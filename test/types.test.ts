@@ -25,7 +25,8 @@ t.test('a strict consumer compiles against the package', { skip: built ? false :
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: false, types: ['node'] }, include: ['*.ts'] }))
   writeFileSync(join(dir, 'readme.ts'), `import { split, splitStream } from 'docsplit'
 declare const markdownText: string
-const response = await split(markdownText, { max_tokens: 512, tokenizer: 'o200k_base' })
+// input_format (or a filename) says what the text is; "auto" reads a short text by its content.
+const response = await split(markdownText, { input_format: 'markdown', max_tokens: 512, tokenizer: 'o200k_base' })
 for (const chunk of response.chunks) console.log(chunk.path, chunk.token_count, chunk.char_start)
 import { createReadStream } from 'node:fs'
 const stream = splitStream(createReadStream('big.log'), { filename: 'big.log' })
@@ -54,6 +55,13 @@ await split('x', { max_tokens: '5' })
 await split('x', { header_row: 'two' })
 // @ts-expect-error: no such chunk field
 void first?.tokenCount
+// an iterable yields strings or bytes: one of each is refused at run time, and does not compile
+declare const mixed: AsyncIterable<string | Uint8Array>
+// @ts-expect-error: strings and bytes in one iterable
+await split(mixed)
+declare const web: ReadableStream<Uint8Array>
+await split(web)
+await split(['# a', 'text'])
 // options read from a form or a file are checked at run time
 const fromFile: Record<string, unknown> = { max_tokens: 5 }
 await split('x', fromFile as SplitOptions)
