@@ -14,6 +14,13 @@ const YAML_LINE = /^(---|\.\.\.)(\s|$)|^\s*(- |-$)|^\s*("[^"]*"|'[^']*'|[^\s:#[{
 const LOG_LINE = /^(- )?(\d{4}[-./]\d{2}[-./]\d{2}[-T ]\d{2}[:.]\d{2}|1\d{9}([.,]\d{1,9})? |\d{6} \d{6} )/
 /** Brackets, `=` or `;`: an indented line that is code, not a YAML scalar's continuation. */
 const CODE_LIKE = /[()={};]/
+/**
+ * A line at the left margin that starts with a letter or digit and is no key or item: where keys
+ * or items also stand at the margin, YAML has no place for it (a scalar's next lines are
+ * indented), while markdown and prose are made of such lines (`# Title`, a paragraph, `- item`
+ * read as comments, a plain scalar and a sequence).
+ */
+const MARGIN_TEXT = /^[\p{L}\p{N}]/u
 /** A key or item whose value is a block scalar: the more indented lines after it are its text. */
 const BLOCK_SCALAR = /[|>][1-9]?[-+]?[1-9]?\s*(#.*)?$/
 
@@ -49,6 +56,7 @@ const yaml: ParserPlugin = definePlugin({
       scalarIndent = -1
       if (!YAML_LINE.test(l) || LOG_LINE.test(l)) {
         if (indent > 0 && !CODE_LIKE.test(l)) yamlish++
+        else if (indent === 0 && MARGIN_TEXT.test(l)) return 0
         continue
       }
       yamlish++

@@ -41,6 +41,7 @@ t.test('plugin', async (t) => {
   t.ok(yaml.detect!('---\na: 1\n') > 0.5)
   t.ok(yaml.detect!('name: x\nversion: 2\nitems:\n  - a\n') > 0)
   t.equal(yaml.detect!('# Title\n\nSome prose.\n'), 0)
+  t.equal(yaml.detect!('# Title\n\nSome text.\n\n## Sub\n\n' + '- item\n'.repeat(20)), 0, 'markdown: headings (comments to YAML), a paragraph, a long list')
   t.equal(yaml.detect!('---\ntitle: x\n---\n# Heading\n\nSome prose here.\nMore prose.\n'), 0, 'markdown with front matter')
   t.equal(yaml.detect!('- buy milk\n- call Bob: about the car\n  - tomorrow\n\n[docs]: https://example.com "Docs"\n'), 0, 'a markdown list and a link definition')
   t.equal(yaml.detect!('class Foo:\n    def __init__(self):\n        self.x = 1\n\n    def run(self):\n        return self.x\n'), 0, 'a Python class')
