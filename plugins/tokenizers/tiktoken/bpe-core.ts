@@ -1,7 +1,8 @@
 /**
- * Two repairs to gpt-tokenizer's BytePairEncodingCore and a faster count, installed on each
- * loaded encoding (on the main thread and in the counting workers); token ids and counts stay
- * the same.
+ * Repairs to gpt-tokenizer's BytePairEncodingCore and a faster count, installed on each loaded
+ * encoding (on the main thread and in the counting workers). Two repairs keep its ids and make
+ * them faster (below); two make them tiktoken's where they were not: white space as Rust's `\s`
+ * (withTiktokenWhiteSpace) and tokens that start with a BOM's bytes (rankAfterBom).
  *
  * Long pieces in O(n log n). gpt-tokenizer merges the byte pairs of a piece by scanning every
  * pair for the lowest rank after each merge: quadratic in the piece's length. The split pattern
@@ -45,6 +46,8 @@ export interface BpeCore {
   getBpeRankFromString: (key: string) => number | undefined
   bytePairEncode: (piece: string) => number[]
   textEncoder: { encode: (text: string) => Uint8Array }
+  binarySearch: (key: Uint8Array) => number
+  bytePairNonUtfSortedEncoder: Array<[Uint8Array, number]>
 }
 
 /** The count that stops past a limit, which installFixes leaves on the core (see countUpTo). */
@@ -58,8 +61,79 @@ function coreOf (encoding: unknown): BpeCore | undefined {
   if (typeof core?.bytePairMerge !== 'function' || typeof core.getBpeRankFromBytes !== 'function' || typeof core.getBpeRankFromBytesOrThrow !== 'function' ||
     typeof core.addToMergeCache !== 'function' || typeof core.mergeCacheSize !== 'number' || typeof core.countNative !== 'function' ||
     !(core.tokenSplitRegex instanceof RegExp) || typeof core.getBpeRankFromString !== 'function' || typeof core.bytePairEncode !== 'function' ||
-    typeof core.textEncoder?.encode !== 'function') return undefined
+    typeof core.textEncoder?.encode !== 'function' || typeof core.binarySearch !== 'function' || !Array.isArray(core.bytePairNonUtfSortedEncoder)) return undefined
   return core as BpeCore
+}
+
+const KEEPING_BOM = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+
+/**
+ * The rank of a token's bytes that start with a BOM's (EF BB BF, U+FEFF). gpt-tokenizer looks
+ * valid UTF-8 up by its text, decoded with a TextDecoder that drops a leading BOM: no token was
+ * found for them (one for the BOM and one for each of its other bytes, where tiktoken has one
+ * token), and their text without the BOM could be taken for another token's. Such tokens are
+ * kept as bytes (as tokens that are not UTF-8 are), else by their text with the BOM.
+ */
+function rankAfterBom (core: BpeCore, key: Uint8Array): number | undefined {
+  const index = core.binarySearch(key)
+  if (index !== -1) return core.bytePairNonUtfSortedEncoder[index]![1]
+  let text: string
+  try {
+    text = KEEPING_BOM.decode(key)
+  } catch {
+    return undefined
+  }
+  return core.getBpeRankFromString(text)
+}
+
+/** Rust's `\s` (Unicode White_Space): JavaScript's less U+FEFF, plus U+0085 (next line). */
+const WHITE_SPACE = String.raw`\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000`
+
+/**
+ * The split pattern with `\s` as tiktoken reads it. tiktoken runs the pattern in Rust, where
+ * `\s` is Unicode White_Space; JavaScript's also holds U+FEFF (a BOM, a zero-width no-break
+ * space) and lacks U+0085, so gpt-tokenizer made other pieces around them: other ids, and a
+ * token more or less than the model's own count. Each `\s` and `\S` becomes Rust's set.
+ */
+export function withTiktokenWhiteSpace (pattern: RegExp): RegExp {
+  const src = pattern.source
+  let out = ''
+  for (let i = 0; i < src.length; i++) {
+    const c = src[i]!
+    if (c === '\\') {
+      const next = src[i + 1] ?? ''
+      out += next === 's' ? `[${WHITE_SPACE}]` : next === 'S' ? `[^${WHITE_SPACE}]` : c + next
+      i++
+      continue
+    }
+    if (c !== '[') { out += c; continue }
+    let end = i + 1
+    while (end < src.length && src[end] !== ']') end += src[end] === '\\' ? 2 : 1
+    out += classWithTiktokenWhiteSpace(src.slice(i, end + 1))
+    i = end
+  }
+  return new RegExp(out, pattern.flags)
+}
+
+/** A character class (`[...]` or `[^...]`) with `\s` and `\S` as Rust reads them. */
+function classWithTiktokenWhiteSpace (cls: string): string {
+  const negated = cls[1] === '^'
+  let rest = ''
+  let space = false
+  let notSpace = false
+  for (let i = negated ? 2 : 1; i < cls.length - 1; i++) {
+    const item = cls[i] === '\\' ? cls.slice(i, ++i + 1) : cls[i]!
+    if (item === '\\s') space = true
+    else if (item === '\\S') notSpace = true
+    else rest += item
+  }
+  if (!notSpace) return space ? `[${negated ? '^' : ''}${rest}${WHITE_SPACE}]` : cls
+  // \S in a class (none of gpt-tokenizer's patterns has one): a union, or for [^\S...] the
+  // white space that is not the rest.
+  const others = space ? `[^]` : `[^${WHITE_SPACE}]`
+  if (!negated) return rest === '' ? others : `(?:[${rest}]|${others})`
+  if (space) return '[]'
+  return rest === '' ? `[${WHITE_SPACE}]` : `(?:(?![${rest}])[${WHITE_SPACE}])`
 }
 
 /**
@@ -81,9 +155,15 @@ export function installFixes (encoding: unknown): boolean {
     if (cache.size >= this.mergeCacheSize) cache.clear()
     cache.set(key, value)
   }
+  const rankOfBytes = core.getBpeRankFromBytes
+  core.getBpeRankFromBytes = function (this: BpeCore, key: Uint8Array): number | undefined {
+    return key[0] === 0xef && key[1] === 0xbb && key[2] === 0xbf ? rankAfterBom(this, key) : rankOfBytes.call(this, key)
+  }
+  // The ASCII reader knows the patterns as gpt-tokenizer gives them; on ASCII text they agree.
+  const ascii = asciiReaderFor(core.tokenSplitRegex.source)
+  core.tokenSplitRegex = withTiktokenWhiteSpace(core.tokenSplitRegex)
   const countNative = core.countNative
   const sticky = new RegExp(core.tokenSplitRegex.source, core.tokenSplitRegex.flags.replace(/[gy]/g, '') + 'y')
-  const ascii = asciiReaderFor(core.tokenSplitRegex.source)
   core.countNative = function (this: BpeCore, text: string, allowedSpecial?: Set<string>): number {
     if (allowedSpecial !== undefined && allowedSpecial.size > 0) return countNative.call(this, text, allowedSpecial)
     return stickyCount(this, sticky, text, ascii) ?? countNative.call(this, text, allowedSpecial)

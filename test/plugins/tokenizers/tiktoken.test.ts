@@ -1,4 +1,5 @@
 import t from 'tap'
+import fc from 'fast-check'
 import { readFileSync } from 'node:fs'
 import { get_encoding, type TiktokenEncoding } from 'tiktoken'
 import plugins, { ENCODINGS, MODEL_ALIASES, type EncodingName } from '../../../plugins/tokenizers/tiktoken/index.js'
@@ -19,6 +20,9 @@ const tricky = [
   '12345678901234567890 3.14159 -42 1e10',
   "it's they're we've I'm you'll he'd",
   'lone surrogates \uD800 and \uDC00 here',
+  // U+FEFF is white space to JavaScript's \s, not to tiktoken's (Rust's): a BOM, a zero-width no-break space.
+  '\uFEFFHello world.',
+  'a\uFEFFb \uFEFF\uFEFF x \uFEFFy end.\uFEFF\n\u00A0\uFEFFz \uFEFF \uFEFF\t\uFEFF\n\n',
   'x'.repeat(5000),
   // Single pieces over bpe-core.ts's LONG_PIECE: merged from a heap, the same ids.
   '的是不了人我在有他这'.repeat(200),
@@ -82,6 +86,25 @@ for (const encoding of ENCODINGS) {
     }
   })
 }
+
+t.test('white space of every kind, U+FEFF among it: ids equal the tiktoken WASM ids (fast-check)', async (t) => {
+  const alphabet = [' ', '  ', '\t', '\n', '\r\n', '\u000B', '\u000C', '\u0085', '\u00A0', '\u1680', '\u2007', '\u2028', '\u202F', '\u3000', '\uFEFF', '\u200B',
+    'a', 'Word', 'ÉTÉ', '42', '1234', '.', '!!', '/', "'s", '日本', 'é', '\u0301', '🎉']
+  const text = fc.array(fc.constantFrom(...alphabet), { maxLength: 40 }).map((parts) => parts.join(''))
+  for (const encoding of ['o200k_base', 'cl100k_base'] as const) {
+    const tok = await loadEncoding(encoding)
+    const wasm = get_encoding(encoding)
+    try {
+      const run = fc.check(fc.property(text, (s) => {
+        const expected = Array.from(wasm.encode(s, [], []))
+        return JSON.stringify(tok.encode(s)) === JSON.stringify(expected) && tok.count(s) === expected.length
+      }), { numRuns: 300, seed: 37 })
+      t.notOk(run.failed, `${encoding}: ids and counts equal tiktoken's${run.failed ? `; not for ${JSON.stringify(run.counterexample?.[0])}` : ''}`)
+    } finally {
+      wasm.free()
+    }
+  }
+})
 
 t.test('special-token text is ordinary text and never throws', async (t) => {
   const tok = await byName.get('o200k_base')!.load()
