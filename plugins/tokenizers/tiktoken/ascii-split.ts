@@ -17,6 +17,12 @@
  */
 export type PieceReader = (units: Uint16Array, n: number, at: number) => number
 
+/**
+ * The white space of tiktoken's split patterns, as a character class's contents: Rust's `\s`
+ * (Unicode White_Space), which is JavaScript's less U+FEFF, plus U+0085 (next line).
+ */
+export const TIKTOKEN_WHITE_SPACE = String.raw`\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000`
+
 /** Texts shorter than this are copied code unit by code unit; a native call costs more there. */
 const MIN_NATIVE = 24
 /** Units kept between texts; a longer text gets units of its own, let go after it. */

@@ -29,7 +29,7 @@
  *
  * Imports only its sibling ascii-split.ts: the counting workers load this file too, by URL.
  */
-import { asciiReaderFor, unitsOf, type PieceReader } from './ascii-split.js'
+import { TIKTOKEN_WHITE_SPACE, asciiReaderFor, unitsOf, type PieceReader } from './ascii-split.js'
 
 export const LONG_PIECE = 512
 
@@ -86,8 +86,6 @@ function rankAfterBom (core: BpeCore, key: Uint8Array): number | undefined {
   return core.getBpeRankFromString(text)
 }
 
-/** Rust's `\s` (Unicode White_Space): JavaScript's less U+FEFF, plus U+0085 (next line). */
-const WHITE_SPACE = String.raw`\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000`
 
 /**
  * The split pattern with `\s` as tiktoken reads it. tiktoken runs the pattern in Rust, where
@@ -102,7 +100,7 @@ export function withTiktokenWhiteSpace (pattern: RegExp): RegExp {
     const c = src[i]!
     if (c === '\\') {
       const next = src[i + 1] ?? ''
-      out += next === 's' ? `[${WHITE_SPACE}]` : next === 'S' ? `[^${WHITE_SPACE}]` : c + next
+      out += next === 's' ? `[${TIKTOKEN_WHITE_SPACE}]` : next === 'S' ? `[^${TIKTOKEN_WHITE_SPACE}]` : c + next
       i++
       continue
     }
@@ -127,13 +125,13 @@ function classWithTiktokenWhiteSpace (cls: string): string {
     else if (item === '\\S') notSpace = true
     else rest += item
   }
-  if (!notSpace) return space ? `[${negated ? '^' : ''}${rest}${WHITE_SPACE}]` : cls
+  if (!notSpace) return space ? `[${negated ? '^' : ''}${rest}${TIKTOKEN_WHITE_SPACE}]` : cls
   // \S in a class (none of gpt-tokenizer's patterns has one): a union, or for [^\S...] the
   // white space that is not the rest.
-  const others = space ? `[^]` : `[^${WHITE_SPACE}]`
+  const others = space ? `[^]` : `[^${TIKTOKEN_WHITE_SPACE}]`
   if (!negated) return rest === '' ? others : `(?:[${rest}]|${others})`
   if (space) return '[]'
-  return rest === '' ? `[${WHITE_SPACE}]` : `(?:(?![${rest}])[${WHITE_SPACE}])`
+  return rest === '' ? `[${TIKTOKEN_WHITE_SPACE}]` : `(?:(?![${rest}])[${TIKTOKEN_WHITE_SPACE}])`
 }
 
 /**

@@ -9,6 +9,7 @@
  * stable position it has seen and recounts only the text after it (usually the last line).
  */
 import type { Tally } from '../../../core/types.js'
+import { TIKTOKEN_WHITE_SPACE } from './ascii-split.js'
 
 const NEWLINE = 10
 const RETURN = 13
@@ -16,7 +17,8 @@ const SPACE = 32
 const SLASH = 47
 const APOSTROPHE = 39
 
-const WHITESPACE = /\s/u
+/** White space as the split pattern reads it (Rust's `\s`: see withTiktokenWhiteSpace). */
+const WHITESPACE = new RegExp(`[${TIKTOKEN_WHITE_SPACE}]`, 'u')
 /** The code point that ends a string is a letter. */
 const ENDS_WITH_LETTER = /\p{L}$/u
 /** The code point that starts a string may continue a word piece (letters, marks, `'s`). */

@@ -10,7 +10,7 @@ import { corpusFiles, corpusMissing } from '../../helpers/corpus.js'
 // before `/`, spaces and letters, runs of whitespace, contractions, marks, CJK, digits.
 const FRAGMENTS = [
   '\n', '\r\n', '\n\n', ' ', '  ', '\t', '/', '//', 'a', 'Zz', 'word', ' the', "'s", "'LL", '}', '};', '(x)', '1', '123456',
-  'é', 'e\u0301', '日本', '\u00A0', '\u3000', '<|endoftext|>', '  \n', ' \n ', '-', '#', '😀', '\r', '。', '\u{1D518}', "'", 'İ', 'ǅ',
+  'é', 'e\u0301', '日本', '\u00A0', '\u3000', '\uFEFF', '\u0085', ' \uFEFF', '\u0085\n', '<|endoftext|>', '  \n', ' \n ', '-', '#', '😀', '\r', '。', '\u{1D518}', "'", 'İ', 'ǅ',
 ]
 
 const text = fc.array(fc.constantFrom(...FRAGMENTS), { maxLength: 40 }).map((parts) => parts.join(''))
