@@ -377,8 +377,13 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
   const joined = (j: number, from = 0): string => joinedText(ctx.source, queue, from, j)
 
   /**
-   * Summed counts of small pieces (words, graphemes) overstate their joined count; with a cheap
-   * tokenizer, grow the extent by exact counts (galloping, then binary search).
+   * Summed counts of small pieces (words, graphemes) overstate their joined count; grow the
+   * extent by exact counts. Counts grow about as the text does, so each count says where the
+   * budget is likely reached and that extent is counted next; where that guess does not narrow
+   * the search (the first count that fits said the same), it gallops from the longest extent
+   * that fits, and once an extent is over, a guess that did not halve the range is followed by a
+   * halving step. A run of letters cut at graphemes took 14 counts of the chunk per chunk by
+   * galloping and halving alone, and about 4 this way.
    */
   const extend = (k: number): number => {
     // Never past a pending remainder (it may be megabytes) or past what could plausibly fit.
@@ -397,14 +402,38 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     let fits = k
     let fitsCount = -1
     let fails = reach + 1
-    const test = (j: number): boolean => {
-      const n = meter.count(joined(j))
-      if (n <= budget) { fits = j; fitsCount = n } else fails = j
-      return n <= budget
+    // lengths[j - k]: the characters of queue[0..j).
+    const lengths = new Float64Array(reach - k + 1)
+    for (let i = 0; i < k; i++) lengths[0] = lengths[0]! + queue[i]!.text.length
+    for (let j = k + 1; j <= reach; j++) lengths[j - k] = lengths[j - k - 1]! + queue[j - 1]!.text.length
+    /** The longest extent in [k, reach] of at most `chars` characters. */
+    const extentOf = (chars: number): number => {
+      let lo = k
+      let hi = reach
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1
+        if (lengths[mid - k]! <= chars) lo = mid
+        else hi = mid - 1
+      }
+      return lo
     }
-    for (let step = 1; k + step <= reach; step *= 2) if (!test(k + step)) break
-    if (fails > reach && fits < reach && !test(reach)) fails = reach
-    while (fails - fits > 1) test((fits + fails) >> 1)
+    let probe = k + 1
+    let step = 1
+    let guessing = true
+    while (probe <= reach && fails - fits > 1) {
+      const range = fails - fits
+      const n = meter.count(joined(probe))
+      if (n <= budget) { fits = probe; fitsCount = n } else fails = probe
+      const over = fails <= reach
+      const guess = n > 0 ? extentOf(lengths[probe - k]! * budget / n) : -1
+      if (guessing && guess > fits && guess < fails) probe = guess
+      else if (over) probe = (fits + fails) >> 1
+      else {
+        probe = Math.min(reach, fits + step)
+        step *= 2
+      }
+      guessing = !over || (fails - fits) * 2 <= range
+    }
     if (fitsCount >= 0) proven = { units: fits, count: fitsCount }
     return fits
   }

@@ -329,6 +329,12 @@ export function stickyCount (core: BpeCore, sticky: RegExp, text: string, ascii?
   return count
 }
 
+/** The bytes as a string of the same length when they are all ASCII (one character a byte). */
+function asciiText (bytes: Uint8Array): string | undefined {
+  for (let i = 0; i < bytes.length; i++) if (bytes[i]! >= 0x80) return undefined
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('latin1')
+}
+
 /** The token ranks of `piece`, merged as gpt-tokenizer's bytePairMerge merges them. */
 export function heapMerge (core: BpeCore, piece: Uint8Array): number[] {
   const n = piece.length
@@ -342,10 +348,15 @@ export function heapMerge (core: BpeCore, piece: Uint8Array): number[] {
   }
   // rank[i]: the rank of part i joined with the part after it (Infinity: not a token).
   const rank = new Float64Array(n)
+  // An ASCII piece's parts are looked up by their text, sliced from the piece's: gpt-tokenizer
+  // decodes each part's bytes with a TextDecoder first (800 KB of random letters through the
+  // CLI with o200k: 3.9 -> 3.2 s).
+  const text = asciiText(piece)
   const pairRank = (i: number): number => {
     const j = next[i]!
     if (j >= n) return Infinity
-    return core.getBpeRankFromBytes(piece.subarray(i, next[j])) ?? Infinity
+    const found = text !== undefined ? core.getBpeRankFromString(text.slice(i, next[j])) : core.getBpeRankFromBytes(piece.subarray(i, next[j]))
+    return found ?? Infinity
   }
   // A min-heap of rank * span + part: the lowest rank first, the leftmost part among equals.
   // Entries go stale when a rank changes; a popped one counts only if it still holds.
