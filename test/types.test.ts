@@ -115,6 +115,10 @@ export const bytes = definePlugin({
 `)
   const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', dir], { encoding: 'utf8' })
   t.equal(tsc.status, 0, `tsc: ${tsc.stdout}${tsc.stderr}`)
+  // CommonJS code requires the package (an ES module), as the README says.
+  writeFileSync(join(dir, 'use.cjs'), "require('docsplit').split('# A\\n\\ntext\\n', { input_format: 'markdown' }).then((r) => console.log(r.chunks[0].path.join('/')))\n")
+  const cjs = spawnSync(process.execPath, [join(dir, 'use.cjs')], { cwd: dir, encoding: 'utf8' })
+  t.equal(cjs.stdout, 'A\n', `require('docsplit'): ${cjs.stderr}`)
 })
 
 t.test('a consumer without Node\'s types compiles against the package too', { skip: built ? false : 'dist/ is not built: run npm run build (npm test does)' }, async (t) => {
