@@ -138,7 +138,7 @@ export const errorTable = {
   },
   DOCSPLIT_CANCELLED: {
     status: 499, exit: 1, title: 'Split stopped early',
-    description: 'Library only: the caller stopped reading chunks before the last one (`break` out of a `splitStream` loop), so the document summary was never made; `summary` rejects with this code.',
+    description: 'Library only: the caller stopped reading chunks before the last one (`break` out of a `splitStream` loop), so the document summary was never made; `summary` rejects with this code. Also the error of a split whose `signal` was aborted (its `cause` is the signal\'s reason).',
   },
   DOCSPLIT_INTERNAL: {
     status: 500, exit: 1, title: 'Internal error',

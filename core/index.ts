@@ -1,5 +1,6 @@
 /** The curated public API of the engine. */
 export { split, splitStream } from './pipeline.js'
+export type { AbortSignalLike, SplitControl } from './abort.js'
 export type { ChunkStream, PluginOptions, SplitInput, SplitOptions, SplitStart } from './pipeline.js'
 export { definePlugin, register, listParsers, listPackers, listTokenizers, formatNames, tokenizerAliases, PLUGIN_API_VERSION } from './registry.js'
 export { loadPlugins } from './load.js'

@@ -28,6 +28,7 @@ import { withOverlap } from './overlap.js'
 import { isCount, isPromise, silence } from './plugin-values.js'
 import { PositionTracker, isHighSurrogate } from './positions.js'
 import { SourceWindow } from './source.js'
+import { abortable, type AbortSignalLike, type SplitControl } from './abort.js'
 import { WellFormedCheck } from './well-formed.js'
 import { freeze, isFrozen, packerByName, parserForFilename, parserForFormat, listParsers, tokenizerByName, tokenizerSpelling, formatNames } from './registry.js'
 import { SCHEMA_VERSION, type Chunk, type Metadata, type SplitResponse, type SplitSummary } from './schema.js'
@@ -442,9 +443,10 @@ function optionsObject (raw: unknown): Record<string, unknown> {
   return raw as Record<string, unknown>
 }
 
-async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: SplitStart) => void, idsLater = false): AsyncGenerator<Chunk[], SplitSummary> {
+async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: SplitStart) => void, idsLater = false, signal?: AbortSignalLike): AsyncGenerator<Chunk[], SplitSummary> {
   try {
-    return yield * splitting(input, raw, onStart, idsLater)
+    const steps = splitting(input, raw, onStart, idsLater)
+    return yield * (signal === undefined ? steps : abortable(steps, signal))
   } catch (error) {
     release(input)
     throw error
@@ -1025,8 +1027,8 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
 }
 
 /** Splits and yields chunks as they are made (constant memory on streaming formats). */
-export function splitStream (input: SplitInput, options: SplitOptions = {}): ChunkStream {
-  return chunkStream(input, options, false)
+export function splitStream (input: SplitInput, options: SplitOptions = {}, control: SplitControl = {}): ChunkStream {
+  return chunkStream(input, options, false, control.signal)
 }
 
 /** Chunks in the batches they are made in (one per input piece); `start` and `summary` as for ChunkStream. */
@@ -1040,9 +1042,9 @@ export interface ChunkBatches extends AsyncIterable<Chunk[]> {
  * a batch instead of one a chunk. With `idsLater`, every chunk's `id` is left empty for the
  * caller to give elsewhere (chunkId of chunk-id.ts, on another thread). Not part of the public API.
  */
-export function splitBatches (input: SplitInput, options: SplitOptions = {}, idsLater = false): ChunkBatches {
+export function splitBatches (input: SplitInput, options: SplitOptions = {}, idsLater = false, signal?: AbortSignalLike): ChunkBatches {
   const { start, summary, done, failed } = sidePromises()
-  return { start, summary, [Symbol.asyncIterator]: once(() => batchesOf(run(input, options, done.start, idsLater), done.summary, failed)) }
+  return { start, summary, [Symbol.asyncIterator]: once(() => batchesOf(run(input, options, done.start, idsLater, signal), done.summary, failed)) }
 }
 
 /**
@@ -1050,11 +1052,11 @@ export function splitBatches (input: SplitInput, options: SplitOptions = {}, ids
  * itself: up to the first batch of chunks for `start`, to the end for `summary` (its chunks then
  * wait in memory for the reader).
  */
-function chunkStream (input: SplitInput, options: SplitOptions, idsLater: boolean): ChunkStream {
+function chunkStream (input: SplitInput, options: SplitOptions, idsLater: boolean, signal?: AbortSignalLike): ChunkStream {
   const { start, summary, done, failed } = sidePromises()
   let chunks: ChunksAhead | undefined
   let read = false
-  const open = (): ChunksAhead => (chunks ??= chunksOf(run(input, options, done.start, idsLater), done.summary, failed))
+  const open = (): ChunksAhead => (chunks ??= chunksOf(run(input, options, done.start, idsLater, signal), done.summary, failed))
   const ahead = (all: boolean) => (): void => { if (!read) open().ahead(all) }
   return {
     start: beginsWhenAwaited(start, ahead(false)),
@@ -1224,9 +1226,9 @@ function chunksOf (batches: AsyncGenerator<Chunk[], SplitSummary>, done: (s: Spl
 }
 
 /** Splits a whole input and returns the `docsplit.chunk.v1` response. */
-export async function split (input: SplitInput, options: SplitOptions = {}): Promise<SplitResponse> {
+export async function split (input: SplitInput, options: SplitOptions = {}, control: SplitControl = {}): Promise<SplitResponse> {
   // By batches: no promise per chunk.
-  const batches = splitBatches(input, options)
+  const batches = splitBatches(input, options, false, control.signal)
   const chunks: Chunk[] = []
   for await (const batch of batches) for (const chunk of batch) chunks.push(chunk)
   const summary = await batches.summary

@@ -34,7 +34,7 @@ for await (const chunk of stream) process.stdout.write(JSON.stringify(chunk) + '
 const { document, metadata } = await stream.summary
 void document; void metadata
 `)
-  writeFileSync(join(dir, 'fields.ts'), `import { split, isDocsplitError, type Chunk, type SplitOptions, type SplitResponse } from 'docsplit'
+  writeFileSync(join(dir, 'fields.ts'), `import { split, splitStream, isDocsplitError, type Chunk, type SplitOptions, type SplitResponse } from 'docsplit'
 import { checkParser } from 'docsplit/testing'
 const r: SplitResponse = await split(new Uint8Array(0), { filename: 'book.xlsx', sheets: ['People'] })
 const first: Chunk | undefined = r.chunks[0]
@@ -62,6 +62,9 @@ await split(mixed)
 declare const web: ReadableStream<Uint8Array>
 await split(web)
 await split(['# a', 'text'])
+// an AbortSignal stops a split
+await split('x', {}, { signal: AbortSignal.timeout(1000) })
+void splitStream('x', {}, { signal: new AbortController().signal })
 // options read from a form or a file are checked at run time
 const fromFile: Record<string, unknown> = { max_tokens: 5 }
 await split('x', fromFile as SplitOptions)

@@ -1,0 +1,73 @@
+/**
+ * Stopping a split from outside: an AbortSignal given to split() or splitStream(). The split
+ * stops between pieces of input and between the steps of a whole-document parse (a single
+ * parser call, such as tree-sitter's parse of a file, runs to its end first), also while it
+ * waits for input that has not come.
+ */
+import { DocsplitError } from './errors.js'
+
+/**
+ * What docsplit reads of an AbortSignal: the DOM's and Node's both fit, and a project without
+ * either's types still compiles.
+ */
+export interface AbortSignalLike {
+  readonly aborted: boolean
+  readonly reason?: unknown
+  addEventListener: (type: 'abort', listener: () => void, options?: { once?: boolean }) => void
+  removeEventListener: (type: 'abort', listener: () => void) => void
+}
+
+/** How a split is controlled from outside while it runs. */
+export interface SplitControl {
+  /** Aborting it stops the split: it rejects (or the chunk stream throws) with DOCSPLIT_CANCELLED, its `cause` the signal's reason. */
+  signal?: AbortSignalLike
+}
+
+/** How long a split with a signal runs before it lets the event loop turn (an abort in). */
+const TURN_MS = 20
+
+export function abortedError (signal: AbortSignalLike): DocsplitError {
+  return new DocsplitError('DOCSPLIT_CANCELLED', 'the split was aborted through its signal', { cause: signal.reason })
+}
+
+/**
+ * `steps`, stopped by `signal`: checked before each step and raced against the step it waits
+ * for. A step still running when the signal aborts is left to finish on its own (its input is
+ * released by the caller) and the generator is then closed.
+ */
+export async function * abortable<T, R> (steps: AsyncGenerator<T, R>, signal: AbortSignalLike): AsyncGenerator<T, R> {
+  let abort!: (error: DocsplitError) => void
+  const aborted = new Promise<never>((_resolve, reject) => { abort = reject })
+  aborted.catch(() => {})
+  const onAbort = (): void => { abort(abortedError(signal)) }
+  signal.addEventListener('abort', onAbort, { once: true })
+  let ended = false
+  /** A step the signal interrupted, still running. */
+  let running = false
+  let turned = performance.now()
+  try {
+    for (;;) {
+      if (signal.aborted) throw abortedError(signal)
+      const next = steps.next()
+      running = true
+      const step = await Promise.race([next, aborted])
+      running = false
+      if (step.done === true) {
+        ended = true
+        return step.value
+      }
+      yield step.value
+      // The signal is aborted by a timer or an event: they run once the event loop turns, which
+      // a split of text in memory does not otherwise do before its end.
+      if (performance.now() - turned > TURN_MS) {
+        await new Promise((resolve) => setImmediate(resolve))
+        turned = performance.now()
+      }
+    }
+  } finally {
+    signal.removeEventListener('abort', onAbort)
+    // Behind a step still running, the close waits for it (the caller releases the input).
+    if (running) void steps.return(undefined as R).catch(() => {})
+    else if (!ended) await steps.return(undefined as R)
+  }
+}
