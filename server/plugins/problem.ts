@@ -48,6 +48,10 @@ function discardRest (req: IncomingMessage, limit: number): Promise<void> {
       if (seen > limit) done()
     }
     const timer = setTimeout(done, LINGER_MS)
+    // A form refused mid-body (a second file, a field given twice) is still piped into the
+    // form parser, whose backpressure can hold the request paused for good (busboy waits on
+    // a part nobody reads): the rest comes here instead, dropped, not parsed.
+    req.unpipe()
     req.on('data', onData)
     req.once('end', done)
     req.once('close', done)

@@ -4,7 +4,7 @@
  * while every worker is busy; the rate limit (429 with Retry-After and RateLimit-* headers) on
  * split routes only.
  */
-import { connect } from 'node:net'
+import { connect, type Socket } from 'node:net'
 import t from 'tap'
 import { FILE, TEXT, postFile, postJson, serve, startChild, startScript, waitFor, type ProblemJson } from './helpers.js'
 
@@ -244,6 +244,68 @@ t.test('a body just over the limit gets its 413, not a reset connection, while t
     }
   }
   t.same(outcomes, Array(10).fill('413'), 'every attempt reads the 413')
+})
+
+/** A multipart body of `parts` ([name, content, file name or none for a plain field]). */
+function formBody (boundary: string, parts: Array<[string, string, string?]>): Buffer {
+  const pieces = parts.map(([name, content, filename]) =>
+    `--${boundary}\r\nContent-Disposition: form-data; name="${name}"${filename === undefined ? '' : `; filename="${filename}"`}\r\n\r\n${content}\r\n`)
+  return Buffer.from(`${pieces.join('')}--${boundary}--\r\n`)
+}
+
+/** Reads one response (headers and a Content-Length body) off a kept-alive socket. */
+function nextAnswer (socket: Socket): Promise<{ status: number, body: string }> {
+  return new Promise((resolve, reject) => {
+    let received = Buffer.alloc(0)
+    const onData = (data: Buffer): void => {
+      received = Buffer.concat([received, data])
+      const head = received.indexOf('\r\n\r\n')
+      if (head < 0) return
+      const headers = received.subarray(0, head).toString('latin1')
+      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(headers)?.[1] ?? 0)
+      if (received.length < head + 4 + length) return
+      socket.off('data', onData)
+      socket.off('close', onClose)
+      resolve({ status: Number(headers.slice(9, 12)), body: received.subarray(head + 4, head + 4 + length).toString('utf8') })
+    }
+    const onClose = (): void => { reject(new Error('the connection closed without an answer')) }
+    socket.on('data', onData)
+    socket.once('close', onClose)
+  })
+}
+
+t.test('a form refused mid-body (a second file, a field given twice) is answered at once, and the connection carries on', async (t) => {
+  // The refusal reads and drops the rest of the body for up to 5 s before answering; the rest
+  // stayed piped into the form parser, which could stall on a part nobody read: every such
+  // answer came after the full 5 s.
+  const s = await serve({ maxBodyBytes: 1024 * 1024 })
+  t.teardown(s.close)
+  const mb = 'a'.repeat(1_000_000)
+  const cases: Array<[string, number, string, Array<[string, string, string?]>]> = [
+    ['two 1 MB files', 413, 'DOCSPLIT_INPUT_TOO_LARGE', [['file', mb, 'a.txt'], ['file', mb, 'b.txt']]],
+    ['1 MB and 500 KB files', 413, 'DOCSPLIT_INPUT_TOO_LARGE', [['file', mb, 'a.txt'], ['file', 'b'.repeat(500_000), 'b.txt']]],
+    ['1 MB and 100 KB files', 413, 'DOCSPLIT_INPUT_TOO_LARGE', [['file', mb, 'a.txt'], ['file', 'b'.repeat(100_000), 'b.txt']]],
+    ['a misnamed file, then the file', 400, 'DOCSPLIT_INVALID_REQUEST', [['doc', mb, 'a.txt'], ['file', mb, 'b.txt']]],
+    ['a field twice, then the file', 400, 'DOCSPLIT_INVALID_REQUEST', [['max_tokens', '5'], ['max_tokens', '6'], ['file', mb, 'b.txt']]],
+  ]
+  const { port } = new URL(s.url)
+  const socket = connect(Number(port), '127.0.0.1')
+  t.teardown(() => { socket.destroy() })
+  await new Promise((resolve) => socket.once('connect', resolve))
+  for (const [name, status, code, parts] of cases) {
+    const body = formBody('XyZ', parts)
+    const started = performance.now()
+    socket.write(`POST ${FILE} HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=XyZ\r\nContent-Length: ${body.length}\r\n\r\n`)
+    socket.write(body)
+    const answer = await nextAnswer(socket)
+    const ms = performance.now() - started
+    t.equal(answer.status, status, `${name}: ${status}`)
+    t.equal((JSON.parse(answer.body) as ProblemJson).code, code, `${name}: ${code}`)
+    t.ok(ms < 2500, `${name}: answered in ${Math.round(ms)} ms, not after the 5 s wait`)
+  }
+  // The same connection: the refused bodies were read to their end, not taken for requests.
+  socket.write('GET /health HTTP/1.1\r\nHost: x\r\n\r\n')
+  t.equal((await nextAnswer(socket)).status, 200, 'the kept-alive connection serves the next request')
 })
 
 /**
