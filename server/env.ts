@@ -42,7 +42,7 @@ export const envSchema = {
   DOCSPLIT_WEB_JSON_RESPONSE_MEMORY_MB: Type.Integer({ minimum: 1, maximum: 65536, default: DEFAULTS.DOCSPLIT_WEB_JSON_RESPONSE_MEMORY_MB, description: 'Memory for JSON answers on their way to clients, all requests together (the whole answer is held until sent). While this much is held, a split request that wants JSON gets 503 DOCSPLIT_OVERLOADED with Retry-After, before or after its split; NDJSON answers are streamed and not counted.' }),
   DOCSPLIT_WEB_RATE_LIMIT_REQUESTS: Type.Integer({ minimum: 1, maximum: 1_000_000, default: DEFAULTS.DOCSPLIT_WEB_RATE_LIMIT_REQUESTS, description: 'Split requests per client and window. Past it: 429 with Retry-After. Health, version and docs are never limited.' }),
   DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS: Type.Integer({ minimum: 1, maximum: 86_400, default: DEFAULTS.DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS, description: 'Length of the rate-limit window.' }),
-  DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL: Type.String({ pattern: '^rediss?://', maxLength: 2048, description: 'Share the rate limit between instances through Redis (`redis://host:6379/0`). Unset: each instance counts alone.' }),
+  DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL: Type.String({ pattern: '^rediss?://', maxLength: 2048, description: 'Share the rate limit between instances through Redis (`redis://host:6379/0`). Unset: each instance counts alone. A database that Redis refuses (it has 16, 0 to 15, by default) stops the start; refused on a reconnect, the instance counts alone, never in another database.' }),
   DOCSPLIT_WEB_LOG_LEVEL: Type.String({ enum: ['fatal', 'error', 'warn', 'info', 'debug', 'silent'], default: DEFAULTS.DOCSPLIT_WEB_LOG_LEVEL, description: 'Log level. Request lines are `info`; `debug` adds lines of the web framework\'s plugins (a request id and a step, such as `starting multipart parsing`), outside the one line per request.' }),
   DOCSPLIT_MAX_INFLATED_BYTES: Type.Integer({ minimum: MIN_INFLATED_BYTES, maximum: MAX_INFLATED_BYTES, default: DEFAULT_MAX_INFLATED_BYTES, description: 'Largest size an XLSX upload may inflate to (all its zip entries together), in bytes. Past it: 422 DOCSPLIT_LIMIT_EXCEEDED, before any parsing. Also read by the library and the CLI.' }),
   DOCSPLIT_TRUST_PROXY: Type.String({ default: 'off', description: 'Trust `X-Forwarded-For` for the client address (rate limiting): `off`, `on`, a hop count (1-32: the client is the address that many hops back, whoever sent it, so only where clients reach the service through those proxies alone), or a comma-separated list of proxy addresses or CIDRs.' }),
@@ -101,6 +101,14 @@ function invalid (name: string, accepted: string, raw: string): never {
   const cut = raw.length <= SHOWN_CHARS ? raw : `${raw.slice(0, SHOWN_CHARS)}...`
   const shown = /^[\x20-\x7e]*$/.test(raw) ? ` (got "${cut}")` : ''
   throw new DocsplitError('DOCSPLIT_INVALID_OPTION', `${name} must be ${accepted}${shown}`)
+}
+
+/**
+ * Stops the start over DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL, as for any invalid setting, with its
+ * password masked: for what only Redis can tell too (a database it does not have).
+ */
+export function invalidRedisUrl (url: string, accepted: string): never {
+  invalid('DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL', accepted, maskPassword(url))
 }
 
 /**

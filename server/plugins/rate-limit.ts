@@ -8,12 +8,16 @@
  * is back it shares again (logged once). A Redis that keeps the connection but stops answering
  * (hung, stopped, cut off by the network) counts as gone after COMMAND_TIMEOUT_MS: the
  * connection is dropped and made again, and requests count locally until it answers.
+ * A Redis that refuses the URL's database is never counted in: ioredis would carry on in
+ * database 0, among another application's keys. At start that stops the start, as an invalid
+ * setting does; later, the instance counts alone and says why.
  */
 import { createRequire } from 'node:module'
 import fp from 'fastify-plugin'
 import rateLimit, { normalizeIP } from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { DocsplitError } from '../../core/errors.js'
+import { invalidRedisUrl } from '../env.js'
 import type { RetryHint } from '../problem.js'
 
 export interface RateLimitOptions {
@@ -38,6 +42,10 @@ interface RefundingStore extends Store {
 
 /** How long a request waits for Redis's count before counting locally. */
 const COMMAND_TIMEOUT_MS = 500
+/** How long a connection to Redis may take to open. */
+const CONNECT_TIMEOUT_MS = 2000
+/** How long the start waits to learn whether Redis takes the URL's database (connect, SELECT). */
+const START_CHECK_MS = CONNECT_TIMEOUT_MS + COMMAND_TIMEOUT_MS
 
 type StoreCtor = new (continueExceeding: boolean, exponentialBackoff: boolean, ...rest: unknown[]) => Store
 
@@ -47,6 +55,7 @@ const RedisStore = require('@fastify/rate-limit/store/RedisStore.js') as StoreCt
 
 interface RedisLike {
   status: string
+  options: { db?: number }
   on (event: string, listener: (...args: unknown[]) => void): unknown
   quit (): Promise<unknown>
   disconnect (reconnect?: boolean): void
@@ -75,12 +84,33 @@ function localStore (windowMs: number, size: number): RefundingStore {
 }
 
 /**
- * Why Redis failed, in words an operator acts on: a refused password is a mistake in the URL,
- * not an outage. Only error codes and Redis's own reply names: never a host, user or password.
+ * Whether `error` is Redis refusing the URL's database (its SELECT failed: `ERR DB index is out
+ * of range`, or NOPERM for the user). ioredis reports it, then uses the connection anyway, in
+ * database 0. A SELECT refused for want of a login (NOAUTH) is the AUTH's failure, told as such.
  */
-function redisFailure (error: unknown): { reason: string, misconfigured: boolean } {
+function refusedDatabase (error: unknown): boolean {
+  const e = error as { command?: { name?: unknown }, message?: unknown } | null
+  return e?.command?.name === 'select' && typeof e.message === 'string' && !/^(NOAUTH|WRONGPASS)\b/.test(e.message)
+}
+
+/** Redis's refusal of database `db`, with what to check (its reply's name only, as for other failures). */
+function databaseRefusal (db: number, error: unknown): string {
+  const message = String((error as { message?: unknown }).message)
+  if (/DB index is out of range/i.test(message)) {
+    return `Redis refused database ${db} (ERR DB index is out of range): a Redis has 16 databases, 0 to 15, unless its "databases" setting says otherwise`
+  }
+  const reply = /^[A-Z]+\b/.exec(message)?.[0] ?? 'refused'
+  return `Redis refused database ${db} (${reply})${reply === 'NOPERM' ? ': the user may not select it' : ''}`
+}
+
+/**
+ * Why Redis failed, in words an operator acts on: a refused password or database is a mistake in
+ * the URL, not an outage. Only error codes and Redis's own reply names: never a host, user or password.
+ */
+function redisFailure (error: unknown, db: number): { reason: string, misconfigured: boolean } {
   const e = error as { code?: unknown, message?: unknown } | null
   const message = typeof e?.message === 'string' ? e.message : ''
+  if (refusedDatabase(error)) return { reason: `${databaseRefusal(db, error)}; check the database in DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL`, misconfigured: true }
   const reply = /^(WRONGPASS|NOAUTH|NOPERM)\b/.exec(message)?.[1]
   if (reply !== undefined) return { reason: `authentication failed (${reply}): check the user and password in DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL`, misconfigured: true }
   const code = typeof e?.code === 'string' && /^[A-Z0-9_]{1,40}$/.test(e.code) ? e.code : undefined
@@ -89,36 +119,84 @@ function redisFailure (error: unknown): { reason: string, misconfigured: boolean
   return { reason: code ?? /^[A-Z]+\b/.exec(message)?.[0] ?? (error instanceof Error ? error.name : 'unknown error'), misconfigured: false }
 }
 
-/** Redis when it answers, this instance's own count when it does not. */
-function sharedStore (redis: RedisLike, log: FastifyInstance['log'], windowMs: number): RefundingStore {
+interface SharedStore {
+  store: RefundingStore
+  /**
+   * Settles once the first connection is set up or has failed (within START_CHECK_MS): with
+   * Redis's refusal of the URL's database, in words, if that is how it failed; else undefined.
+   */
+  refusedAtStart: Promise<string | undefined>
+}
+
+/** Redis when it answers in the URL's database, this instance's own count otherwise. */
+function sharedStore (redis: RedisLike, log: FastifyInstance['log'], windowMs: number): SharedStore {
   const remote = new RedisStore(false, false, redis, REDIS_PREFIX)
   const local = localStore(windowMs, 10_000)
+  const db = redis.options.db ?? 0
   let degraded = false
+  let toldMisconfigured = false
   /** Why the last connection or command failed; whether Redis ever answered. */
   let lastError: unknown
   let wasReady = false
+  /** This connection's SELECT was refused: it is in database 0, where nothing may be counted. */
+  let wrongDatabase = false
   const degrade = (error: unknown = lastError): void => {
-    if (degraded) return
+    const { reason, misconfigured } = error === undefined ? { reason: wasReady ? 'connection lost' : 'not connected yet', misconfigured: false } : redisFailure(error, db)
+    // Once per outage; a mistake in the URL found during one (on a reconnect) is told too.
+    if (degraded && (!misconfigured || toldMisconfigured)) return
     degraded = true
-    const { reason, misconfigured } = error === undefined ? { reason: wasReady ? 'connection lost' : 'not connected yet', misconfigured: false } : redisFailure(error)
+    toldMisconfigured = misconfigured
     log[misconfigured ? 'error' : 'warn']({ code: 'DOCSPLIT_RATE_LIMIT_LOCAL' }, `rate limit: Redis unavailable (${reason}), counting per instance until it is back`)
   }
+  let reportStart: ((refusal: string | undefined) => void) | undefined
+  const refusedAtStart = new Promise<string | undefined>((resolve) => {
+    // Database 0 is where a connection starts: no SELECT is sent, none can be refused.
+    if (db === 0) return resolve(undefined)
+    const timer = setTimeout(() => { reportStart?.(undefined) }, START_CHECK_MS)
+    timer.unref()
+    reportStart = (refusal) => {
+      clearTimeout(timer)
+      reportStart = undefined
+      resolve(refusal)
+    }
+  })
+  const shared = (): boolean => redis.status === 'ready' && !wrongDatabase
+  // A new connection sends its own SELECT (its reply comes after this event).
+  redis.on('connect', () => { wrongDatabase = false })
   redis.on('ready', () => {
+    if (wrongDatabase) return
+    reportStart?.(undefined)
     wasReady = true
     lastError = undefined
     if (!degraded) return
     degraded = false
+    toldMisconfigured = false
     log.info({ code: 'DOCSPLIT_RATE_LIMIT_SHARED' }, 'rate limit: Redis is back, sharing the limit again')
   })
   // ioredis reports every failed reconnect as an error event: the fallback is logged once, when
   // the first one comes (at start, for a Redis that is not there or refuses the password).
   redis.on('error', (error) => {
+    // What fails on a connection being dropped for its database is no news.
+    if (wrongDatabase) return
     lastError = error
+    if (refusedDatabase(error)) {
+      wrongDatabase = true
+      if (reportStart !== undefined) {
+        // The start fails instead (the plugin below): no more attempts, nothing to log.
+        redis.disconnect()
+        return reportStart(databaseRefusal(db, error))
+      }
+      // Dropped and made again (retryStrategy): the database may be there next time.
+      redis.disconnect(true)
+    } else {
+      // Not there, or a refused password: the start goes on, counting alone (logged here).
+      reportStart?.(undefined)
+    }
     degrade(error)
   })
   const store: RefundingStore = {
     incr (key, callback, timeWindow, max) {
-      if (redis.status !== 'ready') {
+      if (!shared()) {
         degrade()
         local.incr(key, callback, timeWindow, max)
         return
@@ -131,13 +209,13 @@ function sharedStore (redis: RedisLike, log: FastifyInstance['log'], windowMs: n
         degrade(error)
         // Connected but silent (the command timed out): reconnect, and count locally until it
         // is ready. (A Redis that answers with an error stays connected: it is not silent.)
-        if (redis.status === 'ready' && error.message === 'Command timed out') redis.disconnect(true)
+        if (shared() && error.message === 'Command timed out') redis.disconnect(true)
         local.incr(key, callback, timeWindow, max)
       }, timeWindow, max)
     },
     child () { return store },
     refund (key) {
-      if (redis.status !== 'ready') {
+      if (!shared()) {
         local.refund(key)
         return
       }
@@ -145,7 +223,7 @@ function sharedStore (redis: RedisLike, log: FastifyInstance['log'], windowMs: n
       redis.eval(REFUND_SCRIPT, 1, REDIS_PREFIX + key).catch(() => {})
     },
   }
-  return store
+  return { store, refusedAtStart }
 }
 
 async function rateLimitPlugin (app: FastifyInstance, opts: RateLimitOptions): Promise<void> {
@@ -161,11 +239,19 @@ async function rateLimitPlugin (app: FastifyInstance, opts: RateLimitOptions): P
     redis = new Redis(opts.redisUrl, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
-      connectTimeout: 2000,
+      connectTimeout: CONNECT_TIMEOUT_MS,
       commandTimeout: COMMAND_TIMEOUT_MS,
       retryStrategy: (times: number) => Math.min(times * 200, 2000),
     }) as unknown as RedisLike
-    store = sharedStore(redis, app.log, windowMs)
+    const shared = sharedStore(redis, app.log, windowMs)
+    store = shared.store
+    const url = opts.redisUrl
+    // A Redis that answers but refuses the URL's database stops the start, as an invalid
+    // setting does. One that is not there (yet) does not: the instance counts alone meanwhile.
+    app.addHook('onReady', async () => {
+      const refusal = await shared.refusedAtStart
+      if (refusal !== undefined) invalidRedisUrl(url, `a URL naming a database that Redis has: ${refusal}`)
+    })
   } else {
     // The plugin's own default, made here so that it can give requests back.
     store = localStore(windowMs, 5000)
