@@ -125,9 +125,9 @@ const splitErrors: ErrorCode[] = [
   ...requestErrors(),
 ]
 
-/** What any request may get before it reaches its route: headers too large, an Expect not met, a body too slow. */
+/** What any request may get before it reaches its route: malformed (no `Host`), headers too large, an Expect not met, a body too slow. */
 function requestErrors (): ErrorCode[] {
-  return ['DOCSPLIT_HEADERS_TOO_LARGE', 'DOCSPLIT_EXPECTATION_FAILED', 'DOCSPLIT_REQUEST_TIMEOUT']
+  return ['DOCSPLIT_INVALID_REQUEST', 'DOCSPLIT_HEADERS_TOO_LARGE', 'DOCSPLIT_EXPECTATION_FAILED', 'DOCSPLIT_REQUEST_TIMEOUT']
 }
 
 const integerHeader = (description: string): unknown => ({ type: 'integer', minimum: 0, description })
@@ -143,7 +143,7 @@ const RETRY_AFTER = { 'Retry-After': integerHeader('Seconds to wait before retry
 /** One documented response per status, listing the codes that use it, as problem+json. */
 function problemResponses (codes: ErrorCode[]): Record<number, unknown> {
   const byStatus = new Map<number, ErrorCode[]>()
-  for (const code of codes) {
+  for (const code of new Set(codes)) {
     const status = errorTable[code].status
     byStatus.set(status, [...(byStatus.get(status) ?? []), code])
   }

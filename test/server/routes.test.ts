@@ -187,6 +187,7 @@ t.test('routes', async (t) => {
     t.equal(textOp.responses['429']!.headers?.['Retry-After']?.schema?.type, 'integer', 'Retry-After documented')
     const health = api.paths['/health']!.get! as unknown as Operation
     t.ok(health.responses['503'], 'health documents its 503 while the service shuts down')
+    t.ok(health.responses['400'], 'and its 400 for a malformed request (a bad URL, no Host), as every route')
     t.ok(api.paths[FILE]!.post!.requestBody!.content['multipart/form-data'], 'multipart form documented')
     for (const code of Object.keys(errorTable)) t.match(api.info.description, code, `${code} in the errors table`)
   })
