@@ -1,8 +1,9 @@
 /**
  * Stopping a split from outside: an AbortSignal given to split() or splitStream(). The split
- * stops between pieces of input and between the steps of a whole-document parse (a single
- * parser call, such as tree-sitter's parse of a file, runs to its end first), also while it
- * waits for input that has not come.
+ * stops between pieces of input (a string is read 1 MiB at a time) and between the steps of a
+ * whole-document parse (a single parser call, such as tree-sitter's parse of a file, runs to its
+ * end first), also while it waits for input that has not come; chunks already made are not
+ * handed out after it.
  */
 import { DocsplitError } from './errors.js'
 
@@ -30,16 +31,25 @@ export function abortedError (signal: AbortSignalLike): DocsplitError {
   return new DocsplitError('DOCSPLIT_CANCELLED', 'the split was aborted through its signal', { cause: signal.reason })
 }
 
+/** Throws DOCSPLIT_CANCELLED once `signal` is aborted. */
+export function stopIfAborted (signal: AbortSignalLike | undefined): void {
+  if (signal?.aborted === true) throw abortedError(signal)
+}
+
 /**
  * `steps`, stopped by `signal`: checked before each step and raced against the step it waits
- * for. A step still running when the signal aborts is left to finish on its own (its input is
- * released by the caller) and the generator is then closed.
+ * for, so that an abort ends a wait for input at once. `release` runs as the signal aborts (it
+ * lets go of the input); a step still running then stops at its own next check of the signal,
+ * and the generator is closed after it.
  */
-export async function * abortable<T, R> (steps: AsyncGenerator<T, R>, signal: AbortSignalLike): AsyncGenerator<T, R> {
+export async function * abortable<T, R> (steps: AsyncGenerator<T, R>, signal: AbortSignalLike, release: () => void): AsyncGenerator<T, R> {
   let abort!: (error: DocsplitError) => void
   const aborted = new Promise<never>((_resolve, reject) => { abort = reject })
   aborted.catch(() => {})
-  const onAbort = (): void => { abort(abortedError(signal)) }
+  const onAbort = (): void => {
+    release()
+    abort(abortedError(signal))
+  }
   signal.addEventListener('abort', onAbort, { once: true })
   let ended = false
   /** A step the signal interrupted, still running. */
@@ -47,7 +57,7 @@ export async function * abortable<T, R> (steps: AsyncGenerator<T, R>, signal: Ab
   let turned = performance.now()
   try {
     for (;;) {
-      if (signal.aborted) throw abortedError(signal)
+      stopIfAborted(signal)
       const next = steps.next()
       running = true
       const step = await Promise.race([next, aborted])

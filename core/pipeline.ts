@@ -28,7 +28,7 @@ import { withOverlap } from './overlap.js'
 import { isCount, isPromise, silence } from './plugin-values.js'
 import { PositionTracker, isHighSurrogate } from './positions.js'
 import { SourceWindow } from './source.js'
-import { abortable, type AbortSignalLike, type SplitControl } from './abort.js'
+import { abortable, abortedError, stopIfAborted, type AbortSignalLike, type SplitControl } from './abort.js'
 import { WellFormedCheck } from './well-formed.js'
 import { freeze, isFrozen, packerByName, parserForFilename, parserForFormat, listParsers, tokenizerByName, tokenizerSpelling, formatNames } from './registry.js'
 import { SCHEMA_VERSION, type Chunk, type Metadata, type SplitResponse, type SplitSummary } from './schema.js'
@@ -445,8 +445,8 @@ function optionsObject (raw: unknown): Record<string, unknown> {
 
 async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: SplitStart) => void, idsLater = false, signal?: AbortSignalLike): AsyncGenerator<Chunk[], SplitSummary> {
   try {
-    const steps = splitting(input, raw, onStart, idsLater)
-    return yield * (signal === undefined ? steps : abortable(steps, signal))
+    const steps = splitting(input, raw, onStart, idsLater, signal)
+    return yield * (signal === undefined ? steps : abortable(steps, signal, () => { release(input) }))
   } catch (error) {
     release(input)
     throw error
@@ -462,7 +462,7 @@ function release (input: SplitInput): void {
   if (stream !== null && typeof stream === 'object' && typeof stream.destroy === 'function' && stream.destroyed !== true) (stream.destroy as () => void).call(stream)
 }
 
-async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (start: SplitStart) => void, idsLater: boolean): AsyncGenerator<Chunk[], SplitSummary> {
+async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (start: SplitStart) => void, idsLater: boolean, signal?: AbortSignalLike): AsyncGenerator<Chunk[], SplitSummary> {
   // The plugins are all there now: a set that does not hold together is not frozen.
   if (!isFrozen()) checkDefaultSplitters()
   freeze()
@@ -519,6 +519,7 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
   const tokenizerPlugin = tokenizerByName(options.tokenizer)
   options.tokenizer = tokenizerSpelling(options.tokenizer)
   const tokenizer = await loadTokenizer(tokenizerPlugin)
+  stopIfAborted(signal)
   // The default tokenizer, when cheap, sharpens the packers' estimates for an exact one.
   const defaultTokenizer = DEFAULT_TOKENIZER === tokenizerPlugin.name ? tokenizer : await loadTokenizer(tokenizerByName(DEFAULT_TOKENIZER)).catch(() => undefined)
   const estimator = tokenizer.cheap === true ? undefined : defaultTokenizer
@@ -779,6 +780,7 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
   const write = (piece: InputPiece): void => { finished(handler.write(piece) as unknown, parserLabel, 'write') }
   try {
     handler = await pluginStep(`the ${parser.name} parser's create()`, () => parser.create(parserCtx)) as ParserHandler<InputPiece>
+    stopIfAborted(signal)
   } catch (error) {
     throw pluginFailure(error, `${parser.name} parser`)
   }
@@ -912,11 +914,15 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
   }
 
   try {
-    for (const piece of buffered) yield * fed(piece)
+    for (const piece of buffered) {
+      stopIfAborted(signal)
+      yield * fed(piece)
+    }
     buffered.length = 0
     while (!exhausted) {
       const next = await nextPiece(source)
       if (next.done === true) break
+      stopIfAborted(signal)
       yield * fed(next.value)
       countAheadWhenLarge()
       if (countingAhead) await drain(false)
@@ -981,7 +987,9 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
     })
     const it = endSteps(parser.name, steps)
     // A parser that emits in steps: chunks leave between steps.
-    while (it !== undefined && guarded(() => it.next().done !== true)) {
+    while (it !== undefined) {
+      stopIfAborted(signal)
+      if (!guarded(() => it.next().done !== true)) break
       if (countingAhead) await drain(false)
       if (ready.length > 0) yield ready.splice(0)
     }
@@ -1056,7 +1064,7 @@ function chunkStream (input: SplitInput, options: SplitOptions, idsLater: boolea
   const { start, summary, done, failed } = sidePromises()
   let chunks: ChunksAhead | undefined
   let read = false
-  const open = (): ChunksAhead => (chunks ??= chunksOf(run(input, options, done.start, idsLater, signal), done.summary, failed))
+  const open = (): ChunksAhead => (chunks ??= chunksOf(run(input, options, done.start, idsLater, signal), done.summary, failed, signal))
   const ahead = (all: boolean) => (): void => { if (!read) open().ahead(all) }
   return {
     start: beginsWhenAwaited(start, ahead(false)),
@@ -1152,7 +1160,7 @@ interface ChunksAhead extends AsyncIterator<Chunk> {
  * ready chunk costs one promise; and `run` resumes once a batch, not once a chunk, so V8 never
  * finds that long function hot (optimizing it took 80 ms of CPU in any split of a few MB).
  */
-function chunksOf (batches: AsyncGenerator<Chunk[], SplitSummary>, done: (s: SplitSummary) => void, failed: (e: DocsplitError) => void): ChunksAhead {
+function chunksOf (batches: AsyncGenerator<Chunk[], SplitSummary>, done: (s: SplitSummary) => void, failed: (e: DocsplitError) => void, signal?: AbortSignalLike): ChunksAhead {
   let batch: Chunk[] = []
   let at = 0
   /** Batches read ahead (see ahead), in order, after `batch`; the next one to take. */
@@ -1188,6 +1196,17 @@ function chunksOf (batches: AsyncGenerator<Chunk[], SplitSummary>, done: (s: Spl
       void read()
     },
     async next (): Promise<IteratorResult<Chunk>> {
+      // Aborted: the chunks made before it (a whole text's, maybe) are not handed out.
+      if (signal?.aborted === true && !ended) {
+        ended = true
+        const e = abortedError(signal)
+        failed(e)
+        batch = []
+        later = []
+        await fetching
+        await batches.return(undefined as unknown as SplitSummary)
+        throw e
+      }
       while (at >= batch.length) {
         if (taken < later.length) {
           batch = later[taken]!

@@ -36,6 +36,21 @@ t.test('aborted while waiting for input: the stream throws at once, start and su
   t.equal(input.destroyed, true, 'the input that never ended was released')
 })
 
+t.test('aborted while chunks made are waiting: none of them is handed out after the abort', async (t) => {
+  // A text in memory is split a MiB at a time: its chunks are all made before the first is read.
+  const text = '2024-01-01 10:00:00 INFO request served\n'.repeat(20_000)
+  const controller = new AbortController()
+  let after = 0
+  const error = await (async () => {
+    for await (const _ of splitStream(text, { input_format: 'log', max_tokens: 32 }, { signal: controller.signal })) {
+      if (controller.signal.aborted) after++
+      controller.abort()
+    }
+  })().then(() => undefined, (e: unknown) => e)
+  t.ok(isDocsplitError(error) && error.code === 'DOCSPLIT_CANCELLED', String(error))
+  t.equal(after, 0, 'no chunk after the abort')
+})
+
 t.test('aborted by a timer while a large markdown text in memory is split', async (t) => {
   const text = markdown(30_000)
   // Without a signal, and with one never aborted, the same split ends with the same chunks (and
