@@ -21,6 +21,10 @@ const CODE_LIKE = /[()={};]/
  * read as comments, a plain scalar and a sequence).
  */
 const MARGIN_TEXT = /^[\p{L}\p{N}]/u
+/** A key that YAML_LINE does not read (`C#: x`, `urn:a:b: 1`, `12:30: lunch`): not prose. */
+const KEY_LIKE = /:(\s|$)/
+/** A document's start (`---`, `--- |`): what follows at the margin may be its scalar. */
+const DOCUMENT_START = /^---(\s|$)/
 /** A key or item whose value is a block scalar: the more indented lines after it are its text. */
 const BLOCK_SCALAR = /[|>][1-9]?[-+]?[1-9]?\s*(#.*)?$/
 
@@ -47,6 +51,8 @@ const yaml: ParserPlugin = definePlugin({
     // `    def f(self):` and `        self.x = 1`, or a markdown `[label]: url`, are not YAML.
     let yamlish = 0
     let scalarIndent = -1
+    /** The last YAML line started a document: text at the margin may be that document. */
+    let scalarDocument = false
     for (const l of lines) {
       const indent = l.length - l.trimStart().length
       if (scalarIndent >= 0 && indent > scalarIndent) {
@@ -56,9 +62,10 @@ const yaml: ParserPlugin = definePlugin({
       scalarIndent = -1
       if (!YAML_LINE.test(l) || LOG_LINE.test(l)) {
         if (indent > 0 && !CODE_LIKE.test(l)) yamlish++
-        else if (indent === 0 && MARGIN_TEXT.test(l)) return 0
+        else if (indent === 0 && MARGIN_TEXT.test(l) && !KEY_LIKE.test(l) && !scalarDocument) return 0
         continue
       }
+      scalarDocument = DOCUMENT_START.test(l)
       yamlish++
       if (BLOCK_SCALAR.test(l)) scalarIndent = indent
     }
