@@ -322,3 +322,18 @@ t.test('a line before a long run of blank lines is not cut inside its words, and
   const big = await split(runs, { input_format: 'text', max_tokens: 50_000 })
   t.equal(big.chunks.map((c) => c.text).join(''), runs)
 })
+
+t.test('a run of letters cut at graphemes: each chunk\'s extent takes a few exact counts, not a search by halves', async (t) => {
+  const tokenizer = await tokenizerByName('o200k_base').load()
+  const count = tokenizer.count.bind(tokenizer)
+  let counts = 0
+  tokenizer.count = (text: string) => { counts++; return count(text) }
+  t.teardown(() => { tokenizer.count = count })
+  let seed = 7
+  const letters = Array.from({ length: 200_000 }, () => 'etaoinshrdlucmfwypvbgkqjxz'[(seed = (seed * 1103515245 + 12345) & 0x7fffffff) % 26]).join('')
+  const r = await split(letters, { input_format: 'text', tokenizer: 'o200k_base', max_tokens: 512 })
+  t.equal(r.chunks.map((c) => c.text).join(''), letters)
+  t.ok(r.chunks.every((c) => c.token_count <= 512))
+  // Galloping and halving alone took 9 counts of the chunk per chunk here.
+  t.ok(counts / r.chunks.length < 7, `${counts} counts for ${r.chunks.length} chunks`)
+})
