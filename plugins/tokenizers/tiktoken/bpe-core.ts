@@ -27,8 +27,10 @@
  * the text's code units from a typed array filled once per text (unitsOf): 64 MB of log with
  * o200k, library CPU 1.90 -> 1.59 s (code, where tree-sitter's parse dominates: no change seen).
  *
- * Imports only its sibling ascii-split.ts: the counting workers load this file too, by URL.
+ * Imports only Node's buffer and its sibling ascii-split.ts: the counting workers load this file
+ * too, by URL.
  */
+import { isAscii } from 'node:buffer'
 import { TIKTOKEN_WHITE_SPACE, asciiReaderFor, unitsOf, type PieceReader } from './ascii-split.js'
 
 export const LONG_PIECE = 512
@@ -85,7 +87,6 @@ function rankAfterBom (core: BpeCore, key: Uint8Array): number | undefined {
   }
   return core.getBpeRankFromString(text)
 }
-
 
 /**
  * The split pattern with `\s` as tiktoken reads it. tiktoken runs the pattern in Rust, where
@@ -331,8 +332,7 @@ export function stickyCount (core: BpeCore, sticky: RegExp, text: string, ascii?
 
 /** The bytes as a string of the same length when they are all ASCII (one character a byte). */
 function asciiText (bytes: Uint8Array): string | undefined {
-  for (let i = 0; i < bytes.length; i++) if (bytes[i]! >= 0x80) return undefined
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('latin1')
+  return isAscii(bytes) ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('latin1') : undefined
 }
 
 /** The token ranks of `piece`, merged as gpt-tokenizer's bytePairMerge merges them. */
