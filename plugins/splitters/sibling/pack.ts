@@ -422,7 +422,7 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     let probe = k + 1
     let step = 1
     let guessing = true
-    let confirming = false
+    let confirmed = false
     while (probe <= reach && fails - fits > 1) {
       const range = fails - fits
       const n = meter.count(joined(probe))
@@ -436,10 +436,10 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
         if (!over) step *= 2
       } else if (over) {
         probe = (fits + fails) >> 1
-      } else if (!confirming) {
+      } else if (!confirmed) {
         // The count says the budget is reached here: the next unit, once, before galloping on.
         probe = fits + 1
-        confirming = true
+        confirmed = true
       } else {
         probe = Math.min(reach, fits + step)
         step *= 2
