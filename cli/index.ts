@@ -211,8 +211,14 @@ async function main (argv: string[]): Promise<number | typeof SERVING> {
   if (command !== undefined) checkFlagsOf(command, Object.keys(values).filter((name) => values[name] !== undefined), schemaFlags, ownFlags)
   if (command !== 'serve') checkDefaultSplitters()
   if (values.help === true || command === undefined || command === 'help') {
-    process.stdout.write(command === 'serve' ? await serveHelp() : command === 'formats' ? FORMATS_HELP : help())
-    return command === undefined && values.help !== true ? 2 : 0
+    const text = command === 'serve' ? await serveHelp() : command === 'formats' ? FORMATS_HELP : help()
+    // Asked for, the help is the output; given for a missing command, it explains a usage error.
+    if (command === undefined && values.help !== true) {
+      process.stderr.write(text)
+      return 2
+    }
+    process.stdout.write(text)
+    return 0
   }
   switch (command) {
     case 'split': {
@@ -275,7 +281,9 @@ process.on('beforeExit', () => {
 function exit (code: number): void {
   process.exitCode = code
   let open = 2
-  const flushed = (): void => { if (--open === 0) process.exit(code) }
+  // Exits a turn of the event loop later: a write to a file that failed (a full disk under
+  // `formats` or `--version`) tells its 'error', handled above, only some ticks after its call.
+  const flushed = (): void => { if (--open === 0) setImmediate(() => process.exit(code)) }
   // A failed write (EPIPE) calls back too; the 'error' handler above says what it means.
   process.stdout.write('', flushed)
   process.stderr.write('', flushed)

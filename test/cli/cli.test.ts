@@ -183,6 +183,19 @@ t.test('should print help and version', async (t) => {
   t.match(serve.stdout, /\n  DOCSPLIT_PLUGINS\n      Comma-separated plugin modules/)
   t.notMatch(serve.stdout, /--max-tokens/, 'not the split options')
   t.match(docsplit(['formats', '--help']).stdout, /^Usage:\n  docsplit formats \[--json\]/)
+  // Without a command the help explains a usage error: on stderr, so a script's output stays empty.
+  const bare = docsplit([])
+  t.equal(bare.code, 2)
+  t.equal(bare.stdout, '')
+  t.match(bare.stderr, /^docsplit \d+\.\d+\.\d+: split documents/)
+})
+
+t.test('a command that prints a little into a full disk exits 1', { skip: existsSync('/dev/full') ? false : 'no /dev/full here' }, async (t) => {
+  for (const args of [['--version'], ['--help'], ['formats'], ['formats', '--json']]) {
+    const r = spawnSync(process.execPath, [bin, ...args], { stdio: ['ignore', openSync('/dev/full', 'w'), 'pipe'], encoding: 'utf8' })
+    t.equal(r.status, 1, args.join(' '))
+    t.equal(r.stderr, 'docsplit: DOCSPLIT_INTERNAL: cannot write the output (ENOSPC)\n')
+  }
 })
 
 t.test('dist/ imports the bundled typebox, semver, markdown-it and yaml, not their many module files', async (t) => {
