@@ -84,7 +84,9 @@ const FORMATS_HELP = `Usage:
 /**
  * Boolean split options as parseArgs strings: `--header` is `--header=true`, `--no-header` and
  * `--header false` are `--header=false` (parseArgs' booleans take no value and, on Node 20, no
- * negation); the engine reads "true" and "false" as it does from a form.
+ * negation); the engine reads "true" and "false" as it does from a form. `TRUE` and `False` are
+ * read as those; a value that only looks boolean (`no`, `0`) is refused by name rather than
+ * taken for a FILE.
  */
 function booleanValues (argv: string[], names: Set<string>): string[] {
   const out: string[] = []
@@ -94,19 +96,33 @@ function booleanValues (argv: string[], names: Set<string>): string[] {
       out.push(...argv.slice(i))
       break
     }
-    const m = /^--(no-)?([a-z0-9][a-z0-9-]*)$/.exec(arg)
+    const m = /^--(no-)?([a-z0-9][a-z0-9-]*)(=.*)?$/s.exec(arg)
     if (m === null || !names.has(m[2]!)) {
       out.push(arg)
-    } else if (m[1] !== undefined) {
-      out.push(`--${m[2]}=false`)
-    } else if (argv[i + 1] === 'true' || argv[i + 1] === 'false') {
-      out.push(`--${m[2]}=${argv[++i]}`)
+      continue
+    }
+    const [, negated, name, inline] = m
+    if (negated !== undefined) {
+      if (inline !== undefined) throw new DocsplitError('DOCSPLIT_INVALID_OPTION', `--no-${name} takes no value; use --${name} true|false; see docsplit --help`)
+      out.push(`--${name}=false`)
+      continue
+    }
+    const given = inline?.slice(1) ?? argv[i + 1]
+    const value = given?.toLowerCase()
+    if (value === 'true' || value === 'false') {
+      if (inline === undefined) i++
+      out.push(`--${name}=${value}`)
+    } else if (inline !== undefined || (value !== undefined && BOOLEAN_LOOKALIKE.test(value))) {
+      throw new DocsplitError('DOCSPLIT_INVALID_OPTION', `--${name} takes true or false (or give --no-${name}), not "${given!.slice(0, 64)}"; see docsplit --help`)
     } else {
-      out.push(`--${m[2]}=true`)
+      out.push(`--${name}=true`)
     }
   }
   return out
 }
+
+/** Values meant as a boolean that the CLI does not take as one (rather than as a FILE). */
+const BOOLEAN_LOOKALIKE = /^(?:yes|no|on|off|y|n|0|1|t|f)$/
 
 /**
  * `--plugin` values, wherever they appear before `--` (after it every argument is a file name),
@@ -183,9 +199,10 @@ async function main (argv: string[]): Promise<number | typeof SERVING> {
     flags[kebab(name)] = { type: 'string', multiple: type === 'array' }
     if (type === 'boolean') booleans.add(kebab(name))
   }
+  const args = booleanValues(argv, booleans)
   let parsed
   try {
-    parsed = parseArgs({ args: booleanValues(argv, booleans), options: flags, allowPositionals: true, strict: true })
+    parsed = parseArgs({ args, options: flags, allowPositionals: true, strict: true })
   } catch (error) {
     // parseArgs explains itself over several lines (an unknown option with advice about `--`
     // that reads as a broken quote); a docsplit error is one line.

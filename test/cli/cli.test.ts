@@ -321,8 +321,20 @@ t.test('boolean options take true or false, or stand alone, or --no-', async (t)
   t.equal(context([]), 'a,b', 'the header row is the context by default')
   t.equal(context(['--header']), 'a,b')
   t.equal(context(['--header', 'true']), 'a,b')
-  for (const off of [['--header', 'false'], ['--header=false'], ['--no-header']]) t.equal(context(off), undefined, off.join(' '))
+  for (const off of [['--header', 'false'], ['--header=false'], ['--no-header'], ['--header', 'FALSE'], ['--header=False']]) t.equal(context(off), undefined, off.join(' '))
+  t.equal(context(['--header', 'True']), 'a,b')
   t.match(docsplit(['--help']).stdout, /--header \[true\|false\]/)
+  // A value meant as a boolean is refused by the option's name, not taken for a second FILE.
+  for (const [args, message] of [
+    [['--header', 'no'], '--header takes true or false (or give --no-header), not "no"'],
+    [['--header=0'], '--header takes true or false (or give --no-header), not "0"'],
+    [['--no-header=true'], '--no-header takes no value; use --header true|false'],
+  ] as const) {
+    const r = docsplit(['split', csv, ...args])
+    t.equal(r.code, 2, args.join(' '))
+    t.equal(r.stderr, `docsplit: DOCSPLIT_INVALID_OPTION: ${message}; see docsplit --help\n`)
+  }
+  t.equal(docsplit(['split', '--header', csv, '--jsonl']).code, 0, 'a file after a bare boolean flag is still the FILE')
 })
 
 t.test('a usage error is one line', async (t) => {
