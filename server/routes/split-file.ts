@@ -19,6 +19,8 @@ export interface SplitFileOptions {
 }
 
 const FIELD_BYTES = 16 * 1024
+/** The `filename` option's longest value, in code points (its schema's maxLength). */
+const MAX_FILENAME = 1024
 /**
  * Repeated parts allowed for each list option (`sheets`) beyond its first; past it, the form has
  * too many fields (413). One part may also hold a comma-separated list.
@@ -154,7 +156,13 @@ export default async function splitFile (app: FastifyInstance, opts: SplitFileOp
     }
     if (options.filename === undefined && filename !== undefined && filename !== '') {
       // Browsers may send C:\fakepath\name.md: keep the last segment of either separator.
-      options.filename = basename(filename).slice(0, 1024)
+      const name = basename(filename)
+      // Never cut: a cut name can end in another extension (`.csv` to `.cs`), another format.
+      const length = [...name].length
+      if (length > MAX_FILENAME) {
+        throw new DocsplitError('DOCSPLIT_INVALID_OPTION', `the file part's name has ${length} characters; filename takes at most ${MAX_FILENAME}: send a shorter name, or a filename field (it wins over the part's name)`)
+      }
+      options.filename = name
     }
     return sendSplit(app, request, reply, new Uint8Array(file.buffer, file.byteOffset, file.byteLength), options)
   })

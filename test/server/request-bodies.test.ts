@@ -138,3 +138,29 @@ t.test('a form part named "file" without a file name is the document', async (t)
   const second = await send(doc, `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="b.md"\r\n\r\nsecond\r\n`)
   t.equal(second.status, 413, 'still one file only')
 })
+
+t.test("the file part's name is never cut: a long one is refused, a filename field wins over it", async (t) => {
+  const s = await serve({ maxBodyBytes: 64 * 1024 })
+  t.teardown(s.close)
+  const upload = (name: string, field?: string): Promise<Response> => {
+    const form = new FormData()
+    if (field !== undefined) form.append('filename', field)
+    form.append('file', new Blob(['code,name\nAD,Andorra\n']), name)
+    return fetch(s.url + FILE, { method: 'POST', body: form })
+  }
+  const formatOf = async (res: Response): Promise<string> => (await res.json() as { document: { input_format: string } }).document.input_format
+  // 1,024 code points, 2,045 UTF-16 units: kept whole, so still a CSV.
+  const emoji = '\u{1F600}'.repeat(1020) + '.csv'
+  const whole = await upload(emoji)
+  t.equal(whole.status, 200)
+  t.equal(await formatOf(whole), 'csv', 'a name of 1,024 characters, astral ones too, keeps its extension')
+  // Cut at 1,024, '.csv' would have been '.cs' (C#).
+  const long = await upload('d'.repeat(1021) + '.csv')
+  t.equal(long.status, 400)
+  const problem = await long.json() as ProblemJson
+  t.equal(problem.code, 'DOCSPLIT_INVALID_OPTION')
+  t.match(problem.detail, /the file part's name has 1025 characters; filename takes at most 1024/)
+  const named = await upload('d'.repeat(1021) + '.csv', 'countries.csv')
+  t.equal(named.status, 200, 'the filename field wins over the part name')
+  t.equal(await formatOf(named), 'csv')
+})
