@@ -88,7 +88,10 @@ export function validationError (errors: AjvError[], options: Record<string, TSc
   }
   const schema = options[name]
   if (schema === undefined) return new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'The request body does not match the documented schema.')
-  return new DocsplitError(codeForOption[name] ?? 'DOCSPLIT_INVALID_OPTION', `${name} must be ${describeSchema(schema)}`)
+  // As the library: a name that is not known (a string) is the option's own code; a value that
+  // is no name at all (`"tokenizer": 5`) an invalid option. Anything wrong with a budget is a budget error.
+  const code = codeForOption[name] !== undefined && (first.keyword !== 'type' || codeForOption[name] === 'DOCSPLIT_INVALID_BUDGET') ? codeForOption[name] : 'DOCSPLIT_INVALID_OPTION'
+  return new DocsplitError(code, `${name} must be ${describeSchema(schema)}`)
 }
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const

@@ -7,7 +7,7 @@
 import { connect } from 'node:net'
 import { PassThrough } from 'node:stream'
 import t, { type Test } from 'tap'
-import { errorTable } from '../../index.js'
+import { errorTable, split, type DocsplitError, type SplitOptions } from '../../index.js'
 import { clientErrorHandler } from '../../server/plugins/problem.js'
 import { FILE, TEXT, exchange, postFile, postJson, serve, waitFor, type ProblemJson } from './helpers.js'
 
@@ -62,6 +62,13 @@ t.test('errors', async (t) => {
     await problem(t, await postJson(s.url + TEXT, { text: SECRET, input_format: 'docx' }), 400, 'DOCSPLIT_UNSUPPORTED_FORMAT')
     await problem(t, await postJson(s.url + TEXT, { text: SECRET, splitter: 'nope' }), 400, 'DOCSPLIT_UNKNOWN_SPLITTER')
     await problem(t, await postJson(s.url + TEXT, { text: SECRET, spin_ms: 'soon' }), 400, 'DOCSPLIT_INVALID_OPTION')
+    // A value that is no name at all is an invalid option, as the library says; a budget's is a budget error.
+    for (const name of ['input_format', 'splitter', 'tokenizer', 'encoding']) {
+      await problem(t, await postJson(s.url + TEXT, { text: SECRET, [name]: 5 }), 400, 'DOCSPLIT_INVALID_OPTION')
+      const library = await split(SECRET, { [name]: 5 } as SplitOptions).catch((error: unknown) => error as DocsplitError)
+      t.equal((library as DocsplitError).code, 'DOCSPLIT_INVALID_OPTION', `${name}: 5, the library's code alike`)
+    }
+    await problem(t, await postJson(s.url + TEXT, { text: SECRET, overlap_tokens: true }), 400, 'DOCSPLIT_INVALID_BUDGET')
     const xlsx = await problem(t, await postJson(s.url + TEXT, { text: SECRET, input_format: 'xlsx' }), 400, 'DOCSPLIT_FORMAT_NEEDS_FILE')
     t.match(xlsx.detail, '/docsplit/api/split/file', 'names the file endpoint')
     await problem(t, await postFile(s.url + FILE, SECRET, 'a.txt', { max_tokens: 'lots' }), 400, 'DOCSPLIT_INVALID_BUDGET')
