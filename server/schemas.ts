@@ -131,7 +131,11 @@ function requestErrors (): ErrorCode[] {
 }
 
 const integerHeader = (description: string): unknown => ({ type: 'integer', minimum: 0, description })
-/** The rate limit's headers (draft-ietf-httpapi-ratelimit-headers), on every split response. */
+/**
+ * The rate limit's headers (draft-ietf-httpapi-ratelimit-headers), on every split response that
+ * was counted: a 200, and a refusal once the request's headers passed the limit (not a 503
+ * refused as they arrive, before it is counted).
+ */
 const RATE_LIMIT_HEADERS = {
   'RateLimit-Limit': integerHeader('Split requests allowed per window for this client (DOCSPLIT_WEB_RATE_LIMIT_REQUESTS).'),
   'RateLimit-Remaining': integerHeader('Requests left in the current window.'),
@@ -140,8 +144,11 @@ const RATE_LIMIT_HEADERS = {
 /** Sent with 429 and with 503 DOCSPLIT_OVERLOADED (not with DOCSPLIT_TIMEOUT: the same input would time out again). */
 const RETRY_AFTER = { 'Retry-After': integerHeader('Seconds to wait before retrying: sent with DOCSPLIT_RATE_LIMITED and DOCSPLIT_OVERLOADED, not with DOCSPLIT_TIMEOUT.') }
 
-/** One documented response per status, listing the codes that use it, as problem+json. */
-function problemResponses (codes: ErrorCode[]): Record<number, unknown> {
+/**
+ * One documented response per status, listing the codes that use it, as problem+json.
+ * `counted`: the route is rate limited, so a refusal after the count carries its RateLimit-* headers.
+ */
+function problemResponses (codes: ErrorCode[], counted = false): Record<number, unknown> {
   const byStatus = new Map<number, ErrorCode[]>()
   for (const code of new Set(codes)) {
     const status = errorTable[code].status
@@ -152,7 +159,7 @@ function problemResponses (codes: ErrorCode[]): Record<number, unknown> {
     const lines = list.map((code) => `- \`${code}\` (${problemType(code)}): ${errorTable[code].description}`)
     out[status] = {
       description: `${list.map((c) => errorTable[c].title).join('; ')}.\n\n${lines.join('\n')}`,
-      ...(status === 429 || status === 503 ? { headers: RETRY_AFTER } : {}),
+      ...(status === 429 || status === 503 || counted ? { headers: { ...(counted ? RATE_LIMIT_HEADERS : {}), ...(status === 429 || status === 503 ? RETRY_AFTER : {}) } } : {}),
       content: { 'application/problem+json': { schema: Type.Object({ ...ProblemInline.properties, code: Type.String({ enum: list }) }) } },
     }
   }
@@ -170,7 +177,7 @@ export function splitResponses (): Record<number, unknown> {
         'application/x-ndjson': { schema: Type.Union([NdjsonHeader, ndjsonChunk(), NdjsonTrailer, NdjsonError]) },
       },
     },
-    ...problemResponses(splitErrors),
+    ...problemResponses(splitErrors, true),
   }
 }
 

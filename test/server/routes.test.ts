@@ -185,6 +185,11 @@ t.test('routes', async (t) => {
     const textOp = text as unknown as Operation
     t.same(Object.keys(textOp.responses['200']!.headers ?? {}), ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'], 'rate-limit headers documented')
     t.equal(textOp.responses['429']!.headers?.['Retry-After']?.schema?.type, 'integer', 'Retry-After documented')
+    // A refusal after the count carries the count too (a client backs off on a 400 or a 422 as well).
+    for (const status of ['400', '413', '415', '422', '429', '503']) {
+      t.equal(textOp.responses[status]!.headers?.['RateLimit-Remaining']?.schema?.type, 'integer', `RateLimit-Remaining documented on ${status}`)
+    }
+    t.same(Object.keys((api.paths['/health']!.get! as unknown as Operation).responses['503']!.headers ?? {}), ['Retry-After'], 'not on routes that are not limited')
     const health = api.paths['/health']!.get! as unknown as Operation
     t.ok(health.responses['503'], 'health documents its 503 while the service shuts down')
     t.ok(health.responses['400'], 'and its 400 for a malformed request (a bad URL, no Host), as every route')
