@@ -106,9 +106,7 @@ export class XmlHandler implements ParserHandler<string> {
   private buf = ''
   private readonly pending: string[] = []
   private bufStart = 0
-  /** Pieces not yet given to sax, their length, and how much sax has been given. */
-  private readonly queue: string[] = []
-  private queued = 0
+  /** How much sax has been given. */
   private fed = 0
   private recStart = 0
   private label = ''
@@ -417,9 +415,7 @@ export class XmlHandler implements ParserHandler<string> {
     if (piece.length === 0) return
     this.pending.push(piece)
     this.total += piece.length
-    this.queue.push(piece)
-    this.queued += piece.length
-    if (this.fed + this.queued >= this.nextBlock()) this.feed(false)
+    this.feed(piece)
     if (this.pending.length === 0 && this.recStart > this.bufStart) {
       this.buf = this.buf.slice(this.recStart - this.bufStart)
       this.bufStart = this.recStart
@@ -431,23 +427,20 @@ export class XmlHandler implements ParserHandler<string> {
   }
 
   /**
-   * Feeds sax in blocks that end at multiples of BLOCK from the document start, whatever the
-   * pieces were, so buffer checks happen at the same places for any piece size.
+   * Feeds sax a piece as it comes (a record goes out as soon as it ends: a slow stream is not
+   * held), cut where it crosses a multiple of BLOCK from the document start: buffers are checked
+   * there and only there, so at the same places for any piece size.
    */
-  private feed (all: boolean): void {
-    let rest = this.queue.length === 1 ? this.queue[0]! : this.queue.join('')
-    this.queue.length = 0
+  private feed (piece: string): void {
+    let rest = piece
     while (rest.length > 0) {
       const n = this.nextBlock() - this.fed
-      if (rest.length < n && !all) break
       const block = rest.length <= n ? rest : rest.slice(0, n)
       rest = rest.length <= n ? '' : rest.slice(n)
       this.parser.write(block)
       this.fed += block.length
-      this.checkBuffers()
+      if (block.length === n) this.checkBuffers()
     }
-    if (rest.length > 0) this.queue.push(rest)
-    this.queued = rest.length
   }
 
   /**
@@ -469,7 +462,7 @@ export class XmlHandler implements ParserHandler<string> {
   }
 
   end (): void {
-    this.feed(true)
+    if (this.fed % BLOCK !== 0) this.checkBuffers()
     this.parser.close()
     if (this.rootName === undefined) {
       this.ctx.fail('DOCSPLIT_PARSE_ERROR', `invalid XML at line ${this.parser.line + 1}, column ${this.parser.column + 1}: no root element`)
