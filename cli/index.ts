@@ -13,14 +13,14 @@
 import { writeSync } from 'node:fs'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import '../plugins/index.js'
-import { DocsplitError, isDocsplitError } from '../core/errors.js'
+import { DocsplitError } from '../core/errors.js'
 import { checkDefaultSplitters, loadPluginModules, pluginsLoading } from '../core/load.js'
 import { describeSchema, optionsSchema } from '../core/options.js'
 import { pluginStepsPending } from '../core/pipeline.js'
 import { VERSION } from '../core/version.js'
 import { printFormats } from './formats.js'
-import { outputError } from './output.js'
-import { runSplit } from './split.js'
+import { outputError, reportError } from './output.js'
+import { runSplit, runSplits } from './split.js'
 
 const kebab = (name: string): string => name.replaceAll('_', '-')
 const snake = (name: string): string => name.replaceAll('-', '_')
@@ -37,6 +37,8 @@ function help (): string {
 
 Usage:
   docsplit split FILE|- [options]   print the docsplit.chunk.v1 response as JSON
+  docsplit split FILE... --ndjson   several files in one process, each between its header
+                                    line (naming it as "source") and its trailer
   docsplit formats [--json]         list formats, splitters and tokenizers
   docsplit serve                    start the HTTP service (needs the web extra)
 
@@ -239,13 +241,18 @@ async function main (argv: string[]): Promise<number | typeof SERVING> {
   }
   switch (command) {
     case 'split': {
-      if (rest.length !== 1) throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'docsplit split takes one FILE (or - for standard input); see docsplit --help')
+      if (rest.length === 0) throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'docsplit split takes a FILE (or - for standard input); see docsplit --help')
+      if (rest.length > 1 && values.ndjson !== true) {
+        throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `docsplit split takes one FILE, or several with --ndjson (each file's chunks then come between its header line, which names it as "source", and its trailer); got ${rest.length}; see docsplit --help`)
+      }
+      if (rest.filter((file) => file === '-').length > 1) throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'standard input (-) can be read once; see docsplit --help')
       const options: Record<string, unknown> = {}
       for (const name of Object.keys(schema.properties)) {
         const value = values[kebab(name)]
         if (value !== undefined) options[snake(name)] = Array.isArray(value) && value.length === 1 ? value[0] : value
       }
-      return await runSplit({ file: rest[0]!, options, jsonl: values.jsonl === true, ndjson: values.ndjson === true, verify: values.verify === true, pretty: values.pretty === true })
+      const command = { options, jsonl: values.jsonl === true, ndjson: values.ndjson === true, verify: values.verify === true, pretty: values.pretty === true }
+      return rest.length === 1 ? await runSplit({ ...command, file: rest[0]! }) : await runSplits(rest, command)
     }
     case 'formats':
       return await printFormats(values.json === true)
@@ -311,11 +318,6 @@ main(process.argv.slice(2)).then((code) => {
   if (code !== SERVING) exit(code)
 }, (error: unknown) => {
   settled = true
-  const e = isDocsplitError(error) ? error : new DocsplitError('DOCSPLIT_INTERNAL', 'unexpected failure', { cause: error })
-  process.stderr.write(`docsplit: ${e.code}: ${e.message}\n`)
-  // What went wrong inside (a plugin's exception), for whoever debugs it: never by default.
-  const cause = isDocsplitError(error) ? error.cause : error
-  if (cause !== undefined && process.env.DOCSPLIT_DEBUG !== undefined) console.error(cause)
   // A failed start of `serve` too: its workers, or a plugin's timer, would keep it alive.
-  exit(e.exitCode)
+  exit(reportError(error).exitCode)
 })

@@ -1,5 +1,5 @@
 /** Writing to standard output: buffered, with backpressure, and what a failed write means. */
-import { DocsplitError } from '../core/errors.js'
+import { DocsplitError, isDocsplitError } from '../core/errors.js'
 import type { Chunk, SplitSummary } from '../core/schema.js'
 
 const FLUSH_AT = 1 << 16
@@ -48,6 +48,19 @@ export class Output {
       })
     }
   }
+}
+
+/**
+ * Says on stderr, in one line, why a command (or, `about`, one of its files) failed, and gives
+ * the DocsplitError it stands for. With DOCSPLIT_DEBUG the cause follows, with its stack (for a
+ * plugin's author: it may quote the document).
+ */
+export function reportError (error: unknown, about?: string): DocsplitError {
+  const e = isDocsplitError(error) ? error : new DocsplitError('DOCSPLIT_INTERNAL', 'unexpected failure', { cause: error })
+  process.stderr.write(`docsplit: ${e.code}: ${about === undefined ? '' : `${JSON.stringify(about)}: `}${e.message}\n`)
+  const cause = isDocsplitError(error) ? error.cause : error
+  if (cause !== undefined && process.env.DOCSPLIT_DEBUG !== undefined) console.error(cause)
+  return e
 }
 
 /**

@@ -12,7 +12,7 @@ import { Verifier } from '../core/verify.js'
 import { countThreads } from '../plugins/tokenizers/tiktoken/count-threads.js'
 import { toProblem } from '../server/problem.js'
 import { JsonlOutput } from './jsonl-output.js'
-import { writeResponse } from './output.js'
+import { reportError, writeResponse } from './output.js'
 import { Progress } from './progress.js'
 
 export interface SplitCommand {
@@ -22,6 +22,11 @@ export interface SplitCommand {
   ndjson?: boolean
   verify: boolean
   pretty: boolean
+  /**
+   * One of several files (`--ndjson` only): its name as given goes into its NDJSON header as
+   * `source`, and its notes on stderr start with it.
+   */
+  source?: string
 }
 
 /**
@@ -111,6 +116,24 @@ async function * tee (source: AsyncIterable<Buffer> | Iterable<Buffer>, progress
   verifier?.endBytes()
 }
 
+/**
+ * Several files in one process (`docsplit split *.md --ndjson`), one after another: start-up
+ * is paid once. A file that fails is told on stderr, naming it, and the next one goes on, as
+ * `cat` goes on; the exit code is the first failure's. A failed write to stdout still ends all.
+ */
+export async function runSplits (files: string[], command: Omit<SplitCommand, 'file' | 'source'>): Promise<number> {
+  let code = 0
+  for (const file of files) {
+    try {
+      await runSplit({ ...command, file, source: file })
+    } catch (error) {
+      const e = reportError(error, file)
+      if (code === 0) code = e.exitCode
+    }
+  }
+  return code
+}
+
 export async function runSplit (command: SplitCommand): Promise<number> {
   // Read only when an exact tokenizer loads: checked first, so a bad value fails every split
   // (with the default approx too), before any input is read.
@@ -140,7 +163,8 @@ async function splitInput (command: SplitCommand, stream: AsyncIterable<Buffer> 
   const headerLine = async (): Promise<void> => {
     if (!header) return
     header = false
-    await jsonl!.write([await chunks.start as unknown as Record<string, unknown>])
+    const start = await chunks.start as unknown as Record<string, unknown>
+    await jsonl!.write([command.source === undefined ? start : { ...start, source: command.source }])
   }
   // The writer thread gives the chunks their ids (the verifier reads them as they come).
   const idsLater = jsonl?.idsLater === true && verifier === undefined
@@ -184,6 +208,8 @@ async function splitInput (command: SplitCommand, stream: AsyncIterable<Buffer> 
   await jsonl?.end()
   progress?.finish()
   if (jsonl === undefined) await writeResponse(summary, collected, command.pretty)
+  /** Which file a line on stderr is about, when there are several. */
+  const of = command.source === undefined ? '' : `${JSON.stringify(command.source)}: `
   // Said once at the end (--verify says it in its own line): a `log_start` that never matches,
   // or a record format whose records are this large, shows here rather than only in the output.
   // A log truncated in place while read (logrotate's copytruncate) ends early, as `cat` does:
@@ -194,18 +220,18 @@ async function splitInput (command: SplitCommand, stream: AsyncIterable<Buffer> 
   if (protectedChunks > 0 && verifier === undefined) {
     // Most chunks over: entries likely run together (a start pattern that never matches).
     const hint = summary.document.input_format === 'log' && protectedChunks * 2 > summary.chunk_count ? '; entries may run together: see the log_start option' : ''
-    process.stderr.write(`docsplit: note: ${protectedChunks} of ${summary.chunk_count} chunks are a single record over ${summary.metadata.max_tokens} tokens, kept whole (protected)${hint}\n`)
+    process.stderr.write(`docsplit: note: ${of}${protectedChunks} of ${summary.chunk_count} chunks are a single record over ${summary.metadata.max_tokens} tokens, kept whole (protected)${hint}\n`)
   }
   if (verifier !== undefined) {
     const lossless = summary.document.encoding !== 'binary'
     const violations = verifier.finish(lossless)
     if (violations.length > 0) {
-      for (const v of violations) process.stderr.write(`docsplit: verify: chunk ${v.chunk}: ${v.rule}: ${v.detail}\n`)
+      for (const v of violations) process.stderr.write(`docsplit: verify: ${of}chunk ${v.chunk}: ${v.rule}: ${v.detail}\n`)
       const shown = violations.length < verifier.violationCount ? ` (${violations.length} shown)` : ''
       throw new DocsplitError('DOCSPLIT_VERIFY_FAILED', `${verifier.violationCount} invariant violation(s) found${shown}`)
     }
     const checked = lossless ? 'lossless, offsets (characters, bytes, lines) and overlaps exact' : `in order, character and line offsets and overlaps exact (${summary.document.input_format} is read as bytes: its chunks are not the file's bytes)`
-    process.stderr.write(`docsplit: verified ${summary.chunk_count} chunks: ${checked}, every chunk within ${summary.metadata.max_tokens} tokens by recount${verifier.protectedCount > 0 ? ` but ${verifier.protectedCount} protected (each a single record over it)` : ''}\n`)
+    process.stderr.write(`docsplit: verified ${of}${summary.chunk_count} chunks: ${checked}, every chunk within ${summary.metadata.max_tokens} tokens by recount${verifier.protectedCount > 0 ? ` but ${verifier.protectedCount} protected (each a single record over it)` : ''}\n`)
   }
   return 0
 }

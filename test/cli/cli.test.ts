@@ -69,7 +69,7 @@ t.test('should verify its own output and say so', async (t) => {
 
 t.test('should exit 2 on usage errors, 3 on input errors', async (t) => {
   t.equal(docsplit(['split']).code, 2)
-  t.equal(docsplit(['split', 'a', 'b']).code, 2)
+  t.equal(docsplit(['split', 'a', 'b']).code, 2, 'several files need --ndjson')
   t.equal(docsplit(['split', file('x.txt', 'x'), '--no-such-flag']).code, 2)
   const budget = docsplit(['split', file('y.txt', 'x'), '--max-tokens', '3'])
   t.equal(budget.code, 2)
@@ -309,6 +309,30 @@ t.test('--jsonl: a reader that stops early, a full disk, an input error half way
     t.ok(out.length > 100, `${way}: the chunks made before the error are written`)
     t.ok(good.startsWith(out.map((c) => c.text).join('')), 'in order, from the start')
   }
+})
+
+t.test('several files with --ndjson: one process, each between its header (naming it) and its trailer', async (t) => {
+  const md = file('many-a.md', '# A\n\nFirst file.\n')
+  const bad = file('many-b.json', 'nope') // refused before its first chunk: no header
+  const csv = file('many-c.csv', 'x,y\n1,2\n')
+  const missing = join(dir, 'many-missing.txt')
+  const r = docsplit(['split', md, bad, missing, csv, '--ndjson', '--max-tokens', '64'])
+  t.equal(r.code, 3, 'the first failure\'s code: an input error')
+  t.same(r.stderr.trimEnd().split('\n'), [
+    `docsplit: DOCSPLIT_PARSE_ERROR: ${JSON.stringify(bad)}: invalid JSON at line 1, column 2: invalid literal`,
+    `docsplit: DOCSPLIT_READ_FAILED: ${JSON.stringify(missing)}: reading the input failed (ENOENT): no such file "${missing}"`,
+  ], 'a line per failed file, naming it; the files after it still split')
+  const lines = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)
+  const headers = lines.filter((l) => l.schema_version !== undefined)
+  t.same(headers.map((h) => h.source), [md, csv], 'each file that split has a header naming it as given')
+  // Each file's lines are what it gives alone, with `source` added to its header.
+  const alone = [md, csv].flatMap((f) => docsplit(['split', f, '--ndjson', '--max-tokens', '64']).stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>))
+  t.same(lines.map(({ source: _source, ...rest }) => rest), alone)
+
+  const jsonl = docsplit(['split', md, csv, '--jsonl'])
+  t.equal(jsonl.code, 2, 'chunk lines alone could not say which file they are from')
+  t.match(jsonl.stderr, /docsplit split takes one FILE, or several with --ndjson/)
+  t.equal(docsplit(['split', '-', '-', '--ndjson'], 'x').code, 2, 'standard input once')
 })
 
 t.test('boolean options take true or false, or stand alone, or --no-', async (t) => {
