@@ -66,7 +66,10 @@ function openInput (file: string): { stream: AsyncIterable<Buffer> | Iterable<Bu
     if (error instanceof DocsplitError) throw error
     // The library's code for a stream that fails to open (READ_FAILED), with the system's code.
     const code = (error as { code?: string }).code ?? 'EIO'
-    throw new DocsplitError('DOCSPLIT_READ_FAILED', `reading the input failed (${code}): ${code === 'ENOENT' ? `no such file "${file}"` : `cannot read "${file}"`}`)
+    // Node reads its arguments as UTF-8: a name in another encoding (Latin-1 from an old archive)
+    // arrives with U+FFFD in it and names no file.
+    const undecodable = code === 'ENOENT' && file.includes('\ufffd') ? ' (its name is not valid UTF-8, which Node cannot pass on: give the file on standard input, with --filename)' : ''
+    throw new DocsplitError('DOCSPLIT_READ_FAILED', `reading the input failed (${code}): ${code === 'ENOENT' ? `no such file "${file}"${undecodable}` : `cannot read "${file}"`}`)
   }
   if (size === undefined) return { stream: createReadStream(file, { fd, highWaterMark: READ_SIZE }), size }
   return { stream: fileBytes(fd), size }

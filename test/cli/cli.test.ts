@@ -87,6 +87,12 @@ t.test('should exit 2 on usage errors, 3 on input errors', async (t) => {
   const fromDir = spawnSync(process.execPath, [bin, 'split', '-'], { stdio: [openSync(dir, 'r'), 'pipe', 'pipe'], encoding: 'utf8' })
   t.equal(fromDir.status, 3)
   t.match(fromDir.stderr, /DOCSPLIT_READ_FAILED: reading the input failed \(EISDIR\): standard input is a directory/)
+  // A name that is not UTF-8 cannot reach Node intact: the message says so, and what to do.
+  const latin1 = Buffer.concat([Buffer.from(dir + '/caf'), Buffer.from([0xe9]), Buffer.from('.md')])
+  writeFileSync(latin1, '# T\n')
+  const undecodable = spawnSync(process.execPath, [bin, 'split', latin1 as unknown as string], { encoding: 'utf8' })
+  t.equal(undecodable.status, 3)
+  t.match(undecodable.stderr, /no such file ".*caf\ufffd\.md" \(its name is not valid UTF-8, which Node cannot pass on: give the file on standard input, with --filename\)/)
   const named = docsplit(['split', dir])
   t.equal(named.code, 3, 'a directory named: the same read failure')
   t.match(named.stderr, /DOCSPLIT_READ_FAILED: reading the input failed \(EISDIR\): ".*" is a directory/)
