@@ -54,7 +54,7 @@ Output and checks:
   --plugin MODULE      load a plugin module (package name or path); repeatable, any command
 
 Exit codes: 0 ok, 2 usage error, 3 input error, 4 missing optional dependency, 1 internal error;
-130 and 143 when stopped by SIGINT (Ctrl-C) or SIGTERM.
+stopped by SIGINT (Ctrl-C) or SIGTERM, it ends by the signal (a shell shows 130 or 143).
 `
 }
 
