@@ -6,7 +6,8 @@ import { closeSync, createReadStream, fstatSync, openSync, readSync, statSync } 
 import { basename } from 'node:path'
 import { DocsplitError } from '../core/errors.js'
 import { FORMAT_SAMPLE, formatNamedByFile, splitBatches, type SplitOptions } from '../core/pipeline.js'
-import { tokenizerByName } from '../core/registry.js'
+import { prepareOptionChecks, resolveOptions } from '../core/options.js'
+import { packerByName, parserForFormat, tokenizerByName } from '../core/registry.js'
 import type { Chunk } from '../core/schema.js'
 import { Verifier } from '../core/verify.js'
 import { countThreads } from '../plugins/tokenizers/tiktoken/count-threads.js'
@@ -125,6 +126,13 @@ async function * tee (source: AsyncIterable<Buffer> | Iterable<Buffer>, progress
  * `cat` goes on; the exit code is the first failure's. A failed write to stdout still ends all.
  */
 export async function runSplits (files: string[], command: Omit<SplitCommand, 'file' | 'source'>): Promise<number> {
+  // What is wrong with the command, not with a file, fails it once, before any file.
+  const given = command.options as Record<string, unknown>
+  await prepareOptionChecks(given)
+  const options = resolveOptions(given)
+  if (options.input_format !== 'auto') parserForFormat(options.input_format)
+  if (options.splitter !== undefined) packerByName(options.splitter)
+  await tokenizerByName(options.tokenizer).load()
   let code = 0
   for (const file of files) {
     try {

@@ -339,6 +339,13 @@ t.test('several files with --ndjson: one process, each between its header (namin
   t.equal(jsonl.code, 2, 'chunk lines alone could not say which file they are from')
   t.match(jsonl.stderr, /docsplit split takes one FILE, or several with --ndjson/)
   t.equal(docsplit(['split', '-', '-', '--ndjson'], 'x').code, 2, 'standard input once')
+  // What is wrong with the command fails it once, not once a file.
+  for (const args of [['--max-tokens', '3'], ['--tokenizer', 'nope'], ['--splitter', 'nope'], ['--input-format', 'nope']]) {
+    const once = docsplit(['split', md, csv, '--ndjson', ...args])
+    t.equal(once.code, 2, args.join(' '))
+    t.equal(once.stderr.trimEnd().split('\n').length, 1, `${args.join(' ')}: one line`)
+    t.equal(once.stdout, '')
+  }
 })
 
 t.test('boolean options take true or false, or stand alone, or --no-', async (t) => {
