@@ -47,8 +47,9 @@ ${rows.join('\n')}
 
 Output and checks:
   --jsonl              print one chunk per line as chunks are made (constant memory)
-  --ndjson             as --jsonl, between the service's NDJSON header line (format, metadata)
-                       and trailer line (document, chunk_count), or an {"error": ...} line
+  --ndjson             as --jsonl, between the service's NDJSON header line (format, metadata;
+                       here also the FILE as "source") and trailer line (document, chunk_count),
+                       or an {"error": ...} line
   --pretty             indent the JSON response
   --verify             re-check the output (lossless, budget by recount); exit 3 on a violation
   --plugin MODULE      load a plugin module (package name or path); repeatable, any command
@@ -269,9 +270,7 @@ async function main (argv: string[]): Promise<number | typeof SERVING> {
 }
 
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-  const e = outputError(error.code)
-  process.stderr.write(`docsplit: ${e.code}: ${e.message}\n`)
-  process.exit(e.exitCode)
+  process.exit(reportError(outputError(error.code)).exitCode)
 })
 
 let settled = false

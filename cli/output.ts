@@ -57,6 +57,11 @@ export class Output {
  */
 export function reportError (error: unknown, about?: string): DocsplitError {
   const e = isDocsplitError(error) ? error : new DocsplitError('DOCSPLIT_INTERNAL', 'unexpected failure', { cause: error })
+  // Output that cannot be written fails every write after it (the writer thread's, stdout's own 'error'): said once.
+  if (isOutputError(e)) {
+    if (outputFailureTold) return e
+    outputFailureTold = true
+  }
   process.stderr.write(`docsplit: ${e.code}: ${about === undefined ? '' : `${JSON.stringify(about)}: `}${e.message}\n`)
   const cause = isDocsplitError(error) ? error.cause : error
   if (cause !== undefined && process.env.DOCSPLIT_DEBUG !== undefined) console.error(cause)
@@ -69,7 +74,17 @@ export function reportError (error: unknown, about?: string): DocsplitError {
  */
 export function outputError (code: string | undefined): DocsplitError {
   if (code === 'EPIPE') process.exit(0)
-  return new DocsplitError('DOCSPLIT_INTERNAL', `cannot write the output (${code ?? 'error'})`)
+  const error = new DocsplitError('DOCSPLIT_INTERNAL', `cannot write the output (${code ?? 'error'})`)
+  outputErrors.add(error)
+  return error
+}
+
+const outputErrors = new WeakSet<Error>()
+let outputFailureTold = false
+
+/** Whether `error` is a failed write to standard output (no input's fault: nothing more can go out). */
+export function isOutputError (error: unknown): boolean {
+  return error instanceof Error && outputErrors.has(error)
 }
 
 /**

@@ -5,15 +5,14 @@
 import { closeSync, createReadStream, fstatSync, openSync, readSync, statSync } from 'node:fs'
 import { basename } from 'node:path'
 import { DocsplitError } from '../core/errors.js'
-import { FORMAT_SAMPLE, formatNamedByFile, splitBatches, type SplitOptions } from '../core/pipeline.js'
-import { prepareOptionChecks, resolveOptions } from '../core/options.js'
-import { packerByName, parserForFormat, tokenizerByName } from '../core/registry.js'
+import { FORMAT_SAMPLE, checkSplitOptions, formatNamedByFile, splitBatches, type SplitOptions } from '../core/pipeline.js'
+import { tokenizerByName } from '../core/registry.js'
 import type { Chunk } from '../core/schema.js'
 import { Verifier } from '../core/verify.js'
 import { countThreads } from '../plugins/tokenizers/tiktoken/count-threads.js'
 import { toProblem } from '../server/problem.js'
 import { JsonlOutput } from './jsonl-output.js'
-import { reportError, writeResponse } from './output.js'
+import { isOutputError, reportError, writeResponse } from './output.js'
 import { Progress } from './progress.js'
 
 export interface SplitCommand {
@@ -23,11 +22,8 @@ export interface SplitCommand {
   ndjson?: boolean
   verify: boolean
   pretty: boolean
-  /**
-   * One of several files (`--ndjson` only): its name as given goes into its NDJSON header as
-   * `source`, and its notes on stderr start with it.
-   */
-  source?: string
+  /** One of several files: its notes on stderr start with its name. */
+  several?: boolean
 }
 
 /**
@@ -125,19 +121,18 @@ async function * tee (source: AsyncIterable<Buffer> | Iterable<Buffer>, progress
  * is paid once. A file that fails is told on stderr, naming it, and the next one goes on, as
  * `cat` goes on; the exit code is the first failure's. A failed write to stdout still ends all.
  */
-export async function runSplits (files: string[], command: Omit<SplitCommand, 'file' | 'source'>): Promise<number> {
+export async function runSplits (files: string[], command: Omit<SplitCommand, 'file' | 'several'>): Promise<number> {
   // What is wrong with the command, not with a file, fails it once, before any file.
-  const given = command.options as Record<string, unknown>
-  await prepareOptionChecks(given)
-  const options = resolveOptions(given)
-  if (options.input_format !== 'auto') parserForFormat(options.input_format)
-  if (options.splitter !== undefined) packerByName(options.splitter)
-  await tokenizerByName(options.tokenizer).load()
+  if (command.options.filename !== undefined) throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', '--filename names one input; several FILEs are each named by their own path; see docsplit --help')
+  countThreads(process.env.DOCSPLIT_COUNT_THREADS)
+  await checkSplitOptions(command.options)
   let code = 0
   for (const file of files) {
     try {
-      await runSplit({ ...command, file, source: file })
+      await runSplit({ ...command, file, several: true })
     } catch (error) {
+      // Output that cannot be written ends them all.
+      if (isOutputError(error)) throw error
       const e = reportError(error, file)
       if (code === 0) code = e.exitCode
     }
@@ -161,6 +156,8 @@ export async function runSplit (command: SplitCommand): Promise<number> {
     // the event loop, which a whole document's parse does not turn.)
     progress?.abort()
     throw error
+  } finally {
+    process.off('exit', endLine)
   }
 }
 
@@ -175,7 +172,8 @@ async function splitInput (command: SplitCommand, stream: AsyncIterable<Buffer> 
     if (!header) return
     header = false
     const start = await chunks.start as unknown as Record<string, unknown>
-    await jsonl!.write([command.source === undefined ? start : { ...start, source: command.source }])
+    // The service's header, and the file as given: which document the lines that follow are of.
+    await jsonl!.write([{ ...start, source: command.file }])
   }
   // The writer thread gives the chunks their ids (the verifier reads them as they come).
   const idsLater = jsonl?.idsLater === true && verifier === undefined
@@ -220,7 +218,7 @@ async function splitInput (command: SplitCommand, stream: AsyncIterable<Buffer> 
   progress?.finish()
   if (jsonl === undefined) await writeResponse(summary, collected, command.pretty)
   /** Which file a line on stderr is about, when there are several. */
-  const of = command.source === undefined ? '' : `${JSON.stringify(command.source)}: `
+  const of = command.several === true ? `${JSON.stringify(command.file)}: ` : ''
   // Said once at the end (--verify says it in its own line): a `log_start` that never matches,
   // or a record format whose records are this large, shows here rather than only in the output.
   // A log truncated in place while read (logrotate's copytruncate) ends early, as `cat` does:

@@ -462,6 +462,24 @@ function release (input: SplitInput): void {
   if (stream !== null && typeof stream === 'object' && typeof stream.destroy === 'function' && stream.destroyed !== true) (stream.destroy as () => void).call(stream)
 }
 
+/**
+ * Checks `raw` as a split does before its input tells anything: the values, the encoding, and
+ * the names that do not wait for the input (a format given by name, the splitter, the tokenizer,
+ * which loads). For a front that runs many splits with one set of options (the CLI's several
+ * files): what is wrong with them fails once, with the code a split gives. Not public API.
+ */
+export async function checkSplitOptions (raw: SplitOptions): Promise<void> {
+  if (!isFrozen()) checkDefaultSplitters()
+  freeze()
+  const given = optionsObject(raw)
+  await prepareOptionChecks(given)
+  const options = resolveOptions(given)
+  encodingInfo(options.encoding)
+  if (options.input_format.toLowerCase() !== 'auto') parserForFormat(options.input_format)
+  if (options.splitter !== undefined) packerByName(options.splitter)
+  await loadTokenizer(tokenizerByName(options.tokenizer))
+}
+
 async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (start: SplitStart) => void, idsLater: boolean, signal?: AbortSignalLike): AsyncGenerator<Chunk[], SplitSummary> {
   // The plugins are all there now: a set that does not hold together is not frozen.
   if (!isFrozen()) checkDefaultSplitters()

@@ -125,6 +125,9 @@ const splitErrors: ErrorCode[] = [
   ...requestErrors(),
 ]
 
+/** Refusals that come before a request is routed, so before the rate limit counts it. */
+const UNROUTED = new Set<ErrorCode>(['DOCSPLIT_HEADERS_TOO_LARGE', 'DOCSPLIT_EXPECTATION_FAILED', 'DOCSPLIT_REQUEST_TIMEOUT'])
+
 /** What any request may get before it reaches its route: malformed (no `Host`), headers too large, an Expect not met, a body too slow. */
 function requestErrors (): ErrorCode[] {
   return ['DOCSPLIT_INVALID_REQUEST', 'DOCSPLIT_HEADERS_TOO_LARGE', 'DOCSPLIT_EXPECTATION_FAILED', 'DOCSPLIT_REQUEST_TIMEOUT']
@@ -157,9 +160,11 @@ function problemResponses (codes: ErrorCode[], counted = false): Record<number, 
   const out: Record<number, unknown> = {}
   for (const [status, list] of byStatus) {
     const lines = list.map((code) => `- \`${code}\` (${problemType(code)}): ${errorTable[code].description}`)
+    // Refused before routing (a request too slow, headers too large, an Expect not met): never counted.
+    const withCount = counted && list.some((code) => !UNROUTED.has(code))
     out[status] = {
       description: `${list.map((c) => errorTable[c].title).join('; ')}.\n\n${lines.join('\n')}`,
-      ...(status === 429 || status === 503 || counted ? { headers: { ...(counted ? RATE_LIMIT_HEADERS : {}), ...(status === 429 || status === 503 ? RETRY_AFTER : {}) } } : {}),
+      ...(status === 429 || status === 503 || withCount ? { headers: { ...(withCount ? RATE_LIMIT_HEADERS : {}), ...(status === 429 || status === 503 ? RETRY_AFTER : {}) } } : {}),
       content: { 'application/problem+json': { schema: Type.Object({ ...ProblemInline.properties, code: Type.String({ enum: list }) }) } },
     }
   }

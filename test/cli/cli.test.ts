@@ -149,7 +149,7 @@ t.test('--ndjson: the service\'s lines, a header with the format and metadata, t
   t.equal(r.code, 0, r.stderr)
   const lines = r.stdout.trimEnd().split('\n')
   const whole = await split(Buffer.from(text), { max_tokens: 32, filename: 'nd.csv' })
-  t.same(JSON.parse(lines[0]!), { schema_version: whole.schema_version, input_format: whole.document.input_format, metadata: whole.metadata })
+  t.same(JSON.parse(lines[0]!), { schema_version: whole.schema_version, input_format: whole.document.input_format, metadata: whole.metadata, source: path }, 'the service\'s header, and the file as given')
   t.equal(lines.slice(1, -1).join('\n'), docsplit(['split', path, '--jsonl', '--max-tokens', '32']).stdout.trimEnd(), 'the chunks as --jsonl prints them')
   t.same(JSON.parse(lines.at(-1)!), { document: whole.document, reference_definitions: whole.reference_definitions, chunk_count: whole.chunk_count })
   // More lines than the log parser samples to choose its pattern, so records go out before the bad byte.
@@ -331,16 +331,15 @@ t.test('several files with --ndjson: one process, each between its header (namin
   const lines = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)
   const headers = lines.filter((l) => l.schema_version !== undefined)
   t.same(headers.map((h) => h.source), [md, csv], 'each file that split has a header naming it as given')
-  // Each file's lines are what it gives alone, with `source` added to its header.
   const alone = [md, csv].flatMap((f) => docsplit(['split', f, '--ndjson', '--max-tokens', '64']).stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>))
-  t.same(lines.map(({ source: _source, ...rest }) => rest), alone)
+  t.same(lines, alone, 'each file\'s lines are what it gives alone')
 
   const jsonl = docsplit(['split', md, csv, '--jsonl'])
   t.equal(jsonl.code, 2, 'chunk lines alone could not say which file they are from')
   t.match(jsonl.stderr, /docsplit split takes one FILE, or several with --ndjson/)
   t.equal(docsplit(['split', '-', '-', '--ndjson'], 'x').code, 2, 'standard input once')
   // What is wrong with the command fails it once, not once a file.
-  for (const args of [['--max-tokens', '3'], ['--tokenizer', 'nope'], ['--splitter', 'nope'], ['--input-format', 'nope']]) {
+  for (const args of [['--max-tokens', '3'], ['--tokenizer', 'nope'], ['--splitter', 'nope'], ['--input-format', 'nope'], ['--encoding', 'nope'], ['--filename', 'x.md']]) {
     const once = docsplit(['split', md, csv, '--ndjson', ...args])
     t.equal(once.code, 2, args.join(' '))
     t.equal(once.stderr.trimEnd().split('\n').length, 1, `${args.join(' ')}: one line`)

@@ -149,7 +149,7 @@ t.test("the file part's name is never cut: a long one is refused, a filename fie
     return fetch(s.url + FILE, { method: 'POST', body: form })
   }
   const formatOf = async (res: Response): Promise<string> => (await res.json() as { document: { input_format: string } }).document.input_format
-  // 1,024 code points, 2,045 UTF-16 units: kept whole, so still a CSV.
+  // 1,024 code points, 2,044 UTF-16 units: kept whole, so still a CSV.
   const emoji = '\u{1F600}'.repeat(1020) + '.csv'
   const whole = await upload(emoji)
   t.equal(whole.status, 200)

@@ -190,6 +190,7 @@ t.test('routes', async (t) => {
       t.equal(textOp.responses[status]!.headers?.['RateLimit-Remaining']?.schema?.type, 'integer', `RateLimit-Remaining documented on ${status}`)
     }
     t.same(Object.keys((api.paths['/health']!.get! as unknown as Operation).responses['503']!.headers ?? {}), ['Retry-After'], 'not on routes that are not limited')
+    for (const status of ['408', '417', '431']) t.equal(textOp.responses[status]!.headers, undefined, `nor on ${status}, refused before the count`)
     const health = api.paths['/health']!.get! as unknown as Operation
     t.ok(health.responses['503'], 'health documents its 503 while the service shuts down')
     t.ok(health.responses['400'], 'and its 400 for a malformed request (a bad URL, no Host), as every route')

@@ -34,7 +34,7 @@ function isSpace (code: number): boolean {
   return code === 32 || code === 10 || code === 13 || code === 9
 }
 
-/** sax is fed in blocks ending at multiples of this many characters. */
+/** sax's buffers are checked where the text fed to it reaches a multiple of this many characters. */
 const BLOCK = 65536
 /** The longest name, attribute value, comment, declaration or processing instruction. */
 const MAX_TOKEN = 4 * 1024 * 1024
