@@ -844,10 +844,13 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
       if (decodedLength === 0 && encodingInfo(options.encoding).name !== 'utf-8') {
         throw new DocsplitError('DOCSPLIT_INVALID_OPTION', `encoding "${options.encoding.slice(0, 64)}" applies to bytes; this input is text (a string), decoded already: leave encoding out, or pass the bytes`)
       }
-      wellFormed.check(piece)
-      decodedLength += piece.length
-      give(piece)
-      return
+      const { text, error } = wellFormed.next(piece)
+      if (error === undefined) return giveText(text)
+      // The text before a lone surrogate still goes first, as before invalid bytes (giveDecoded).
+      try {
+        giveText(text)
+      } catch {}
+      throw error
     }
     bytesInput = true
     receivedBytes += piece.length
@@ -876,6 +879,11 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
       wholeBytes.set(piece, gatheredBytes)
     }
     gatheredBytes += piece.length
+  }
+  const giveText = (text: string): void => {
+    if (text.length === 0) return
+    decodedLength += text.length
+    give(text)
   }
   /** Decodes the bytes gathered for a whole-text parser. */
   const decodeGathered = (): void => {
@@ -982,7 +990,8 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
 
   /** The rest of the input, the parser's end and the packer's. */
   async function * finish (): AsyncGenerator<Chunk[]> {
-    wellFormed.end()
+    const lone = wellFormed.end()
+    if (lone !== undefined) throw lone
     const steps = guarded(() => {
       decodeGathered()
       if (decoder !== undefined) {

@@ -1,18 +1,19 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { split } from '../../index.js'
+import { split, splitStream, type DocsplitError } from '../../index.js'
 import { WellFormedCheck } from '../../core/well-formed.js'
 
-/** Runs the check over `pieces`; the string index of the lone surrogate it refused, or undefined. */
-function refusedAt (pieces: string[]): number | undefined {
+/** Runs the check over `pieces`: the text it lets through, and the string index of the lone surrogate it refused. */
+function checked (pieces: string[]): { given: string, refusedAt: number | undefined } {
   const check = new WellFormedCheck()
-  try {
-    for (const p of pieces) check.check(p)
-    check.end()
-    return undefined
-  } catch (error) {
-    return Number(/string index (\d+)/.exec((error as Error).message)?.[1])
+  let given = ''
+  for (const p of pieces) {
+    const { text, error } = check.next(p)
+    given += text
+    if (error !== undefined) return { given, refusedAt: Number(/string index (\d+)/.exec(error.message)?.[1]) }
   }
+  const error = check.end()
+  return { given, refusedAt: error === undefined ? undefined : Number(/string index (\d+)/.exec(error.message)?.[1]) }
 }
 
 /** The index of the first lone surrogate, read plainly. */
@@ -37,6 +38,31 @@ t.test('a lone surrogate in string input is DOCSPLIT_INVALID_UTF8 with its index
     let at = 0
     for (const c of cuts) { pieces.push(text.slice(at, c)); at = c }
     pieces.push(text.slice(at))
-    if (refusedAt(pieces) !== firstLone(text)) throw new Error(`${JSON.stringify(text)} cut at ${cuts.join(',')}`)
+    const { given, refusedAt } = checked(pieces)
+    const lone = firstLone(text)
+    if (refusedAt !== lone) throw new Error(`${JSON.stringify(text)} cut at ${cuts.join(',')}: refused at ${refusedAt}`)
+    // Exactly the text before it goes on, wherever the pieces were cut.
+    if (given !== text.slice(0, lone)) throw new Error(`${JSON.stringify(text)} cut at ${cuts.join(',')}: gave ${JSON.stringify(given)}`)
   }), { numRuns: 2000 })
+})
+
+t.test('the chunks made before a lone surrogate do not depend on how the string input was cut', async (t) => {
+  const lines = Array.from({ length: 300 }, (_, i) => `2024-01-01 00:00:${String(i % 60).padStart(2, '0')} INFO entry ${i}\n`).join('')
+  const text = lines + 'bad \ud800 line\n'
+  const made = async (size: number): Promise<string[]> => {
+    const pieces: string[] = []
+    for (let at = 0; at < text.length; at += size) pieces.push(text.slice(at, at + size))
+    const out: string[] = []
+    try {
+      for await (const chunk of splitStream(pieces, { input_format: 'log', max_tokens: 64 })) out.push(chunk.text)
+    } catch (error) {
+      t.equal((error as DocsplitError).code, 'DOCSPLIT_INVALID_UTF8')
+    }
+    return out
+  }
+  const whole = await made(text.length)
+  t.ok(whole.length > 10, 'the entries before it go out')
+  // All but the entry being read (the last one: it might have gone on past its line).
+  t.equal(whole.join(''), lines.slice(0, lines.lastIndexOf('2024-')), 'in order, from the start')
+  for (const size of [1, 7, 1000, 4099]) t.same(await made(size), whole, `pieces of ${size}`)
 })
