@@ -460,6 +460,19 @@ t.test('hostile input', async (t) => {
     await rejects(t, bytes, 'DOCSPLIT_LIMIT_EXCEEDED', /text is too large/, {}, { limits: { maxTextChars: 100 } })
   })
 
+  t.test('rows as wide as the sheet: their cells are read, not their 16,384 columns', async (t) => {
+    // Values in A and in XFD: SheetJS reads each row as an array 16,384 long holding two cells.
+    const wide = (rows: number): Buffer => patchZip(buildXlsx([{ name: 'Wide', rows: [['x']] }]), {
+      'xl/worksheets/sheet1.xml': '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>' +
+        Array.from({ length: rows }, (_, i) => `<row r="${i + 1}"><c r="A${i + 1}"><v>${i}</v></c><c r="XFD${i + 1}"><v>${i}</v></c></row>`).join('') +
+        '</sheetData></worksheet>',
+    })
+    const rows = texts(await parse(wide(2), { header: false }))
+    t.same(rows.map((r) => [r.length, r.split(',').length, r.slice(0, 2), r.slice(-2)]), [[16386, 16384, '0,', '0\n'], [16386, 16384, '1,', '1\n']], 'the CSV of every column between, empty ones too')
+    // 20,000 of them are 320 MB of commas, past the text limit: refused (it took 18 s, now under one).
+    await rejects(t, wide(20_000), 'DOCSPLIT_LIMIT_EXCEEDED', /text is too large/)
+  })
+
   t.test('a sheet SheetJS silently drops is an error', async (t) => {
     const withoutSheet = makeZip(goodEntries.filter((e) => e.name !== 'xl/worksheets/sheet2.xml').map((e) => ({ name: e.name, data: e.data })))
     await rejects(t, withoutSheet, 'DOCSPLIT_PARSE_ERROR', 'sheet 2 could not be read: it is damaged or too large')
