@@ -6,10 +6,10 @@
  * For NDJSON the task carries a MessagePort; the header, each chunk (as soon as the engine
  * makes it) and the trailer or error go through that one port, in order.
  */
-import { workerData } from 'node:worker_threads'
+import { resourceLimits, workerData } from 'node:worker_threads'
 import type { MessagePort } from 'node:worker_threads'
 import { watchPluginSteps } from '../core/pipeline.js'
-import { isDocsplitError, loadPlugins, split, splitStream } from '../index.js'
+import { DocsplitError, isDocsplitError, loadPlugins, splitStream } from '../index.js'
 import { retireIfGrown } from './retire.js'
 import { writeStep } from './waiting-step.js'
 
@@ -121,6 +121,36 @@ async function streamTo (port: MessagePort, task: SplitTask): Promise<void> {
   port.postMessage({ kind: 'end', line: JSON.stringify({ document, reference_definitions: refs, chunk_count: count }) } satisfies StreamMessage)
 }
 
+/**
+ * The longest JSON answer, in characters: an eighth of the worker's heap (its parts and their
+ * join, two bytes a character at worst, stay within half of it), and never near V8's longest
+ * string. A 5 MB document of nested XML at max_tokens 8 makes some 450 MB of JSON: built whole
+ * with its chunks, the worker reached its heap limit inside V8's collector, which aborts the
+ * whole process rather than the worker.
+ */
+const MAX_JSON_CHARS = Math.min(256 * 2 ** 20, ((resourceLimits.maxOldGenerationSizeMb ?? 2048) * 2 ** 20) / 8)
+
+/**
+ * The JSON answer, byte for byte `JSON.stringify` of `split()`'s response, built a chunk at a
+ * time so that the chunks themselves are not all held, and refused past MAX_JSON_CHARS.
+ */
+async function jsonAnswer (task: SplitTask): Promise<string> {
+  const stream = splitStream(task.input, task.options)
+  const lines: string[] = []
+  let size = 0
+  for await (const chunk of stream) {
+    const line = JSON.stringify(chunk)
+    size += line.length + 1
+    if (size > MAX_JSON_CHARS) {
+      throw new DocsplitError('DOCSPLIT_LIMIT_EXCEEDED', `the JSON answer would be larger than ${Math.round(MAX_JSON_CHARS / 2 ** 20)} MB (an eighth of DOCSPLIT_WEB_WORKER_MAX_MEMORY_MB); ask for NDJSON (Accept: application/x-ndjson), which is streamed, or split with a larger max_tokens`)
+    }
+    lines.push(line)
+  }
+  // The response is the summary, then its chunks (split()'s { ...summary, chunks }).
+  const head = JSON.stringify({ ...await stream.summary, chunks: [] })
+  return `${head.slice(0, -'[]}'.length)}[${lines.join(',')}]}`
+}
+
 export default async function run (task: SplitTask): Promise<TaskResult> {
   const result = await attempt(task)
   const retire = retireIfGrown((workerData as { retire?: Int32Array } | undefined)?.retire)
@@ -141,10 +171,7 @@ async function attempt (task: SplitTask): Promise<TaskResult> {
       }
       return { ok: true }
     }
-    if (task.port === undefined) {
-      const response = await split(task.input, task.options)
-      return { ok: true, json: JSON.stringify(response) }
-    }
+    if (task.port === undefined) return { ok: true, json: await jsonAnswer(task) }
     await streamTo(task.port, task)
     return { ok: true }
   } catch (err) {
