@@ -24,6 +24,19 @@ export interface SplitControl {
   signal?: AbortSignalLike
 }
 
+/**
+ * The signal a split was given, checked: null is none, as an option's null is; what is not a
+ * signal (`{ signal: 5 }`, from JavaScript) is the caller's mistake, said as such.
+ */
+export function checkedSignal (signal: unknown): AbortSignalLike | undefined {
+  if (signal === undefined || signal === null) return undefined
+  const s = signal as Partial<AbortSignalLike>
+  if (typeof s.aborted !== 'boolean' || typeof s.addEventListener !== 'function' || typeof s.removeEventListener !== 'function') {
+    throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'signal must be an AbortSignal (such as AbortSignal.timeout(30_000)), or left out')
+  }
+  return signal as AbortSignalLike
+}
+
 /** How long a split with a signal runs before it lets the event loop turn (an abort in). */
 const TURN_MS = 20
 

@@ -28,7 +28,7 @@ import { withOverlap } from './overlap.js'
 import { isCount, isPromise, silence } from './plugin-values.js'
 import { PositionTracker, isHighSurrogate } from './positions.js'
 import { SourceWindow } from './source.js'
-import { abortable, abortedError, stopIfAborted, type AbortSignalLike, type SplitControl } from './abort.js'
+import { abortable, abortedError, checkedSignal, stopIfAborted, type AbortSignalLike, type SplitControl } from './abort.js'
 import { WellFormedCheck } from './well-formed.js'
 import { freeze, isFrozen, packerByName, parserForFilename, parserForFormat, listParsers, tokenizerByName, tokenizerSpelling, formatNames } from './registry.js'
 import { SCHEMA_VERSION, type Chunk, type Metadata, type SplitResponse, type SplitSummary } from './schema.js'
@@ -443,8 +443,9 @@ function optionsObject (raw: unknown): Record<string, unknown> {
   return raw as Record<string, unknown>
 }
 
-async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: SplitStart) => void, idsLater = false, signal?: AbortSignalLike): AsyncGenerator<Chunk[], SplitSummary> {
+async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: SplitStart) => void, idsLater = false, given?: AbortSignalLike): AsyncGenerator<Chunk[], SplitSummary> {
   try {
+    const signal = checkedSignal(given)
     const steps = splitting(input, raw, onStart, idsLater, signal)
     return yield * (signal === undefined ? steps : abortable(steps, signal, () => { release(input) }))
   } catch (error) {

@@ -65,3 +65,12 @@ t.test('aborted by a timer while a large markdown text in memory is split', asyn
   t.equal(kept.chunks.length, whole.chunks.length)
   t.equal(kept.chunks.map((c) => c.text).join(''), text)
 })
+
+t.test('a signal that is not one is the caller\'s mistake; null is none', async (t) => {
+  for (const signal of [5, 'soon', {}, { aborted: false }]) {
+    await t.rejects(split('hello', {}, { signal } as never), { code: 'DOCSPLIT_INVALID_REQUEST', message: /signal must be an AbortSignal/ }, JSON.stringify(signal))
+    const stream = splitStream('hello', {}, { signal } as never)
+    await t.rejects((async () => { for await (const _ of stream) {} })(), { code: 'DOCSPLIT_INVALID_REQUEST' }, `${JSON.stringify(signal)}: the stream too`)
+  }
+  t.equal((await split('hello', {}, { signal: null } as never)).chunk_count, 1, 'null: no signal')
+})
