@@ -473,6 +473,14 @@ t.test('hostile input', async (t) => {
     await rejects(t, wide(20_000), 'DOCSPLIT_LIMIT_EXCEEDED', /text is too large/)
   })
 
+  t.test('a number format longer than Excel writes is refused before SheetJS formats every cell with it', async (t) => {
+    const book = buildXlsx([{ name: 'S', rows: [[{ t: 'n', v: 1, z: '0.00' } as never]] }])
+    const styles = readZip(book).find((e) => e.name === 'xl/styles.xml')!.data.toString()
+    const withFormat = (code: string): Buffer => patchZip(book, { 'xl/styles.xml': styles.replace(/<numFmts[^]*?<\/numFmts>/, `<numFmts count="1"><numFmt numFmtId="164" formatCode="${code}"/></numFmts>`) })
+    t.equal(texts(await parse(withFormat('&quot;x&quot;'.repeat(60) + '0.0'))).length, 1, 'one of 123 characters, escaped to 600 bytes, is read')
+    await rejects(t, withFormat('#,'.repeat(1500) + '0.0'), 'DOCSPLIT_LIMIT_EXCEEDED', 'a number format is longer than Excel allows (255 characters)')
+  })
+
   t.test('a sheet SheetJS silently drops is an error', async (t) => {
     const withoutSheet = makeZip(goodEntries.filter((e) => e.name !== 'xl/worksheets/sheet2.xml').map((e) => ({ name: e.name, data: e.data })))
     await rejects(t, withoutSheet, 'DOCSPLIT_PARSE_ERROR', 'sheet 2 could not be read: it is damaged or too large')
