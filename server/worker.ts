@@ -136,6 +136,8 @@ const MAX_JSON_CHARS = Math.min(256 * 2 ** 20, ((resourceLimits.maxOldGeneration
  */
 async function jsonAnswer (task: SplitTask): Promise<string> {
   const stream = splitStream(task.input, task.options)
+  // Rejects too when the answer is refused part-way (awaited below otherwise).
+  stream.summary.catch(() => {})
   const lines: string[] = []
   let size = 0
   for await (const chunk of stream) {
