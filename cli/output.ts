@@ -1,6 +1,6 @@
 /** Writing to standard output: buffered, with backpressure, and what a failed write means. */
 import { DocsplitError, isDocsplitError } from '../core/errors.js'
-import type { Chunk, SplitSummary } from '../core/schema.js'
+import { responseOpening, type Chunk, type SplitSummary } from '../core/schema.js'
 
 const FLUSH_AT = 1 << 16
 
@@ -94,14 +94,11 @@ export function isOutputError (error: unknown): boolean {
  * JSON.stringify(response, null, 2) when `pretty`.
  */
 export async function writeResponse (summary: SplitSummary, chunks: Chunk[], pretty: boolean, output = new Output()): Promise<void> {
-  const empty = { ...summary, chunks: [] }
-  const head = pretty ? JSON.stringify(empty, null, 2) : JSON.stringify(empty)
   if (chunks.length === 0) {
-    await output.write(head + '\n')
+    await output.write(JSON.stringify({ ...summary, chunks: [] }, null, pretty ? 2 : undefined) + '\n')
     return await output.flush()
   }
-  // The head ends with the empty array of chunks, then the closing brace.
-  await output.write(head.slice(0, head.length - (pretty ? '[]\n}' : '[]}').length) + '[')
+  await output.write(responseOpening(summary, pretty))
   for (let i = 0; i < chunks.length; i++) {
     const json = pretty ? '\n    ' + JSON.stringify(chunks[i], null, 2).replaceAll('\n', '\n    ') : JSON.stringify(chunks[i])
     await output.write(i > 0 ? ',' + json : json)

@@ -93,4 +93,14 @@ export type Metadata = Static<typeof Metadata> & Record<string, unknown>
 export type ReferenceDefinition = Static<typeof ReferenceDefinition>
 export type SplitResponse = Omit<Static<typeof SplitResponse>, 'metadata' | 'chunks'> & { metadata: Metadata, chunks: Chunk[] }
 export type SplitSummary = Omit<SplitResponse, 'chunks'>
+
+/**
+ * `JSON.stringify` of a split response (`pretty`: indented by 2) up to its chunks' opening
+ * bracket: a response is its summary, then its chunks. For a front that writes or builds a
+ * large answer a chunk at a time, byte for byte as the whole response would stringify.
+ */
+export function responseOpening (summary: SplitSummary, pretty = false): string {
+  const empty = JSON.stringify({ ...summary, chunks: [] }, null, pretty ? 2 : undefined)
+  return empty.slice(0, empty.length - (pretty ? '[]\n}' : '[]}').length) + '['
+}
 export type Problem = Static<typeof Problem>

@@ -9,6 +9,7 @@
 import { resourceLimits, workerData } from 'node:worker_threads'
 import type { MessagePort } from 'node:worker_threads'
 import { watchPluginSteps } from '../core/pipeline.js'
+import { responseOpening } from '../core/schema.js'
 import { DocsplitError, isDocsplitError, loadPlugins, splitStream } from '../index.js'
 import { retireIfGrown } from './retire.js'
 import { writeStep } from './waiting-step.js'
@@ -148,9 +149,7 @@ async function jsonAnswer (task: SplitTask): Promise<string> {
     }
     lines.push(line)
   }
-  // The response is the summary, then its chunks (split()'s { ...summary, chunks }).
-  const head = JSON.stringify({ ...await stream.summary, chunks: [] })
-  return `${head.slice(0, -'[]}'.length)}[${lines.join(',')}]}`
+  return `${responseOpening(await stream.summary)}${lines.join(',')}]}`
 }
 
 export default async function run (task: SplitTask): Promise<TaskResult> {
