@@ -470,24 +470,25 @@ function release (input: SplitInput): void {
  * files): what is wrong with them fails once, with the code a split gives. Not public API.
  */
 export async function checkSplitOptions (raw: SplitOptions): Promise<void> {
-  if (!isFrozen()) checkDefaultSplitters()
-  freeze()
-  const given = optionsObject(raw)
-  await prepareOptionChecks(given)
-  const options = resolveOptions(given)
+  const { options } = await checkedOptions(raw)
   encodingInfo(options.encoding)
   if (options.input_format.toLowerCase() !== 'auto') parserForFormat(options.input_format)
   if (options.splitter !== undefined) packerByName(options.splitter)
   await loadTokenizer(tokenizerByName(options.tokenizer))
 }
 
-async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (start: SplitStart) => void, idsLater: boolean, signal?: AbortSignalLike): AsyncGenerator<Chunk[], SplitSummary> {
+/** The options as given (an object) and resolved, once the registry is frozen. */
+async function checkedOptions (raw: SplitOptions): Promise<{ given: Record<string, unknown>, options: ResolvedOptions }> {
   // The plugins are all there now: a set that does not hold together is not frozen.
   if (!isFrozen()) checkDefaultSplitters()
   freeze()
   const given = optionsObject(raw)
   await prepareOptionChecks(given)
-  const options = resolveOptions(given)
+  return { given, options: resolveOptions(given) }
+}
+
+async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (start: SplitStart) => void, idsLater: boolean, signal?: AbortSignalLike): AsyncGenerator<Chunk[], SplitSummary> {
+  const { given, options } = await checkedOptions(raw)
   const source = inputPieces(input)[Symbol.asyncIterator]()
   /** Bytes given whole, not as a stream: its pieces are its own consecutive subarrays. */
   const givenBytes = input instanceof Uint8Array ? input : input instanceof ArrayBuffer ? new Uint8Array(input) : undefined
