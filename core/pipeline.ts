@@ -144,7 +144,7 @@ async function * inputPieces (input: SplitInput): AsyncGenerator<InputPiece> {
     for (let i = 0; i < input.length; i += PIECE) yield input.slice(i, i + PIECE)
     return
   }
-  if (input instanceof ArrayBuffer) input = new Uint8Array(input)
+  if (input instanceof ArrayBuffer) input = bytesOf(input)
   if (input instanceof Uint8Array) {
     for (let i = 0; i < input.length; i += PIECE) yield input.subarray(i, i + PIECE)
     return
@@ -440,7 +440,22 @@ function optionsObject (raw: unknown): Record<string, unknown> {
   if (typeof raw !== 'object' || Array.isArray(raw)) {
     throw new DocsplitError('DOCSPLIT_INVALID_OPTION', `the options must be an object of option names and values, such as { max_tokens: 256 }, not ${Array.isArray(raw) ? 'an array' : `a ${typeof raw}`}`)
   }
-  return raw as Record<string, unknown>
+  // A copy: a getter or a proxy is read once, here, so every later read sees the same value;
+  // one that throws is the caller's error, not the engine's.
+  try {
+    return { ...raw }
+  } catch (error) {
+    throw new DocsplitError('DOCSPLIT_INVALID_OPTION', `the options could not be read: reading them threw ${error instanceof Error ? `a ${error.name}` : 'a value that is not an Error'}`)
+  }
+}
+
+/** The bytes of an ArrayBuffer; a detached one (transferred to a worker, say) is the caller's error. */
+function bytesOf (buffer: ArrayBuffer): Uint8Array {
+  try {
+    return new Uint8Array(buffer)
+  } catch {
+    throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'the input ArrayBuffer is detached (it was transferred or freed): pass one that still holds its bytes')
+  }
 }
 
 async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: SplitStart) => void, idsLater = false, given?: AbortSignalLike): AsyncGenerator<Chunk[], SplitSummary> {
@@ -491,7 +506,7 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
   const { given, options } = await checkedOptions(raw)
   const source = inputPieces(input)[Symbol.asyncIterator]()
   /** Bytes given whole, not as a stream: its pieces are its own consecutive subarrays. */
-  const givenBytes = input instanceof Uint8Array ? input : input instanceof ArrayBuffer ? new Uint8Array(input) : undefined
+  const givenBytes = input instanceof Uint8Array ? input : input instanceof ArrayBuffer ? bytesOf(input) : undefined
   /** A stream's bytes held past the next read are copied: the caller may reuse its buffer. */
   const keep = (piece: Uint8Array): Uint8Array => givenBytes !== undefined ? piece : Uint8Array.prototype.slice.call(piece)
   const buffered: InputPiece[] = []

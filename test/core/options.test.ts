@@ -1,5 +1,5 @@
 import t from 'tap'
-import { split, optionsSchema, resolveOptions } from '../../index.js'
+import { split, splitStream, optionsSchema, resolveOptions } from '../../index.js'
 
 t.test('should apply the documented defaults and report every effective option', async (t) => {
   const r = await split('hello', { input_format: 'text' })
@@ -56,6 +56,28 @@ t.test('should take null options as the defaults and refuse options that are not
   for (const bad of ['abc', 5, true, [], () => {}]) {
     await t.rejects(split('hello', bad as never), { code: 'DOCSPLIT_INVALID_OPTION', message: /options must be an object/ }, String(bad))
   }
+})
+
+t.test('should read the options once, and tell a getter that throws as the caller\'s error', async (t) => {
+  const throwing = { get max_tokens (): number { throw new RangeError('no') } }
+  await t.rejects(split('hello', throwing as never), { code: 'DOCSPLIT_INVALID_OPTION', message: /options could not be read: reading them threw a RangeError/ })
+  const proxy = new Proxy({}, { ownKeys () { throw new Error('trap') } })
+  await t.rejects(split('hello', proxy as never), { code: 'DOCSPLIT_INVALID_OPTION', message: /options could not be read/ })
+  // A getter that changes its answer is read once: the budget checked is the budget used.
+  let reads = 0
+  const fickle = { get max_tokens (): number { return ++reads === 1 ? 16 : 5 } }
+  const r = await split('one two three four five six seven eight nine ten eleven twelve', fickle as never)
+  t.equal(r.metadata.max_tokens, 16)
+  t.equal(reads, 1)
+})
+
+t.test('should refuse a detached ArrayBuffer as a request error', async (t) => {
+  const buffer = new TextEncoder().encode('hello').buffer
+  structuredClone(buffer, { transfer: [buffer] })
+  for (const run of [() => split(buffer), async () => { for await (const _ of splitStream(buffer)) void _ }]) {
+    await t.rejects(run(), { code: 'DOCSPLIT_INVALID_REQUEST', message: /ArrayBuffer is detached/ })
+  }
+  t.equal((await split(new TextEncoder().encode('hello').buffer)).chunks[0]!.text, 'hello', 'a live one splits')
 })
 
 t.test('should report a format named by another of its names by its own name', async (t) => {
