@@ -551,12 +551,14 @@ t.test('a stream read for its format: a note says what the split waits for, and 
     const code = await new Promise((resolve) => child.on('close', resolve))
     return { stderr, out, code }
   }
-  const auto = await run([])
-  t.equal(auto.code, 0)
-  t.equal(auto.stderr, 'docsplit: note: waiting for 64 KiB of the input (or its end) to tell its format; with --input-format (log, jsonl, ...) it does not wait for them\n')
-  t.equal(auto.out.trimEnd().split('\n').length, 1, 'then the split as without it')
-  for (const given of [['--input-format', 'log'], ['--filename', 'app.log']]) {
-    const named = await run(given)
+  // At once: each run mostly waits out its stalled producer.
+  const givens = [['--input-format', 'log'], ['--filename', 'app.log']]
+  const [auto, ...runs] = await Promise.all([run([]), ...givens.map(run)])
+  t.equal(auto!.code, 0)
+  t.equal(auto!.stderr, 'docsplit: note: waiting for 64 KiB of the input (or its end) to tell its format; with --input-format (log, jsonl, ...) it does not wait for them\n')
+  t.equal(auto!.out.trimEnd().split('\n').length, 1, 'then the split as without it')
+  for (const [i, given] of givens.entries()) {
+    const named = runs[i]!
     t.equal(named.code, 0)
     t.equal(named.stderr, '', `${given.join(' ')}: no wait for the sample, no note`)
   }

@@ -106,10 +106,15 @@ t.test('loadEnv: a Redis URL refused is shown, with its password masked', async 
   t.match(message(`http://${'h'.repeat(80)}`), new RegExp(`\\(got "http://${'h'.repeat(57)}\\.\\.\\."\\)$`), 'a long value: its first 64 characters')
 })
 
-t.test('the process exits non-zero on each invalid value, naming it', async (t) => {
+// Every value's message is checked in-process above (loadEnv); all take the same way out of the
+// process, so a few stand for them here (each start costs a second or more of CPU).
+const exiting = invalid.filter(([name, value]) => (name === 'PORT' && value === 'eighty') || name === 'DOCSPLIT_WEB_MAX_BODY' || value === 'http://user:pw@x')
+
+t.test('the process exits non-zero on an invalid value, naming it', async (t) => {
+  t.equal(exiting.length, 3)
   const batch = 4
-  for (let i = 0; i < invalid.length; i += batch) {
-    await Promise.all(invalid.slice(i, i + batch).map(async ([name, value, message]) => {
+  for (let i = 0; i < exiting.length; i += batch) {
+    await Promise.all(exiting.slice(i, i + batch).map(async ([name, value, message]) => {
       const child = startChild(process.execPath, ['--import', 'tsx', startScript], { [name]: value, PORT: name === 'PORT' ? value : '0' })
       const code = await child.exited
       t.not(code, 0, `${name}=${value}: exit code ${String(code)}`)
