@@ -1,7 +1,9 @@
 /** The curated public API of the engine. */
-export { split, splitStream } from './pipeline.js'
+export { split, splitStream } from './split.js'
 export type { AbortSignalLike, SplitControl } from './abort.js'
-export type { ChunkStream, PluginOptions, SplitInput, SplitOptions, SplitStart } from './pipeline.js'
+export type { ChunkStream } from './split.js'
+export type { SplitInput } from './input.js'
+export type { PluginOptions, SplitOptions, SplitStart } from './pipeline.js'
 export { definePlugin, register, listParsers, listPackers, listTokenizers, formatNames, tokenizerAliases, PLUGIN_API_VERSION } from './registry.js'
 export { loadPlugins } from './load.js'
 export { optionsSchema, prepareOptionChecks, resolveOptions, describeSchema, baseOptions, MIN_TOKENS, MAX_TOKENS } from './options.js'

@@ -13,32 +13,30 @@
  */
 import { constants } from 'node:buffer'
 import type { TObject } from 'typebox'
-import { beginsWhenAwaited } from './awaited.js'
 import { Meter, structureEstimate } from './budget.js'
 import { chunkId } from './chunk-id.js'
-import { StreamDecoder, UTF16_HEAD, UTF8, byteOrderMark, encodingInfo, utf16WithoutBom, type EncodingInfo } from './decode.js'
+import { StreamDecoder, UTF16_HEAD, UTF8, encodingInfo, utf16WithoutBom, type EncodingInfo } from './decode.js'
 import type { BlockEvent, DocEvent, RecordEvent } from './events.js'
-import { DocsplitError, isDocsplitError, parserFailError, PARSER_ERROR_CODES, type ErrorCode, type ParserErrorCode } from './errors.js'
+import { DocsplitError, isDocsplitError, parserFailError, type ErrorCode, type ParserErrorCode } from './errors.js'
 import { draftProblem } from './draft-check.js'
 import { eventFieldProblem, UNKNOWN_EVENT_TYPE } from './event-check.js'
-import { checkDefaultSplitters, isModuleNotFound } from './load.js'
+import { DECLARED_HEAD, FORMAT_SAMPLE, checkedDeclaredEncoding, chooseParser, formatNamedByFile, needsFile } from './format-choice.js'
+import { bytesOf, inputPieces, nextPiece, release, sampleText, type InputPiece, type SplitInput } from './input.js'
+import { checkDefaultSplitters } from './load.js'
 import { DEFAULT_TOKENIZER, applyPluginDefaults, baseOptions, inTableOrder, prepareOptionChecks, resolveOptions } from './options.js'
 import { pluginOptionNames } from './plugin-options.js'
+import { countFault, endSteps, finished, loadTokenizer, pluginFailure, pluginStep } from './plugin-calls.js'
 import { withOverlap } from './overlap.js'
-import { isCount, isPromise, silence } from './plugin-values.js'
+import { isCount } from './plugin-values.js'
 import { PositionTracker, isHighSurrogate } from './positions.js'
 import { SourceWindow } from './source.js'
-import { abortable, abortedError, checkedSignal, stopIfAborted, type AbortSignalLike, type SplitControl } from './abort.js'
+import { abortable, checkedSignal, stopIfAborted, type AbortSignalLike } from './abort.js'
 import { WellFormedCheck } from './well-formed.js'
-import { freeze, isFrozen, packerByName, parserForFilename, parserForFormat, listParsers, tokenizerByName, tokenizerSpelling, formatNames } from './registry.js'
-import { SCHEMA_VERSION, type Chunk, type Metadata, type SplitResponse, type SplitSummary } from './schema.js'
+import { freeze, isFrozen, packerByName, parserForFormat, tokenizerByName, tokenizerSpelling } from './registry.js'
+import { SCHEMA_VERSION, type Chunk, type Metadata, type SplitSummary } from './schema.js'
 import { segmenters } from './segment.js'
-import type { ChunkDraft, PackerContext, PackerHandler, ParserHandler, ParserPlugin, ResolvedOptions, Tokenizer, TokenizerPlugin } from './types.js'
+import type { ChunkDraft, PackerContext, PackerHandler, ParserHandler, ResolvedOptions } from './types.js'
 import { VERSION } from './version.js'
-
-export type InputPiece = Uint8Array | string
-/** An iterable yields strings or bytes, not both: text already decoded, or bytes to decode. */
-export type SplitInput = string | Uint8Array | ArrayBuffer | Iterable<string> | Iterable<Uint8Array> | AsyncIterable<string> | AsyncIterable<Uint8Array>
 
 /**
  * The options plugins declare, by name: the built-in ones (`delimiter`, `log_start`, ...), and
@@ -69,44 +67,41 @@ export interface SplitStart {
   metadata: Metadata
 }
 
-/** Chunks as they are made; `start` resolves before the first, `summary` after the last. */
-export interface ChunkStream extends AsyncIterable<Chunk> {
-  readonly start: Promise<SplitStart>
-  readonly summary: Promise<SplitSummary>
-}
-
 /** Errors of the input itself: what came before one still goes out (see `salvage`). */
 const INPUT_ERRORS = new Set<ErrorCode>(['DOCSPLIT_PARSE_ERROR', 'DOCSPLIT_INVALID_UTF8', 'DOCSPLIT_READ_FAILED', 'DOCSPLIT_LIMIT_EXCEEDED'])
 
-/** Pieces handed to parsers: large enough to be fast, small enough to yield chunks often. */
-const PIECE = 1 << 20
 /** A whole-document parser's input bytes are decoded this many at a time (see `wholeBytes`). */
 const GATHER_BYTES = 64 << 20
+
 /** The size of the buffer that gathers them past GATHER_SMALL (pages are touched only as it fills). */
 const GATHER_START = 16 << 20
+
 const GATHER_SMALL = 1 << 20
+
 /** Bytes decoded into one string at most. */
 const DECODE_PART = 256 << 20
+
 /**
  * Bytes decoded into one string at most for a streaming parser. A string over 128 KB goes to
  * V8's large-object space, fresh pages per string: a 64 MB log decoded 256 KB at a time took
  * 390 ms, 64 KB at a time 45 ms.
  */
 const STREAM_DECODE_PART = 1 << 16
+
 /** The longest string V8 makes: a whole-document parser's text must fit in one. */
 const MAX_STRING_LENGTH = constants.MAX_STRING_LENGTH
-/** Bytes or characters of input `auto` reads first to choose a format by content. */
-export const FORMAT_SAMPLE = 1 << 16
-/** Bytes a parser sees to find an encoding the document declares (an XML declaration). */
-export const DECLARED_HEAD = 1024
+
 /**
  * Counting ahead starts after this many characters (below, starting threads costs more than it
  * saves); the threads start earlier, so that they have loaded their tables by then.
  */
 const AHEAD_AFTER = 4 << 20
+
 const AHEAD_WARM = 1 << 20
+
 /** Characters of blocks and records per batch counted ahead, and batches in flight at most. */
 const AHEAD_BATCH = 1 << 19
+
 const AHEAD_INFLIGHT = 6
 
 /**
@@ -138,290 +133,6 @@ interface Batch {
   done: boolean
 }
 
-async function * inputPieces (input: SplitInput): AsyncGenerator<InputPiece> {
-  let kind: 'string' | 'bytes' | undefined
-  if (typeof input === 'string') {
-    for (let i = 0; i < input.length; i += PIECE) yield input.slice(i, i + PIECE)
-    return
-  }
-  if (input instanceof ArrayBuffer) input = bytesOf(input)
-  if (input instanceof Uint8Array) {
-    for (let i = 0; i < input.length; i += PIECE) yield input.subarray(i, i + PIECE)
-    return
-  }
-  if (input !== null && typeof input === 'object' && (Symbol.asyncIterator in input || Symbol.iterator in input)) {
-    for await (const piece of input as AsyncIterable<InputPiece>) {
-      if (typeof piece !== 'string' && !(piece instanceof Uint8Array)) {
-        throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'an input stream must yield strings or bytes (Uint8Array, Buffer)')
-      }
-      // Text would overtake bytes the decoder still holds: one kind per stream.
-      const k = typeof piece === 'string' ? 'string' : 'bytes'
-      if (kind !== undefined && k !== kind) throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'an input stream must yield only strings or only bytes, not both')
-      kind = k
-      yield piece
-    }
-    return
-  }
-  throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'input must be a string, bytes (Uint8Array, Buffer), or an iterable of them')
-}
-
-const loadedTokenizers = new Map<TokenizerPlugin, Promise<Tokenizer>>()
-
-function tokenizerUnavailable (plugin: TokenizerPlugin, cause?: unknown): DocsplitError {
-  const needs = typeof plugin.extra === 'string' && plugin.extra !== '' ? `the package ${plugin.extra.slice(0, 128)}: npm install ${plugin.extra.slice(0, 128)}` : 'a package that is not installed'
-  return new DocsplitError('DOCSPLIT_TOKENIZER_UNAVAILABLE', `tokenizer "${plugin.name}" needs ${needs}`, { cause })
-}
-
-/** Plugin steps being awaited (`the ini parser's create()`), with how many splits await each. */
-const awaitedSteps = new Map<string, number>()
-
-/** The plugin steps a split awaits now: what a process that can do nothing more waits for. */
-export function pluginStepsPending (): string[] {
-  return [...awaitedSteps.keys()]
-}
-
-/** Told the first pending plugin step (undefined: none) each time the pending steps change. */
-let stepWatcher: ((first: string | undefined) => void) | undefined
-
-/**
- * Has `watcher` told the first pending plugin step each time the pending steps change: a
- * service worker keeps it where the thread that stops a split past its budget can read it.
- */
-export function watchPluginSteps (watcher: ((first: string | undefined) => void) | undefined): void {
-  stepWatcher = watcher
-}
-
-/** Awaits a plugin's step, known by name while it is pending. */
-async function pluginStep<T> (what: string, step: () => T | Promise<T>): Promise<T> {
-  awaitedSteps.set(what, (awaitedSteps.get(what) ?? 0) + 1)
-  stepWatcher?.(awaitedSteps.keys().next().value)
-  try {
-    return await step()
-  } finally {
-    const left = awaitedSteps.get(what)! - 1
-    if (left === 0) awaitedSteps.delete(what)
-    else awaitedSteps.set(what, left)
-    stepWatcher?.(awaitedSteps.keys().next().value)
-  }
-}
-
-function loadTokenizer (plugin: TokenizerPlugin): Promise<Tokenizer> {
-  let loading = loadedTokenizers.get(plugin)
-  if (loading === undefined) {
-    loading = Promise.resolve().then(async () => {
-      // A plugin that says its package is missing, or whose load cannot find a module, lacks a dependency.
-      if (plugin.available !== undefined && await pluginStep(`the ${plugin.name} tokenizer's available()`, () => plugin.available!()) === false) throw tokenizerUnavailable(plugin)
-      return await pluginStep(`the ${plugin.name} tokenizer's load()`, () => plugin.load())
-    }).then((tokenizer) => {
-      if (tokenizer === null || typeof tokenizer !== 'object' || typeof tokenizer.count !== 'function') {
-        throw new DocsplitError('DOCSPLIT_PLUGIN_CONTRACT', `tokenizer "${plugin.name}": load() must return an object with count(text)`)
-      }
-      return tokenizer
-    }, (error: unknown) => {
-      throw isModuleNotFound(error) ? tokenizerUnavailable(plugin, error) : pluginFailure(error, `${plugin.name} tokenizer`)
-    })
-    loadedTokenizers.set(plugin, loading)
-    // A failed load (package missing) is retried on the next request, after an install.
-    loading.catch(() => loadedTokenizers.delete(plugin))
-  }
-  return loading
-}
-
-function sampleText (pieces: InputPiece[], encoding: string): string {
-  if (pieces.length === 0) return ''
-  if (typeof pieces[0] === 'string') return (pieces as string[]).join('').slice(0, FORMAT_SAMPLE)
-  const bytes = Buffer.concat(pieces as Uint8Array[]).subarray(0, FORMAT_SAMPLE)
-  const bom = byteOrderMark(bytes)
-  const label = bom !== undefined && bom.label !== 'utf-8' ? bom.label : encoding
-  try {
-    // Streaming, then flushed: Node 20 decodes windows-1252 given in one call as Latin-1.
-    const decoder = new TextDecoder(label)
-    return decoder.decode(bytes, { stream: true }) + decoder.decode()
-  } catch {
-    return new TextDecoder().decode(bytes)
-  }
-}
-
-/** Whether `auto` takes the format from the file name (its extension), not from the content. */
-export function formatNamedByFile (filename: unknown): boolean {
-  return typeof filename === 'string' && parserForFilename(filename) !== undefined
-}
-
-/**
- * `auto`: by file extension, then by content (the best `detect` score; `byContent`), else
- * plain text.
- */
-function chooseParser (options: ResolvedOptions, sample: () => string): { parser: ParserPlugin, format: string, byContent?: true } {
-  const requested = options.input_format.toLowerCase()
-  if (requested !== 'auto') return { parser: parserForFormat(requested), format: requested }
-  if (typeof options.filename === 'string') {
-    const parser = parserForFilename(options.filename)
-    if (parser !== undefined) {
-      const lower = options.filename.toLowerCase()
-      const ext = parser.extensions.filter((e) => lower.endsWith(e.toLowerCase())).sort((a, b) => b.length - a.length)[0] ?? ''
-      const format = parser.extensionFormats?.[ext] ?? parser.formats[0]!
-      return { parser, format }
-    }
-  }
-  const text = sample()
-  let best: ParserPlugin | undefined
-  let bestScore = 0.5
-  for (const parser of listParsers()) {
-    const score = detectScore(parser, text)
-    if (score > bestScore) { best = parser; bestScore = score }
-  }
-  if (best !== undefined) return { parser: best, format: formatByContent(best, text), byContent: true }
-  if (formatNames().includes('text')) return { parser: parserForFormat('text'), format: 'text' }
-  throw new DocsplitError('DOCSPLIT_UNSUPPORTED_FORMAT', 'input_format "auto" could not tell the format; pass input_format')
-}
-
-/**
- * The encoding a document declares (a BOM still wins, in the decoder), checked like the option:
- * one docsplit cannot decode is DOCSPLIT_UNSUPPORTED_ENCODING naming the declaration. A UTF-16
- * label is ignored: a declaration the parser could read from the bytes is not in UTF-16 (its
- * bytes would hold zeros), and files so mislabelled are common (XML 1.0 appendix F; libxml2
- * ignores the label too).
- */
-function checkedDeclaredEncoding (parser: ParserPlugin, head: Uint8Array): string | undefined {
-  if (byteOrderMark(head) !== undefined) return undefined
-  let label: string | undefined
-  try {
-    label = parser.declaredEncoding?.(head)
-  } catch (error) {
-    throw pluginFailure(error, `${parser.name} parser`)
-  }
-  if (typeof label !== 'string' || label === '') return undefined
-  let name: string
-  try {
-    name = encodingInfo(label).name
-  } catch (error) {
-    if (!isDocsplitError(error)) throw error
-    throw new DocsplitError('DOCSPLIT_UNSUPPORTED_ENCODING', `the document declares encoding "${label.slice(0, 64)}": ${error.message}; give the encoding option to read it otherwise`)
-  }
-  return name === 'utf-16le' || name === 'utf-16be' ? undefined : label
-}
-
-/** A parser's content score; a detect() that throws is the parser's failure, named (as any exception of a plugin). */
-function detectScore (parser: ParserPlugin, text: string): number {
-  let score: unknown
-  try {
-    score = parser.detect?.(text) ?? 0
-  } catch (error) {
-    throw pluginFailure(error, `${parser.name} parser's detect()`)
-  }
-  // A score is 0 to 1: one out of range must not outrank every other format.
-  return typeof score === 'number' && score > 0 ? Math.min(score, 1) : 0
-}
-
-/** Which of its formats a parser that content detection chose says the sample is (see formatOf). */
-function formatByContent (parser: ParserPlugin, text: string): string {
-  let named: unknown
-  try {
-    named = parser.formatOf?.(text)
-  } catch (error) {
-    throw pluginFailure(error, `${parser.name} parser's formatOf()`)
-  }
-  const format = typeof named === 'string' ? named.toLowerCase() : undefined
-  if (format !== undefined && parser.formats.some((f) => f.toLowerCase() === format)) return format
-  return parser.formats[0]!
-}
-
-/** A binary format (xlsx) given as text, found before the split starts or in a string stream. */
-function needsFile (format: string): DocsplitError {
-  return new DocsplitError('DOCSPLIT_FORMAT_NEEDS_FILE', `input_format "${format}" is binary: send it as a file (POST /docsplit/api/split/file, or docsplit split FILE)`)
-}
-
-/**
- * The steps of a parser's end(): none when it finished at once, the iterator of a generator of
- * steps; a promise (an async end) breaks the contract, since events must come before it returns.
- */
-export function endSteps (parser: string, steps: ReturnType<ParserHandler['end']>): Iterator<unknown> | undefined {
-  if (steps == null) return undefined
-  if (typeof (steps as { [Symbol.iterator]?: unknown })[Symbol.iterator] !== 'function') {
-    silence(steps)
-    throw new DocsplitError('DOCSPLIT_PLUGIN_CONTRACT', `parser "${parser}": end() must finish before it returns (or return a generator of steps), not return a promise`)
-  }
-  return steps[Symbol.iterator]()
-}
-
-/** A plugin method that must finish before it returns (a parser's write, a packer's push). */
-export function finished (result: unknown, plugin: string, method: string): void {
-  if (result === undefined) return
-  silence(result)
-  if (isPromise(result)) {
-    throw new DocsplitError('DOCSPLIT_PLUGIN_CONTRACT', `${plugin}: ${method}() must finish before it returns, not return a promise`)
-  }
-}
-
-/** A count that is not one, as a message shows it: `4.5`, `the string "4"`, `an object`. */
-function shownCount (value: unknown): string {
-  if (typeof value === 'number') return String(value)
-  if (typeof value === 'string') return `the string ${JSON.stringify(value.slice(0, 16))}`
-  if (value === undefined || value === null) return String(value)
-  return /^[aeiou]/.test(typeof value) ? `an ${typeof value}` : `a ${typeof value}`
-}
-
-/**
- * Whose fault a count that is not a whole number is. A splitter's draft (`start` given): the
- * tokenizer's, when its own count of the draft's text is no count either, else the splitter's
- * (which counted otherwise, or changed the count). Only on this failing path does core count a
- * draft itself. A count core made (with overlap, `start` undefined) is the tokenizer's.
- */
-function countFault (tokenizer: Tokenizer, tokenizerName: string, splitter: string, text: string, count: unknown, start?: number): DocsplitError {
-  let own: unknown = count
-  if (start !== undefined) {
-    try {
-      own = tokenizer.count(text)
-    } catch (error) {
-      return pluginFailure(error, `${tokenizerName} tokenizer`)
-    }
-  }
-  if (isPromise(own)) {
-    silence(own)
-    return new DocsplitError('DOCSPLIT_PLUGIN_CONTRACT', `tokenizer "${tokenizerName}" returned a promise from count(): count must be synchronous (load() may be async)`)
-  }
-  if (start === undefined || !isCount(own)) {
-    return new DocsplitError('DOCSPLIT_PLUGIN_CONTRACT', `tokenizer "${tokenizerName}" returned ${shownCount(own)} from count() for a chunk's text (splitter "${splitter}"); a count is a whole number of at least 0`)
-  }
-  return new DocsplitError('DOCSPLIT_PLUGIN_CONTRACT', `splitter "${splitter}" emitted a chunk at ${start} with tokenCount ${shownCount(count)}, where tokenizer "${tokenizerName}" counts ${own}; a count is a whole number of at least 0`)
-}
-
-/**
- * The codes an error thrown from inside a plugin keeps: those of ctx.fail and those the engine
- * raises inside a plugin's call (a broken contract, a tokenizer that cannot load). Another,
- * thrown directly (DOCSPLIT_RATE_LIMITED, DOCSPLIT_TIMEOUT), would tell the caller something
- * untrue about the service. (DOCSPLIT_INTERNAL keeps its code too, with the part the engine
- * knows: see pluginFailure.)
- */
-const PLUGIN_PASSES = new Set<string>([...PARSER_ERROR_CODES, 'DOCSPLIT_PLUGIN_CONTRACT', 'DOCSPLIT_TOKENIZER_UNAVAILABLE'])
-
-/** Wraps a failure inside a plugin so that nothing but a DocsplitError, with a code a plugin may give, leaves the engine. */
-function pluginFailure (error: unknown, what: string): DocsplitError {
-  if (isDocsplitError(error)) {
-    // An internal error names the part the engine knows failed, whatever the plugin set (the
-    // service logs `part`: a plugin's own might hold document text).
-    if (error.code === 'DOCSPLIT_INTERNAL') return new DocsplitError('DOCSPLIT_INTERNAL', error.message, { cause: error.cause ?? error, part: what })
-    if (PLUGIN_PASSES.has(error.code)) return error
-    return new DocsplitError('DOCSPLIT_PLUGIN_CONTRACT', `the ${what} threw ${error.code}, which is not a plugin's to give; a parser fails with ctx.fail(${PARSER_ERROR_CODES.join(', ')})`, { cause: error })
-  }
-  if (error instanceof RangeError && /call stack/i.test(error.message)) {
-    return new DocsplitError('DOCSPLIT_LIMIT_EXCEEDED', `the document is nested too deeply for the ${what}`, { cause: error })
-  }
-  return new DocsplitError('DOCSPLIT_INTERNAL', `the ${what} failed unexpectedly`, { cause: error, part: what })
-}
-
-/** The next input piece; a failing input stream is the input's fault, named by its error code. */
-async function nextPiece (source: AsyncIterator<InputPiece>): Promise<IteratorResult<InputPiece>> {
-  try {
-    return await source.next()
-  } catch (error) {
-    if (isDocsplitError(error)) throw error
-    const code = (error as { code?: unknown } | null)?.code
-    const name = typeof code === 'string' && /^[A-Z0-9_]{1,40}$/.test(code) ? code : error instanceof Error ? error.name : 'error'
-    throw new DocsplitError('DOCSPLIT_READ_FAILED', `reading the input failed (${name})`, { cause: error })
-  }
-}
-
 /**
  * The options that apply: the engine's and those of the parser and splitter at work. Another
  * plugin's option is accepted (a client may send one set of options for every format) but has
@@ -449,16 +160,7 @@ function optionsObject (raw: unknown): Record<string, unknown> {
   }
 }
 
-/** The bytes of an ArrayBuffer; a detached one (transferred to a worker, say) is the caller's error. */
-function bytesOf (buffer: ArrayBuffer): Uint8Array {
-  try {
-    return new Uint8Array(buffer)
-  } catch {
-    throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'the input ArrayBuffer is detached (it was transferred or freed): pass one that still holds its bytes')
-  }
-}
-
-async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: SplitStart) => void, idsLater = false, given?: AbortSignalLike): AsyncGenerator<Chunk[], SplitSummary> {
+export async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: SplitStart) => void, idsLater = false, given?: AbortSignalLike): AsyncGenerator<Chunk[], SplitSummary> {
   try {
     const signal = checkedSignal(given)
     const steps = splitting(input, raw, onStart, idsLater, signal)
@@ -467,15 +169,6 @@ async function * run (input: SplitInput, raw: SplitOptions, onStart: (start: Spl
     release(input)
     throw error
   }
-}
-
-/**
- * A stream the split failed on is destroyed, so that its file closes: a bad option or an
- * unknown tokenizer fails before the stream is read at all, and its file stayed open.
- */
-function release (input: SplitInput): void {
-  const stream = input as { destroy?: unknown, destroyed?: unknown } | null
-  if (stream !== null && typeof stream === 'object' && typeof stream.destroy === 'function' && stream.destroyed !== true) (stream.destroy as () => void).call(stream)
 }
 
 /**
@@ -1076,224 +769,4 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
       chunk_count: chunkCount,
     }
   }
-}
-
-/** Splits and yields chunks as they are made (constant memory on streaming formats). */
-export function splitStream (input: SplitInput, options: SplitOptions = {}, control: SplitControl = {}): ChunkStream {
-  return chunkStream(input, options, false, control.signal)
-}
-
-/** Chunks in the batches they are made in (one per input piece); `start` and `summary` as for ChunkStream. */
-export interface ChunkBatches extends AsyncIterable<Chunk[]> {
-  readonly start: Promise<SplitStart>
-  readonly summary: Promise<SplitSummary>
-}
-
-/**
- * splitStream by batches, for a caller that handles many chunks at a time (the CLI): one await
- * a batch instead of one a chunk. With `idsLater`, every chunk's `id` is left empty for the
- * caller to give elsewhere (chunkId of chunk-id.ts, on another thread). Not part of the public API.
- */
-export function splitBatches (input: SplitInput, options: SplitOptions = {}, idsLater = false, signal?: AbortSignalLike): ChunkBatches {
-  const { start, summary, done, failed } = sidePromises()
-  return { start, summary, [Symbol.asyncIterator]: once(() => batchesOf(run(input, options, done.start, idsLater, signal), done.summary, failed)) }
-}
-
-/**
- * A stream whose `start` (or `summary`) awaited before its chunks are read begins the split
- * itself: up to the first batch of chunks for `start`, to the end for `summary` (its chunks then
- * wait in memory for the reader).
- */
-function chunkStream (input: SplitInput, options: SplitOptions, idsLater: boolean, signal?: AbortSignalLike): ChunkStream {
-  const { start, summary, done, failed } = sidePromises()
-  let chunks: ChunksAhead | undefined
-  let read = false
-  const open = (): ChunksAhead => (chunks ??= chunksOf(run(input, options, done.start, idsLater, signal), done.summary, failed, signal))
-  const ahead = (all: boolean) => (): void => { if (!read) open().ahead(all) }
-  return {
-    start: beginsWhenAwaited(start, ahead(false)),
-    summary: beginsWhenAwaited(summary, ahead(true)),
-    [Symbol.asyncIterator]: once(() => {
-      read = true
-      return open()
-    }),
-  }
-}
-
-/**
- * A stream is iterated once: a second pass would read a consumed input again (no chunks) or a
- * string twice, and two at once would settle `summary` with one pass's counts.
- */
-function once<T> (iterate: () => AsyncIterator<T>): () => AsyncIterator<T> {
-  let used = false
-  return () => {
-    if (used) {
-      const error = new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'a split stream is iterated once; call splitStream again for another pass')
-      return { next: async () => { throw error } }
-    }
-    used = true
-    return iterate()
-  }
-}
-
-/** The `start` and `summary` promises of a stream, and how to settle them. */
-function sidePromises (): {
-  start: Promise<SplitStart>
-  summary: Promise<SplitSummary>
-  done: { start: (s: SplitStart) => void, summary: (s: SplitSummary) => void }
-  failed: (e: DocsplitError) => void
-} {
-  let resolveStart!: (s: SplitStart) => void
-  let rejectStart!: (e: unknown) => void
-  let resolveSummary!: (s: SplitSummary) => void
-  let rejectSummary!: (e: unknown) => void
-  const start = new Promise<SplitStart>((resolve, reject) => { resolveStart = resolve; rejectStart = reject })
-  const summary = new Promise<SplitSummary>((resolve, reject) => { resolveSummary = resolve; rejectSummary = reject })
-  // Callers that only iterate must not see unhandled rejections from the side promises.
-  start.catch(() => {})
-  summary.catch(() => {})
-  const failed = (e: DocsplitError): void => {
-    rejectStart(e)
-    rejectSummary(e)
-  }
-  return { start, summary, done: { start: resolveStart, summary: resolveSummary }, failed }
-}
-
-/** A failure of the split as the stream reports it: a DocsplitError. */
-const streamFailure = (error: unknown): DocsplitError => isDocsplitError(error) ? error : pluginFailure(error, 'engine')
-
-/** The error for the summary of a stream stopped before its end. */
-const cancelled = (): DocsplitError => new DocsplitError('DOCSPLIT_CANCELLED', 'the split was stopped before its last chunk, so it has no summary')
-
-/** `run`'s batches as they come, with chunksOf's endings: the summary, one error, or a stop. */
-async function * batchesOf (batches: AsyncGenerator<Chunk[], SplitSummary>, done: (s: SplitSummary) => void, failed: (e: DocsplitError) => void): AsyncGenerator<Chunk[]> {
-  let ended = false
-  try {
-    for (;;) {
-      let step: IteratorResult<Chunk[], SplitSummary>
-      try {
-        step = await batches.next()
-      } catch (error) {
-        ended = true
-        const failure = streamFailure(error)
-        failed(failure)
-        throw failure
-      }
-      if (step.done === true) {
-        ended = true
-        done(step.value)
-        return
-      }
-      yield step.value
-    }
-  } finally {
-    if (!ended) {
-      failed(cancelled())
-      await batches.return(undefined as unknown as SplitSummary)
-    }
-  }
-}
-
-interface ChunksAhead extends AsyncIterator<Chunk> {
-  /** Reads the next batch (`all`: every batch) before it is asked for. */
-  ahead (all: boolean): void
-}
-
-/**
- * The chunks of `run`'s batches, one by one, by hand rather than as an async generator: a
- * ready chunk costs one promise; and `run` resumes once a batch, not once a chunk, so V8 never
- * finds that long function hot (optimizing it took 80 ms of CPU in any split of a few MB).
- */
-function chunksOf (batches: AsyncGenerator<Chunk[], SplitSummary>, done: (s: SplitSummary) => void, failed: (e: DocsplitError) => void, signal?: AbortSignalLike): ChunksAhead {
-  let batch: Chunk[] = []
-  let at = 0
-  /** Batches read ahead (see ahead), in order, after `batch`; the next one to take. */
-  let later: Chunk[][] = []
-  let taken = 0
-  let ended = false
-  let failure: DocsplitError | undefined
-  /** The batch being fetched: callers that ask at once wait for the same one, in turn. */
-  let fetching: Promise<void> | undefined
-  const fetch = async (): Promise<void> => {
-    try {
-      const step = await batches.next()
-      if (step.done === true) {
-        ended = true
-        done(step.value)
-      } else {
-        later.push(step.value)
-      }
-    } catch (error) {
-      ended = true
-      failure = streamFailure(error)
-      failed(failure)
-    } finally {
-      fetching = undefined
-    }
-  }
-  return {
-    ahead (all: boolean): void {
-      const read = async (): Promise<void> => {
-        do await (fetching ??= fetch())
-        while (all && !ended)
-      }
-      void read()
-    },
-    async next (): Promise<IteratorResult<Chunk>> {
-      // Aborted: the chunks made before it (a whole text's, maybe) are not handed out.
-      if (signal?.aborted === true && !ended) {
-        ended = true
-        const e = abortedError(signal)
-        failed(e)
-        batch = []
-        later = []
-        await fetching
-        await batches.return(undefined as unknown as SplitSummary)
-        throw e
-      }
-      while (at >= batch.length) {
-        if (taken < later.length) {
-          batch = later[taken]!
-          later[taken++] = []
-          at = 0
-          if (taken === later.length) {
-            later = []
-            taken = 0
-          }
-          continue
-        }
-        if (failure !== undefined) {
-          // Thrown once, as a generator does; after that the stream is done.
-          const e = failure
-          failure = undefined
-          throw e
-        }
-        if (ended) return { value: undefined, done: true }
-        await (fetching ??= fetch())
-      }
-      return { value: batch[at++]!, done: false }
-    },
-    async return (): Promise<IteratorResult<Chunk>> {
-      if (!ended) {
-        // Stopped early (a `break`): the summary will never be known; say so rather than hang.
-        ended = true
-        failed(cancelled())
-      }
-      await fetching
-      batch = []
-      later = []
-      await batches.return(undefined as unknown as SplitSummary)
-      return { value: undefined, done: true }
-    },
-  }
-}
-
-/** Splits a whole input and returns the `docsplit.chunk.v1` response. */
-export async function split (input: SplitInput, options: SplitOptions = {}, control: SplitControl = {}): Promise<SplitResponse> {
-  // By batches: no promise per chunk.
-  const batches = splitBatches(input, options, false, control.signal)
-  const chunks: Chunk[] = []
-  for await (const batch of batches) for (const chunk of batch) chunks.push(chunk)
-  const summary = await batches.summary
-  return { ...summary, chunks }
 }

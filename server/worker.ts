@@ -8,7 +8,7 @@
  */
 import { resourceLimits, workerData } from 'node:worker_threads'
 import type { MessagePort } from 'node:worker_threads'
-import { watchPluginSteps } from '../core/pipeline.js'
+import { watchPluginSteps } from '../core/plugin-calls.js'
 import { responseOpening } from '../core/schema.js'
 import { DocsplitError, isDocsplitError, loadPlugins, splitStream } from '../index.js'
 import { retireIfGrown } from './retire.js'

@@ -168,7 +168,7 @@ t.test('return() closes the input it read from', async (t) => {
 })
 
 t.test('by batches (splitBatches, for the CLI): the same chunks; the same endings', async (t) => {
-  const { splitBatches } = await import('../../core/pipeline.js')
+  const { splitBatches } = await import('../../core/split.js')
   const text = '2024-01-01 a line of the log\n'.repeat(60_000)
   const one: string[] = []
   for await (const c of splitStream(text, { input_format: 'log', max_tokens: 32 })) one.push(JSON.stringify(c))

@@ -579,7 +579,7 @@ t.test('detect on the corpus: markdown scores above every YAML, JSON, XML, CSV a
 // ---- end to end (through the engine: pipeline, sibling splitter, approx tokenizer) ----------
 
 interface Engine {
-  split: typeof import('../../../core/pipeline.js').split
+  split: typeof import('../../../core/split.js').split
   checkParser: typeof import('../../../core/testing.js').checkParser
 }
 async function engine (): Promise<Engine | string> {
