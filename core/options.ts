@@ -77,7 +77,11 @@ function coerce (schema: TSchema, value: unknown): unknown {
   if (typeof value !== 'string') return value
   const type = (schema as { type?: string }).type
   if ((type === 'integer' || type === 'number') && /^-?\d+(\.\d+)?$/.test(value.trim())) return Number(value)
-  if (type === 'boolean' && (value === 'true' || value === 'false')) return value === 'true'
+  if (type === 'boolean') {
+    // In any letter case, as the CLI's flags take them (`--header False`).
+    const word = value.trim().toLowerCase()
+    if (word === 'true' || word === 'false') return word === 'true'
+  }
   if (type === 'array') return value.split(',').map((v) => v.trim()).filter((v) => v !== '')
   return value
 }

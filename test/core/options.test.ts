@@ -58,6 +58,13 @@ t.test('should take null options as the defaults and refuse options that are not
   }
 })
 
+t.test('should take a boolean given as a string in any letter case, as the CLI does', async (t) => {
+  const context = async (header: string): Promise<unknown> => (await split('a,b\n1,2\n', { input_format: 'csv', header } as never)).chunks[0]!.context
+  for (const off of ['false', 'FALSE', 'False', ' false ']) t.equal(await context(off), undefined, JSON.stringify(off))
+  for (const on of ['true', 'TRUE', 'True']) t.equal(await context(on), 'a,b', JSON.stringify(on))
+  for (const bad of ['no', '0', 'yes']) await t.rejects(split('a,b\n', { input_format: 'csv', header: bad } as never), { code: 'DOCSPLIT_INVALID_OPTION' }, bad)
+})
+
 t.test('should read the options once, and tell a getter that throws as the caller\'s error', async (t) => {
   const throwing = { get max_tokens (): number { throw new RangeError('no') } }
   await t.rejects(split('hello', throwing as never), { code: 'DOCSPLIT_INVALID_OPTION', message: /options could not be read: reading them threw a RangeError/ })
