@@ -14,6 +14,7 @@ export type SplitInput = string | Uint8Array | ArrayBuffer | Iterable<string> | 
 /** Pieces handed to parsers: large enough to be fast, small enough to yield chunks often. */
 const PIECE = 1 << 20
 
+/** The input in pieces of at most PIECE: one kind (text or bytes) throughout. */
 export async function * inputPieces (input: SplitInput): AsyncGenerator<InputPiece> {
   let kind: 'string' | 'bytes' | undefined
   if (typeof input === 'string') {
@@ -71,6 +72,7 @@ export function release (input: SplitInput): void {
   if (stream !== null && typeof stream === 'object' && typeof stream.destroy === 'function' && stream.destroyed !== true) (stream.destroy as () => void).call(stream)
 }
 
+/** The text of the first FORMAT_SAMPLE bytes or characters held, decoded as the input would be, for `auto`. */
 export function sampleText (pieces: InputPiece[], encoding: string): string {
   if (pieces.length === 0) return ''
   if (typeof pieces[0] === 'string') return (pieces as string[]).join('').slice(0, FORMAT_SAMPLE)
