@@ -51,7 +51,8 @@ Output and checks:
                        here also the FILE as "source") and trailer line (document, chunk_count),
                        or an {"error": ...} line
   --pretty             indent the JSON response
-  --verify             re-check the output (lossless, budget by recount); exit 3 on a violation
+  --verify             re-check the output (lossless, offsets, overlap, budget by
+                       recount); exit 3 on a violation
   --plugin MODULE      load a plugin module (package name or path); repeatable, any command
 
 Exit codes: 0 ok, 2 usage error, 3 input error, 4 missing optional dependency, 1 internal error;

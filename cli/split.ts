@@ -242,7 +242,7 @@ async function splitInput (command: SplitCommand, stream: AsyncIterable<Buffer> 
       throw new DocsplitError('DOCSPLIT_VERIFY_FAILED', `${verifier.violationCount} invariant violation(s) found${shown}`)
     }
     const checked = lossless ? 'lossless, offsets (characters, bytes, lines) and overlaps exact' : `in order, character and line offsets and overlaps exact (${summary.document.input_format} is read as bytes: its chunks are not the file's bytes)`
-    process.stderr.write(`docsplit: verified ${of}${summary.chunk_count} chunks: ${checked}, every chunk within ${summary.metadata.max_tokens} tokens by recount${verifier.protectedCount > 0 ? ` but ${verifier.protectedCount} protected (each a single record over it)` : ''}\n`)
+    process.stderr.write(`docsplit: verified ${of}${summary.chunk_count} chunk${summary.chunk_count === 1 ? '' : 's'}: ${checked}, every chunk within ${summary.metadata.max_tokens} tokens by recount${verifier.protectedCount > 0 ? ` but ${verifier.protectedCount} protected (each a single record over it)` : ''}\n`)
   }
   return 0
 }

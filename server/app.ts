@@ -69,9 +69,14 @@ function errorsDescription (): string {
     '',
     'Errors are RFC 9457 `application/problem+json` bodies `{type, title, status, detail, code}`; `type` is `urn:docsplit:error:<code>`.',
     '',
+    // Folded: open, it is some two screens that the docs page shows before the routes.
+    `<details><summary>Every error code (${rows.length}), its status and meaning</summary>`,
+    '',
     '| code | status | title | meaning |',
     '|---|---|---|---|',
     ...rows,
+    '',
+    '</details>',
   ].join('\n')
 }
 

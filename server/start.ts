@@ -62,6 +62,7 @@ export async function startServer (env: NodeJS.ProcessEnv = process.env, options
     await app.close()
     throw listenError(error, config.host, config.port)
   })
+  app.log.info('API docs at /docs, the OpenAPI document at /openapi.json')
   let closing: Promise<void> | undefined
   const close = (): Promise<void> => {
     closing ??= (async () => {

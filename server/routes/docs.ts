@@ -28,6 +28,7 @@ const CSP = {
 export default async function docs (app: FastifyInstance): Promise<void> {
   await app.register(swaggerUi, {
     routePrefix: '/docs',
+    theme: { title: 'docsplit API' },
     uiConfig: { validatorUrl: null, tryItOutEnabled: false, displayRequestDuration: true },
     staticCSP: CSP,
   })

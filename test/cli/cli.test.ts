@@ -53,18 +53,19 @@ t.test('should stream one chunk per line with --jsonl, from stdin too', async (t
 t.test('should verify its own output and say so', async (t) => {
   const r = docsplit(['split', file('v.txt', prose), '--verify', '--jsonl', '--max-tokens', '16', '--overlap-tokens', '4'])
   t.equal(r.code, 0, r.stderr)
-  t.match(r.stderr, /verified \d+ chunks/)
+  t.match(r.stderr, /verified \d+ chunks:/)
+  t.match(docsplit(['split', file('one.txt', 'x'), '--verify', '--jsonl']).stderr, /^docsplit: verified 1 chunk: /, 'one chunk, in the singular')
   // The source is decoded as the split decodes it: here in the encoding the XML declares.
   const feed = Buffer.from('<?xml version="1.0" encoding="ISO-8859-1"?>\n<feed>' + '<entry>caf\u00e9 cr\u00e8me</entry>\n'.repeat(40) + '</feed>\n', 'latin1')
   const declared = docsplit(['split', file('feed.xml', feed), '--verify', '--jsonl', '--max-tokens', '16'])
   t.equal(declared.code, 0, declared.stderr)
-  t.match(declared.stderr, /verified \d+ chunks: lossless, offsets \(characters, bytes, lines\)/)
+  t.match(declared.stderr, /verified \d+ chunks?: lossless, offsets \(characters, bytes, lines\)/)
   // A workbook is read as bytes: no encoding, no decoded source; the budget and order still are checked.
   const { buildXlsx } = await import('../helpers/xlsx-build.js')
   const rows = Array.from({ length: 200 }, (_, i) => [`item ${i}`, i * 3, `note about item ${i} and its supplier`])
   const book = docsplit(['split', file('v.xlsx', buildXlsx([{ name: 'Stock', rows }])), '--verify', '--jsonl', '--max-tokens', '64'])
   t.equal(book.code, 0, book.stderr)
-  t.match(book.stderr, /verified \d+ chunks: in order, character and line offsets and overlaps exact \(xlsx is read as bytes: its chunks are not the file's bytes\), every chunk within 64 tokens by recount/)
+  t.match(book.stderr, /verified \d+ chunks?: in order, character and line offsets and overlaps exact \(xlsx is read as bytes: its chunks are not the file's bytes\), every chunk within 64 tokens by recount/)
 })
 
 t.test('should exit 2 on usage errors, 3 on input errors', async (t) => {
@@ -242,7 +243,7 @@ t.test('should read a file bigger than its read buffer whole, verified, for a wh
     t.ok(Buffer.byteLength(text) > 1 << 20, `${name}: several reads`)
     const r = docsplit(['split', file(name, text), '--verify', '--max-tokens', '64'])
     t.equal(r.code, 0, r.stderr)
-    t.match(r.stderr, /verified \d+ chunks/)
+    t.match(r.stderr, /verified \d+ chunks?/)
     t.equal((JSON.parse(r.stdout).chunks as Array<{ text: string }>).map((c) => c.text).join(''), text, `${name}: the chunks are the file`)
   }
 })

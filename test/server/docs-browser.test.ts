@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs'
 import t from 'tap'
 import { chromium } from 'playwright-core'
 import { SCHEMA_VERSION } from '../../index.js'
+import { httpCodes } from '../../server/problem.js'
 import { serve } from './helpers.js'
 
 const executablePath = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p))
@@ -26,6 +27,12 @@ t.test('Swagger UI runs a split through "Try it out"', { skip: executablePath ==
   const operation = page.locator('#operations-split-splitText')
   await operation.waitFor({ timeout: 30_000 })
   t.match(await page.locator('.info .title').innerText(), /docsplit/)
+  t.equal(await page.title(), 'docsplit API')
+  // The routes come first; the errors table is folded, and opens whole.
+  const table = page.locator('.info details table')
+  t.notOk(await table.isVisible(), 'the errors table is folded')
+  await page.locator('.info details summary').click()
+  t.equal(await table.locator('tbody tr').count(), httpCodes.length, 'a row per error code, once opened')
   await operation.locator('.opblock-summary').click()
   await operation.getByRole('button', { name: 'Try it out' }).click()
   const document = '# Title\n\nFirst paragraph of the page test.\n\n## Part\n\nSecond paragraph.\n'
