@@ -10,13 +10,14 @@
  * one (V8 picks up to about 4x here): 256 MB log 138-146 -> 117-126 MB, 2 GB log 156 -> 134 MB,
  * for 4-8% more time.
  */
-import { writeSync } from 'node:fs'
+import { existsSync, writeSync } from 'node:fs'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import '../plugins/index.js'
 import { DocsplitError } from '../core/errors.js'
 import { checkDefaultSplitters, loadPluginModules, pluginsLoading } from '../core/load.js'
 import { describeSchema, optionsSchema } from '../core/options.js'
 import { pluginStepsPending } from '../core/plugin-calls.js'
+import { didYouMean } from '../core/suggest.js'
 import { VERSION } from '../core/version.js'
 import { printFormats } from './formats.js'
 import { outputError, reportError } from './output.js'
@@ -148,6 +149,8 @@ let step = 'docsplit'
 
 /** What main() resolves to for `serve` once it listens: the process runs on, for the server. */
 const SERVING = 'serving'
+/** The commands, as the help lists them. */
+const COMMANDS = ['split', 'formats', 'serve']
 
 /** Flags every command takes. */
 const COMMON_FLAGS = new Set(['help', 'version', 'plugin'])
@@ -218,7 +221,8 @@ async function main (argv: string[]): Promise<number | typeof SERVING> {
       const names = command === undefined ? Object.keys(flags) : [...COMMON_FLAGS, ...ownFlags.get(command)!]
       const accepted = names.map((name) => `--${name}`).join(', ')
       const settings = command === 'serve' ? '; the service takes its settings (port, limits) from the environment (see the README)' : ''
-      throw new DocsplitError('DOCSPLIT_UNKNOWN_OPTION', `unknown option ${unknown[1]!.slice(0, 64)}; accepted: ${accepted}${settings} (see docsplit --help)`)
+      const given = unknown[1]!.slice(0, 64)
+      throw new DocsplitError('DOCSPLIT_UNKNOWN_OPTION', `unknown option ${given}${didYouMean(given, names.map((name) => `--${name}`))}; accepted: ${accepted}${settings} (see docsplit --help)`)
     }
     throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `${(error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, ' ')}; see docsplit --help`)
   }
@@ -266,7 +270,8 @@ async function main (argv: string[]): Promise<number | typeof SERVING> {
       return SERVING
     }
     default:
-      throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `unknown command "${command}"; commands: split, formats, serve (see docsplit --help)`)
+      // A file given without `split` is the likeliest slip of all.
+      throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `unknown command "${command.slice(0, 64)}"${existsSync(command) ? `; to split that file: docsplit split ${command.slice(0, 64)}` : didYouMean(command, COMMANDS)}; commands: ${COMMANDS.join(', ')} (see docsplit --help)`)
   }
 }
 

@@ -8,6 +8,7 @@ import { DEFAULT_TOKENIZER, MAX_TOKENS, MIN_TOKENS, baseOptions } from './base-o
 import { checkSimple, isSimpleSchema } from './check.js'
 import { DocsplitError, listValues } from './errors.js'
 import { formatNames, listPackers, listParsers, listTokenizers, tokenizerAliases } from './registry.js'
+import { didYouMean } from './suggest.js'
 import type { ResolvedOptions } from './types.js'
 
 export { MIN_TOKENS, MAX_TOKENS, DEFAULT_TOKENIZER, baseOptions }
@@ -116,8 +117,8 @@ export function resolveOptions (raw: Record<string, unknown> = {}): ResolvedOpti
     // Own names only: `toString` or `constructor` are no options.
     const schema = Object.hasOwn(baseOptions, name) ? (baseOptions as Record<string, TSchema>)[name] : plugin.get(name)
     if (schema === undefined) {
-      throw new DocsplitError('DOCSPLIT_UNKNOWN_OPTION',
-        `unknown option "${name.slice(0, 64)}"; accepted: ${listValues([...Object.keys(baseOptions), ...plugin.keys()])}`)
+      const names = [...Object.keys(baseOptions), ...plugin.keys()]
+      throw new DocsplitError('DOCSPLIT_UNKNOWN_OPTION', `unknown option "${name.slice(0, 64)}"${didYouMean(name, names)}; accepted: ${listValues(names)}`)
     }
     const value = coerce(schema, given)
     const valid = isSimpleSchema(schema) ? checkSimple(schema, value) : fullCheck?.(schema, value)

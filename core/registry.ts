@@ -9,6 +9,7 @@ import validRange from 'semver/ranges/valid.js'
 import { DocsplitError, listValues } from './errors.js'
 import { chunkFieldNames, chunkFieldsProblem } from './chunk-fields.js'
 import { pluginOptionNames, pluginOptionsProblem, sameOptionSchema } from './plugin-options.js'
+import { didYouMean } from './suggest.js'
 import type { TObject } from 'typebox'
 import type { NoOwnOptions, PackerPlugin, ParserPlugin, Plugin, TokenizerPlugin } from './types.js'
 
@@ -210,7 +211,7 @@ export function parserForFormat (format: string): ParserPlugin {
   const p = parsersByFormat.get(format.toLowerCase())
   if (p === undefined) {
     throw new DocsplitError('DOCSPLIT_UNSUPPORTED_FORMAT',
-      `input_format "${format}" is not supported; accepted: "auto", ${listValues(formatNames())}`)
+      `input_format "${format}" is not supported${didYouMean(format, ['auto', ...formatNames()])}; accepted: "auto", ${listValues(formatNames())}`)
   }
   return p
 }
@@ -250,7 +251,7 @@ export function tokenizerSpelling (name: string): string {
 export function packerByName (name: string): PackerPlugin {
   const p = lookup(packers, name)
   if (p === undefined) {
-    throw new DocsplitError('DOCSPLIT_UNKNOWN_SPLITTER', `splitter "${name}" is not known; accepted: ${listValues([...packers.keys()])}`)
+    throw new DocsplitError('DOCSPLIT_UNKNOWN_SPLITTER', `splitter "${name}" is not known${didYouMean(name, [...packers.keys()])}; accepted: ${listValues([...packers.keys()])}`)
   }
   return p
 }
@@ -265,7 +266,7 @@ export function tokenizerByName (name: string): TokenizerPlugin {
     const models = [...tokenizersByAlias.keys()]
     const some = models.length <= MODELS_SHOWN ? listValues(models) : `such as ${listValues(models.slice(0, MODELS_SHOWN))}; ${models.length} in all, listed by docsplit formats and in the service's /openapi.json`
     throw new DocsplitError('DOCSPLIT_UNKNOWN_TOKENIZER',
-      `tokenizer "${name.slice(0, 64)}" is not known; accepted: ${listValues([...tokenizers.keys()])} or a model name (${some})`)
+      `tokenizer "${name.slice(0, 64)}" is not known${didYouMean(name, [...tokenizers.keys(), ...models])}; accepted: ${listValues([...tokenizers.keys()])} or a model name (${some})`)
   }
   return p
 }

@@ -386,6 +386,15 @@ t.test('a usage error is one line', async (t) => {
   t.match(docsplit(['split', file('one.txt', 'x'), '--max-tokens', 'abc']).stderr, /max_tokens must be an integer from 8 to 1000000 \(got "abc"\)/)
 })
 
+t.test('a slip of the keyboard in a flag or a command gets what it likely meant', async (t) => {
+  const txt = file('slip.txt', 'x')
+  t.match(docsplit(['split', txt, '--max-token', '64']).stderr, /^docsplit: DOCSPLIT_UNKNOWN_OPTION: unknown option --max-token \(did you mean "--max-tokens"\?\); accepted:/)
+  t.match(docsplit(['splti', txt]).stderr, /^docsplit: DOCSPLIT_INVALID_REQUEST: unknown command "splti" \(did you mean "split"\?\); commands: split, formats, serve/)
+  const forgot = docsplit([txt])
+  t.equal(forgot.code, 2)
+  t.equal(forgot.stderr, `docsplit: DOCSPLIT_INVALID_REQUEST: unknown command "${txt}"; to split that file: docsplit split ${txt}; commands: split, formats, serve (see docsplit --help)\n`)
+})
+
 t.test('a flag the command does not use is refused, not ignored', async (t) => {
   // `serve` checks its flags before it starts: it exits at once.
   for (const [args, message] of [

@@ -65,6 +65,22 @@ t.test('should take a boolean given as a string in any letter case, as the CLI d
   for (const bad of ['no', '0', 'yes']) await t.rejects(split('a,b\n', { input_format: 'csv', header: bad } as never), { code: 'DOCSPLIT_INVALID_OPTION' }, bad)
 })
 
+t.test('an unknown name that is a slip of the keyboard gets the name it likely meant', async (t) => {
+  for (const [options, meant] of [
+    [{ maxTokens: 64 }, 'unknown option "maxTokens" (did you mean "max_tokens"?); accepted:'],
+    [{ input_format: 'markdwon' }, 'input_format "markdwon" is not supported (did you mean "markdown"?); accepted:'],
+    [{ splitter: 'siblings' }, 'splitter "siblings" is not known (did you mean "sibling"?); accepted:'],
+    [{ tokenizer: 'o200k' }, 'tokenizer "o200k" is not known (did you mean "o200k_base"?); accepted:'],
+    [{ tokenizer: 'gpt4o' }, 'tokenizer "gpt4o" is not known (did you mean "gpt-4o"?); accepted:'],
+  ] as const) {
+    const error = await split('x', options as never).then(() => undefined, (e: Error) => e.message)
+    t.ok(error?.startsWith(meant), error)
+  }
+  for (const options of [{ input_format: 'zzz' }, { splitter: 'paragraph' }, { bogus: 1 }]) {
+    t.notMatch(await split('x', options as never).then(() => '', (e: Error) => e.message), /did you mean/, 'nothing close: no guess')
+  }
+})
+
 t.test('should read the options once, and tell a getter that throws as the caller\'s error', async (t) => {
   const throwing = { get max_tokens (): number { throw new RangeError('no') } }
   await t.rejects(split('hello', throwing as never), { code: 'DOCSPLIT_INVALID_OPTION', message: /options could not be read: reading them threw a RangeError/ })
