@@ -178,6 +178,7 @@ export async function build (opts: BuildOptions = {}): Promise<FastifyInstance> 
     max: config.rateLimitRequests,
     windowSeconds: config.rateLimitWindowSeconds,
     redisUrl: config.rateLimitRedisUrl,
+    redisTimeoutMs: config.rateLimitRedisTimeoutMs,
     prefix: SPLIT_PREFIX,
   })
   await app.register(splitText, { options, maxBodyBytes: config.maxBodyBytes })

@@ -26,6 +26,7 @@ const DEFAULTS = {
   DOCSPLIT_WEB_JSON_RESPONSE_MEMORY_MB: 512,
   DOCSPLIT_WEB_RATE_LIMIT_REQUESTS: 60,
   DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS: 60,
+  DOCSPLIT_WEB_RATE_LIMIT_REDIS_TIMEOUT_MS: 500,
   DOCSPLIT_WEB_LOG_LEVEL: 'info',
 } as const
 
@@ -43,6 +44,7 @@ export const envSchema = {
   DOCSPLIT_WEB_RATE_LIMIT_REQUESTS: Type.Integer({ minimum: 1, maximum: 1_000_000, default: DEFAULTS.DOCSPLIT_WEB_RATE_LIMIT_REQUESTS, description: 'Split requests per client and window. Past it: 429 with Retry-After. Health, version and docs are never limited.' }),
   DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS: Type.Integer({ minimum: 1, maximum: 86_400, default: DEFAULTS.DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS, description: 'Length of the rate-limit window.' }),
   DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL: Type.String({ pattern: '^rediss?://', maxLength: 2048, description: 'Share the rate limit between instances through Redis (`redis://host:6379/0`). Unset: each instance counts alone. A database that Redis refuses (it has 16, 0 to 15, by default) stops the start; refused on a reconnect, the instance counts alone, never in another database.' }),
+  DOCSPLIT_WEB_RATE_LIMIT_REDIS_TIMEOUT_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: DEFAULTS.DOCSPLIT_WEB_RATE_LIMIT_REDIS_TIMEOUT_MS, description: 'How long a request waits for Redis\'s count (with DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL). Past it, Redis counts as gone: the request and the next ones count per instance (logged once) while the connection is made again. Raise it for a distant or busy Redis.' }),
   DOCSPLIT_WEB_LOG_LEVEL: Type.String({ enum: ['fatal', 'error', 'warn', 'info', 'debug', 'silent'], default: DEFAULTS.DOCSPLIT_WEB_LOG_LEVEL, description: 'Log level. Request lines are `info`; `debug` adds lines of the web framework\'s plugins (a request id and a step, such as `starting multipart parsing`), outside the one line per request.' }),
   DOCSPLIT_MAX_INFLATED_BYTES: Type.Integer({ minimum: MIN_INFLATED_BYTES, maximum: MAX_INFLATED_BYTES, default: DEFAULT_MAX_INFLATED_BYTES, description: 'Largest size an XLSX upload may inflate to (all its zip entries together), in bytes. Past it: 422 DOCSPLIT_LIMIT_EXCEEDED, before any parsing. Also read by the library and the CLI.' }),
   DOCSPLIT_TRUST_PROXY: Type.String({ default: 'off', description: 'Trust `X-Forwarded-For` for the client address (rate limiting): `off`, `on`, a hop count (1-32: the client is the address that many hops back, whoever sent it, so only where clients reach the service through those proxies alone), or a comma-separated list of proxy addresses or CIDRs.' }),
@@ -66,6 +68,7 @@ export interface ServerConfig {
   rateLimitRequests: number
   rateLimitWindowSeconds: number
   rateLimitRedisUrl: string | undefined
+  rateLimitRedisTimeoutMs: number
   logLevel: string
   trustProxy: TrustProxy
   buildCommit: string | undefined
@@ -85,6 +88,7 @@ export const defaultConfig: ServerConfig = {
   rateLimitRequests: DEFAULTS.DOCSPLIT_WEB_RATE_LIMIT_REQUESTS,
   rateLimitWindowSeconds: DEFAULTS.DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS,
   rateLimitRedisUrl: undefined,
+  rateLimitRedisTimeoutMs: DEFAULTS.DOCSPLIT_WEB_RATE_LIMIT_REDIS_TIMEOUT_MS,
   logLevel: DEFAULTS.DOCSPLIT_WEB_LOG_LEVEL,
   trustProxy: false,
   buildCommit: undefined,
@@ -224,6 +228,7 @@ export function loadEnv (env: NodeJS.ProcessEnv = process.env): ServerConfig {
     rateLimitRequests: read(env, 'DOCSPLIT_WEB_RATE_LIMIT_REQUESTS') as number,
     rateLimitWindowSeconds: read(env, 'DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS') as number,
     rateLimitRedisUrl: read(env, 'DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL') as string | undefined,
+    rateLimitRedisTimeoutMs: read(env, 'DOCSPLIT_WEB_RATE_LIMIT_REDIS_TIMEOUT_MS') as number,
     logLevel: read(env, 'DOCSPLIT_WEB_LOG_LEVEL') as string,
     trustProxy: parseTrustProxy(env.DOCSPLIT_TRUST_PROXY ?? ''),
     buildCommit: read(env, 'DOCSPLIT_BUILD_COMMIT') as string | undefined,

@@ -6,7 +6,7 @@
  * With DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL the count is shared between instances through Redis.
  * If Redis goes away the service keeps answering and counts locally (logged once); when Redis
  * is back it shares again (logged once). A Redis that keeps the connection but stops answering
- * (hung, stopped, cut off by the network) counts as gone after COMMAND_TIMEOUT_MS: the
+ * (hung, stopped, cut off by the network) counts as gone after redisTimeoutMs: the
  * connection is dropped and made again, and requests count locally until it answers.
  * A Redis that refuses the URL's database is never counted in: ioredis would carry on in
  * database 0, among another application's keys. At start that stops the start, as an invalid
@@ -24,6 +24,8 @@ export interface RateLimitOptions {
   max: number
   windowSeconds: number
   redisUrl: string | undefined
+  /** How long a request waits for Redis's count (DOCSPLIT_WEB_RATE_LIMIT_REDIS_TIMEOUT_MS). */
+  redisTimeoutMs: number
   /** Route URL prefix that is limited. */
   prefix: string
 }
@@ -40,12 +42,8 @@ interface RefundingStore extends Store {
   refund (key: string): void
 }
 
-/** How long a request waits for Redis's count before counting locally. */
-const COMMAND_TIMEOUT_MS = 500
 /** How long a connection to Redis may take to open. */
 const CONNECT_TIMEOUT_MS = 2000
-/** How long the start waits to learn whether Redis takes the URL's database (connect, SELECT). */
-const START_CHECK_MS = CONNECT_TIMEOUT_MS + COMMAND_TIMEOUT_MS
 
 type StoreCtor = new (continueExceeding: boolean, exponentialBackoff: boolean, ...rest: unknown[]) => Store
 
@@ -107,7 +105,7 @@ function databaseRefusal (db: number, error: unknown): string {
  * Why Redis failed, in words an operator acts on: a refused password or database is a mistake in
  * the URL, not an outage. Only error codes and Redis's own reply names: never a host, user or password.
  */
-function redisFailure (error: unknown, db: number): { reason: string, misconfigured: boolean } {
+function redisFailure (error: unknown, db: number, timeoutMs: number): { reason: string, misconfigured: boolean } {
   const e = error as { code?: unknown, message?: unknown } | null
   const message = typeof e?.message === 'string' ? e.message : ''
   if (refusedDatabase(error)) return { reason: `${databaseRefusal(db, error)}; check the database in DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL`, misconfigured: true }
@@ -115,21 +113,22 @@ function redisFailure (error: unknown, db: number): { reason: string, misconfigu
   if (reply !== undefined) return { reason: `authentication failed (${reply}): check the user and password in DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL`, misconfigured: true }
   const code = typeof e?.code === 'string' && /^[A-Z0-9_]{1,40}$/.test(e.code) ? e.code : undefined
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return { reason: `host not found (${code}): check the host in DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL`, misconfigured: true }
-  if (message === 'Command timed out') return { reason: `no answer within ${COMMAND_TIMEOUT_MS} ms`, misconfigured: false }
+  if (message === 'Command timed out') return { reason: `no answer within ${timeoutMs} ms`, misconfigured: false }
   return { reason: code ?? /^[A-Z]+\b/.exec(message)?.[0] ?? (error instanceof Error ? error.name : 'unknown error'), misconfigured: false }
 }
 
 interface SharedStore {
   store: RefundingStore
   /**
-   * Settles once the first connection is set up or has failed (within START_CHECK_MS): with
+   * Settles once the first connection is set up or has failed (within the connect and command
+   * timeouts together): with
    * Redis's refusal of the URL's database, in words, if that is how it failed; else undefined.
    */
   refusedAtStart: Promise<string | undefined>
 }
 
 /** Redis when it answers in the URL's database, this instance's own count otherwise. */
-function sharedStore (redis: RedisLike, log: FastifyInstance['log'], windowMs: number): SharedStore {
+function sharedStore (redis: RedisLike, log: FastifyInstance['log'], windowMs: number, timeoutMs: number): SharedStore {
   const remote = new RedisStore(false, false, redis, REDIS_PREFIX)
   const local = localStore(windowMs, 10_000)
   const db = redis.options.db ?? 0
@@ -141,7 +140,7 @@ function sharedStore (redis: RedisLike, log: FastifyInstance['log'], windowMs: n
   /** This connection's SELECT was refused: it is in database 0, where nothing may be counted. */
   let wrongDatabase = false
   const degrade = (error: unknown = lastError): void => {
-    const { reason, misconfigured } = error === undefined ? { reason: wasReady ? 'connection lost' : 'not connected yet', misconfigured: false } : redisFailure(error, db)
+    const { reason, misconfigured } = error === undefined ? { reason: wasReady ? 'connection lost' : 'not connected yet', misconfigured: false } : redisFailure(error, db, timeoutMs)
     // Once per outage; a mistake in the URL found during one (on a reconnect) is told too.
     if (degraded && (!misconfigured || toldMisconfigured)) return
     degraded = true
@@ -152,7 +151,7 @@ function sharedStore (redis: RedisLike, log: FastifyInstance['log'], windowMs: n
   const refusedAtStart = new Promise<string | undefined>((resolve) => {
     // Database 0 is where a connection starts: no SELECT is sent, none can be refused.
     if (db === 0) return resolve(undefined)
-    const timer = setTimeout(() => { reportStart?.(undefined) }, START_CHECK_MS)
+    const timer = setTimeout(() => { reportStart?.(undefined) }, CONNECT_TIMEOUT_MS + timeoutMs)
     timer.unref()
     reportStart = (refusal) => {
       clearTimeout(timer)
@@ -240,10 +239,10 @@ async function rateLimitPlugin (app: FastifyInstance, opts: RateLimitOptions): P
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
       connectTimeout: CONNECT_TIMEOUT_MS,
-      commandTimeout: COMMAND_TIMEOUT_MS,
+      commandTimeout: opts.redisTimeoutMs,
       retryStrategy: (times: number) => Math.min(times * 200, 2000),
     }) as unknown as RedisLike
-    const shared = sharedStore(redis, app.log, windowMs)
+    const shared = sharedStore(redis, app.log, windowMs, opts.redisTimeoutMs)
     store = shared.store
     const url = opts.redisUrl
     // A Redis that answers but refuses the URL's database stops the start, as an invalid

@@ -26,6 +26,7 @@ const invalid: Array<[string, string, RegExp]> = [
   ['DOCSPLIT_WEB_JSON_RESPONSE_MEMORY_MB', '0', /DOCSPLIT_WEB_JSON_RESPONSE_MEMORY_MB must be an integer from 1 to 65536/],
   ['DOCSPLIT_WEB_RATE_LIMIT_REQUESTS', '0', /DOCSPLIT_WEB_RATE_LIMIT_REQUESTS must be an integer from 1 to 1000000/],
   ['DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS', '100000', /DOCSPLIT_WEB_RATE_LIMIT_WINDOW_SECONDS must be an integer from 1 to 86400/],
+  ['DOCSPLIT_WEB_RATE_LIMIT_REDIS_TIMEOUT_MS', '5', /DOCSPLIT_WEB_RATE_LIMIT_REDIS_TIMEOUT_MS must be an integer from 10 to 60000/],
   ['DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL', 'http://127.0.0.1:6379', /DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL \(got "http:\/\/127\.0\.0\.1:6379"\)/],
   ['DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL', 'http://user:pw@x', /DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL \(got "http:\/\/user:\*\*\*@x"\)/],
   ...['redis://user:pw@127.0.0.1:notaport/0', 'redis://user:pw@/0', 'rediss://:pw@127.0.0.1:99999/0', 'redis://u:pw%zz@127.0.0.1/0', 'redis://127.0.0.1:6379/abc', 'redis://127.0.0.1:6379/0/extra']
@@ -50,6 +51,8 @@ t.test('loadEnv: defaults', async (t) => {
   t.equal(defaultConfig.splitTimeoutSeconds, 30)
   t.equal(defaultConfig.rateLimitRequests, 60)
   t.equal(defaultConfig.rateLimitWindowSeconds, 60)
+  t.equal(defaultConfig.rateLimitRedisTimeoutMs, 500)
+  t.equal(loadEnv({ DOCSPLIT_WEB_RATE_LIMIT_REDIS_TIMEOUT_MS: '2000' }).rateLimitRedisTimeoutMs, 2000)
   t.equal(defaultConfig.host, '127.0.0.1')
   t.equal(defaultConfig.port, 8000)
   t.equal(defaultConfig.trustProxy, false)
