@@ -70,18 +70,19 @@ function loadRuntime (): Promise<TreeSitter | null> {
 const BASELINE_ONLY = new Set(['swift', 'bash', 'kotlin'])
 /** The process was started with its own WebAssembly tiering flags: they are left as given. */
 const tieringGiven = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)].some((flag) => /^--(no-)?(liftoff|wasm-tier|wasm-dynamic-tiering)/.test(flag))
+let tiering = true
 
 /**
  * WebAssembly tier-up off in this process while the grammar loaded last is one of
- * BASELINE_ONLY, on again once another loads. V8's flags are process-wide, and V8 reads these
- * not as a module compiles but after (off around the compile alone still tiered Swift's lexer
- * up), so they stay off until then; measured on Node 20: a module compiled while they are off
- * never tiers up, one compiled after they are on again does (a test checks both). Set at every load, not only
- * when it changes: a worker thread's own record of it would miss another thread's change.
+ * BASELINE_ONLY, on again once another loads. V8's flags are process-wide and read after a
+ * module compiles, not as it does (off around the compile alone still tiered Swift's lexer up),
+ * so it stays off until then; measured on Node 20: a module compiled while it is off never tiers
+ * up, one compiled after it is on again does (a test checks both).
  */
 function setTiering (grammar: string): void {
-  if (tieringGiven) return
   const on = !BASELINE_ONLY.has(grammar)
+  if (tieringGiven || on === tiering) return
+  tiering = on
   setFlagsFromString(on ? '--wasm-tier-up' : '--no-wasm-tier-up')
   setFlagsFromString(on ? '--wasm-dynamic-tiering' : '--no-wasm-dynamic-tiering')
 }
