@@ -10,7 +10,6 @@
 import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
-import { setFlagsFromString } from 'node:v8'
 import type { Language, Parser } from 'web-tree-sitter'
 
 /** What the syntax-aware path needs: a parser factory for one language. */
@@ -61,32 +60,6 @@ function loadRuntime (): Promise<TreeSitter | null> {
   return runtime
 }
 
-/**
- * Grammars whose lexer is one WebAssembly function of 140-435 KB. V8 soon tiers such a function
- * up with TurboFan, on a background thread, in 4.1 s for Swift's, 1.0 s for Bash's and 0.8 s for
- * Kotlin's; a process's exit waits for it (3 lines of Swift: output at 0.3 s, exit at 4.4 s), and
- * it cost more than it saved even on 1.8 MB of Swift (4.6 s against 1.8 s without).
- */
-const BASELINE_ONLY = new Set(['swift', 'bash', 'kotlin'])
-/** The process was started with its own WebAssembly tiering flags: they are left as given. */
-const tieringGiven = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)].some((flag) => /^--(no-)?(liftoff|wasm-tier|wasm-dynamic-tiering)/.test(flag))
-let tiering = true
-
-/**
- * WebAssembly tier-up off in this process while the grammar loaded last is one of
- * BASELINE_ONLY, on again once another loads. V8's flags are process-wide and read after a
- * module compiles, not as it does (off around the compile alone still tiered Swift's lexer up),
- * so it stays off until then; measured on Node 20: a module compiled while it is off never tiers
- * up, one compiled after it is on again does (a test checks both).
- */
-function setTiering (grammar: string): void {
-  const on = !BASELINE_ONLY.has(grammar)
-  if (tieringGiven || on === tiering) return
-  tiering = on
-  setFlagsFromString(on ? '--wasm-tier-up' : '--no-wasm-tier-up')
-  setFlagsFromString(on ? '--wasm-dynamic-tiering' : '--no-wasm-dynamic-tiering')
-}
-
 const defaultLoader: GrammarLoader = async (grammar) => {
   const ts = await loadRuntime()
   const dir = grammarsFolder()
@@ -97,9 +70,7 @@ const defaultLoader: GrammarLoader = async (grammar) => {
     // Compiled synchronously, not by Language.load's WebAssembly.instantiate: V8's asynchronous
     // compile waited behind the grammars loaded before it (the 17th language's first split
     // waited 4.4 s, 18 s on a busy machine); compiled here, each first load takes 3-130 ms.
-    const bytes = await readFile(file)
-    setTiering(grammar)
-    const language = ts.Language.loadSync(new WebAssembly.Module(bytes))
+    const language = ts.Language.loadSync(new WebAssembly.Module(await readFile(file)))
     return {
       language,
       newParser: () => {
