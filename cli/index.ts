@@ -10,7 +10,7 @@
  * one (V8 picks up to about 4x here): 256 MB log 138-146 -> 117-126 MB, 2 GB log 156 -> 134 MB,
  * for 4-8% more time.
  */
-import { existsSync, writeSync } from 'node:fs'
+import { statSync, writeSync } from 'node:fs'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import '../plugins/index.js'
 import { DocsplitError } from '../core/errors.js'
@@ -152,6 +152,11 @@ const SERVING = 'serving'
 /** The commands, as the help lists them. */
 const COMMANDS = ['split', 'formats', 'serve']
 
+/** `word` as a POSIX shell reads it back: as it is when it can be, else in single quotes. */
+function shellWord (word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`
+}
+
 /** Flags every command takes. */
 const COMMON_FLAGS = new Set(['help', 'version', 'plugin'])
 
@@ -271,7 +276,8 @@ async function main (argv: string[]): Promise<number | typeof SERVING> {
     }
     default:
       // A file given without `split` is the likeliest slip of all.
-      throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `unknown command "${command.slice(0, 64)}"${existsSync(command) ? `; to split that file: docsplit split ${command.slice(0, 64)}` : didYouMean(command, COMMANDS)}; commands: ${COMMANDS.join(', ')} (see docsplit --help)`)
+      const hint = statSync(command, { throwIfNoEntry: false })?.isFile() === true ? `; to split that file: docsplit split ${shellWord(command)}` : didYouMean(command, COMMANDS)
+      throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `unknown command "${command.slice(0, 64)}"${hint}; commands: ${COMMANDS.join(', ')} (see docsplit --help)`)
   }
 }
 

@@ -31,19 +31,27 @@ function distance (a: string, b: string, most: number): number {
   return row[b.length]!
 }
 
+/** The digits of a name: `gpt-5` is no slip for `gpt-6`, whatever the distance says. */
+const digitsOf = (name: string): string => name.replace(/\D+/g, '')
+
 /**
  * The accepted name `given` most likely meant, in any letter case: one within an edit or two
- * (three for a long name), or one that starts with it (`o200k` for `o200k_base`); else none.
+ * (three for a long name) with the same digits, or the only one that starts with it (`o200k`
+ * for `o200k_base`); else none.
  */
 export function closestName (given: string, accepted: readonly string[]): string | undefined {
   const name = given.toLowerCase()
   if (name.length === 0 || name.length > LONGEST) return undefined
+  const extending = name.length >= 3 ? accepted.filter((candidate) => candidate.toLowerCase().startsWith(name)) : []
+  if (extending.length === 1) return extending[0]
   const most = name.length <= 4 ? 1 : name.length <= 10 ? 2 : 3
+  const digits = digitsOf(name)
   let best: string | undefined
   let bestDistance = most + 1
   for (const candidate of accepted) {
     const lower = candidate.toLowerCase()
-    const d = lower.startsWith(name) && name.length >= 3 ? 1 : distance(name, lower, most)
+    if (digitsOf(lower) !== digits) continue
+    const d = distance(name, lower, most)
     if (d < bestDistance) {
       best = candidate
       bestDistance = d

@@ -11,6 +11,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { TSchema } from 'typebox'
 import { DocsplitError, isDocsplitError, listValues, type ErrorCode } from '../../core/errors.js'
 import { describeSchema } from '../../core/options.js'
+import { didYouMean } from '../../core/suggest.js'
 import { toProblem, type ProblemReply } from '../problem.js'
 import { logPath, noteRoutePath, noteSocketAnswer, requestLine } from './access-log.js'
 
@@ -71,14 +72,14 @@ const codeForOption: Record<string, ErrorCode> = {
   encoding: 'DOCSPLIT_UNSUPPORTED_ENCODING',
 }
 
-/** The DocsplitError a body validation failure stands for. */
-export function validationError (errors: AjvError[], options: Record<string, TSchema>): DocsplitError {
+/** The DocsplitError a body validation failure stands for; `body`, the request's, for a likely meant name. */
+export function validationError (errors: AjvError[], options: Record<string, TSchema>, body?: unknown): DocsplitError {
   const first = errors[0]
-  const accepted = (): string => listValues(['text', ...Object.keys(options)])
+  const names = ['text', ...Object.keys(options)]
   if (first === undefined) return new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'The request body does not match the documented schema.')
   if (first.keyword === 'additionalProperties') {
     const name = String(first.params.additionalProperty ?? '').slice(0, 64)
-    return new DocsplitError('DOCSPLIT_UNKNOWN_OPTION', `unknown option "${name}"; accepted: ${accepted()}`)
+    return new DocsplitError('DOCSPLIT_UNKNOWN_OPTION', `unknown option "${name}"${didYouMean(name, names)}; accepted: ${listValues(names)}`)
   }
   const name = first.keyword === 'required'
     ? String(first.params.missingProperty ?? '')
@@ -91,6 +92,13 @@ export function validationError (errors: AjvError[], options: Record<string, TSc
   // As the library: a name that is not known (a string) is the option's own code; a value that
   // is no name at all (`"tokenizer": 5`) an invalid option. Anything wrong with a budget is a budget error.
   const code = codeForOption[name] !== undefined && (first.keyword !== 'type' || codeForOption[name] === 'DOCSPLIT_INVALID_BUDGET') ? codeForOption[name] : 'DOCSPLIT_INVALID_OPTION'
+  // A name not in the list (a format, a splitter, a tokenizer): the one likely meant, as the library says.
+  const given = (body as Record<string, unknown> | null | undefined)?.[name]
+  const allowed = first.params.allowedValues
+  if (first.keyword === 'enum' && typeof given === 'string' && Array.isArray(allowed)) {
+    const meant = didYouMean(given, allowed.map(String))
+    if (meant !== '') return new DocsplitError(code, `${name} ${JSON.stringify(given.slice(0, 64))} is not known${meant}; it must be ${describeSchema(schema)}`)
+  }
   return new DocsplitError(code, `${name} must be ${describeSchema(schema)}`)
 }
 
@@ -142,7 +150,7 @@ export function clientErrorHandler (this: FastifyInstance | undefined, err: Erro
 async function problemPlugin (app: FastifyInstance, opts: ProblemPluginOptions): Promise<void> {
   app.setErrorHandler(async (err: FastifyError, request, reply) => {
     const problem = err.validation !== undefined
-      ? toProblem(validationError(err.validation as AjvError[], opts.options))
+      ? toProblem(validationError(err.validation as AjvError[], opts.options, request.body))
       : toProblem(err)
     const part = isDocsplitError(err as unknown) ? (err as unknown as DocsplitError).part : undefined
     if (problem.internal) {
