@@ -251,7 +251,8 @@ export function tokenizerSpelling (name: string): string {
 export function packerByName (name: string): PackerPlugin {
   const p = lookup(packers, name)
   if (p === undefined) {
-    throw new DocsplitError('DOCSPLIT_UNKNOWN_SPLITTER', `splitter "${name}" is not known${didYouMean(name, [...packers.keys()])}; accepted: ${listValues([...packers.keys()])}`)
+    const names = [...packers.keys()]
+    throw new DocsplitError('DOCSPLIT_UNKNOWN_SPLITTER', `splitter "${name}" is not known${didYouMean(name, names)}; accepted: ${listValues(names)}`)
   }
   return p
 }
@@ -263,10 +264,11 @@ export function tokenizerByName (name: string): TokenizerPlugin {
   const p = lookup(tokenizers, name) ?? lookup(tokenizersByAlias, name)
   if (p === undefined) {
     // Model names are many: a few, so that the message stays whole where it is capped (HTTP).
+    const names = [...tokenizers.keys()]
     const models = [...tokenizersByAlias.keys()]
     const some = models.length <= MODELS_SHOWN ? listValues(models) : `such as ${listValues(models.slice(0, MODELS_SHOWN))}; ${models.length} in all, listed by docsplit formats and in the service's /openapi.json`
     throw new DocsplitError('DOCSPLIT_UNKNOWN_TOKENIZER',
-      `tokenizer "${name.slice(0, 64)}" is not known${didYouMean(name, [...tokenizers.keys(), ...models])}; accepted: ${listValues([...tokenizers.keys()])} or a model name (${some})`)
+      `tokenizer "${name.slice(0, 64)}" is not known${didYouMean(name, [...names, ...models])}; accepted: ${listValues(names)} or a model name (${some})`)
   }
   return p
 }
