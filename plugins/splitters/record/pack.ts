@@ -144,16 +144,31 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
     return draft
   }
 
-  /**
-   * Blocks that fit with neither neighbour (a separator, end tags) go with a neighbour that is a
-   * record over max_tokens anyway (protected) rather than alone, when they are small: `count` at
-   * most an eighth of the budget (text between records that is longer, comments, stays a chunk).
-   */
   const smallBlocks = (count: number): boolean => 8 * count <= budget
 
-  /** Whether the blocks `units` go with the chunk before, a protected record. */
-  const heldTakes = (units: Unit[], count: number): boolean => held?.protected === true && previousRecord !== undefined &&
-    smallBlocks(count) && units.every((u) => u.record < 0 && isPrefix(u.path, previousRecord!.path))
+  /**
+   * Blocks that fit with neither neighbour within the budget (a separator, end tags, `\n\t`
+   * between XML elements) would be a chunk alone, with overlap a copy of the chunk before plus
+   * them. They join a neighbour instead: a record over max_tokens anyway (protected) when they
+   * are small, at most an eighth of the budget (longer text between records, comments, stays a
+   * chunk); or, with overlap (records pack to max_tokens - overlap_tokens), a neighbour they stay
+   * within max_tokens with, when they are small or it is a record that goes alone anyway; that
+   * chunk's overlap gets the room left. Without overlap nothing joins that way: what fits in
+   * max_tokens fits in the budget.
+   */
+  const joins = (neighbour: number, lone: boolean, blocks: number, together: () => number): boolean => {
+    if (neighbour > limit) return smallBlocks(blocks)
+    return (smallBlocks(blocks) || lone) && together() <= limit
+  }
+
+  /** Whether the blocks `units` (`count` tokens) go with the chunk before. */
+  const heldTakes = (units: Unit[], count: number): boolean => {
+    const before = held
+    if (before === undefined || previousRecord === undefined) return false
+    if (!units.every((u) => u.record < 0 && isPrefix(u.path, previousRecord!.path))) return false
+    const lone = before.recordCount === 1 && before.tokenCount > budget
+    return joins(before.tokenCount, lone, count, () => meter.count(before.text + joinedText(ctx.source, units)))
+  }
 
   const joinHeld = (units: Unit[]): void => {
     const draft = held!
@@ -228,6 +243,12 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
     return compatible && last.container === u.container
   }
 
+  /** Whether the blocks in `current` (`tallied` tokens) go with `u`, a record, `n` the count of both. */
+  const joinsNext = (u: Unit, n: number): boolean => {
+    const alone = meter.count(u.text, u.tokens)
+    return joins(alone, alone > budget, tallied, () => n)
+  }
+
   /**
    * With a tally, the exact count of `current` grows record by record: each record is
    * read about once, and a chunk never needs a recount or a repair.
@@ -241,9 +262,8 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
         return
       }
       // Blocks only so far, that fit with neither the chunk before nor this record: when the
-      // record is over max_tokens on its own anyway (protected), they go with it, not in a chunk
-      // alone (with overlap, a record between the budget and max_tokens is not protected alone).
-      if (lastRecord === undefined && u.record >= 0 && smallBlocks(tallied) && !heldTakes(current, tallied) && meter.count(u.text, u.tokens) > limit) {
+      // record goes alone anyway, they go with it, not in a chunk alone (see joinsNext).
+      if (lastRecord === undefined && u.record >= 0 && !heldTakes(current, tallied) && joinsNext(u, n)) {
         tallied = n
         take(u)
         flush()

@@ -43,8 +43,9 @@ const WIDOW_SHARE = 1 / 4
  * feed), up to BLANK_JOIN characters after that text and while the piece still `fits`; and
  * white space that starts `text` (a wrapped line's indentation) goes with the text after it.
  * So a chunk is seldom white space alone, while a long run of white space is still cut and a
- * piece that fits is not pushed over the budget (and cut inside its words) by it. `whole`: text
- * is the whole unit (its last piece ends the unit, not a window).
+ * piece that fits is not pushed over the budget (and cut inside its words) by it; a piece over
+ * the budget anyway (a long URL, cut at the next level) takes it (its indentation was a chunk
+ * of four spaces). `whole`: text is the whole unit (its last piece ends the unit, not a window).
  */
 function withoutBlankPieces (text: string, cuts: number[], whole: boolean, fits: (from: number, to: number) => boolean): number[] {
   if (cuts.length === 0) return cuts
@@ -52,7 +53,7 @@ function withoutBlankPieces (text: string, cuts: number[], whole: boolean, fits:
   const end = (i: number): number => i + 1 < cuts.length ? cuts[i + 1]! : whole ? text.length : cuts[i]!
   const leading = whiteSpaceOnly(text, 0, cuts[0]!)
   let i = 0
-  if (leading && cuts[0]! <= BLANK_JOIN && !whiteSpaceOnly(text, cuts[0]!, end(0)) && fits(0, end(0))) i = 1
+  if (leading && cuts[0]! <= BLANK_JOIN && !whiteSpaceOnly(text, cuts[0]!, end(0)) && (fits(0, end(0)) || !fits(cuts[0]!, end(0)))) i = 1
   /** Where the piece being built starts, and the white space joined to it since its text (Infinity: none may be). */
   let start = 0
   let joined = leading && i === 0 ? Infinity : 0
@@ -458,7 +459,11 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
   const bestGap = (k: number, final: boolean, demoted: Map<number, number>): [number, number, string | undefined, number] | undefined => {
     const candidates: number[] = []
     for (let j = 1; j <= k; j++) candidates.push(j)
-    const strength = (j: number): number => demoted.get(j) ?? (final && j === queue.length ? END : queue[j - 1]!.after)
+    // A chunk of white space alone (the blank line after a paragraph whose last sentence filled
+    // the chunk before) is the last choice: it goes with what follows when that fits.
+    let blank = 0
+    while (blank < k && whiteSpaceOnly(queue[blank]!.text, 0, queue[blank]!.text.length)) blank++
+    const strength = (j: number): number => j <= blank && blank < k ? 0 : demoted.get(j) ?? (final && j === queue.length ? END : queue[j - 1]!.after)
     candidates.sort((a, b) => strength(b) - strength(a) || b - a)
     // Candidates of one strength form a tier, longest first; fitting is monotone in length,
     // so test the longest, then the shortest, then binary-search between.

@@ -169,11 +169,11 @@ t.test('text between records that fits with neither neighbour goes with a record
   const big = `R ${'many words here '.repeat(30)}\n`
   const gaps = await split(`${big}, \n${big}${'a comment between records '.repeat(4)}\n${big}`, { input_format: 'test-gaps', max_tokens: 64 })
   t.same(gaps.chunks.map((c) => [c.kinds, c.protected]), [[['record', 'gap'], true], [['record'], true], [['gap'], false], [['record'], true]])
-  // with overlap, a record between the budget and max_tokens is not protected: the brackets
-  // before it are not put with it
+  // with overlap, a record between the budget and max_tokens is not protected, and the brackets
+  // beside it join it only within max_tokens: the closing one (40 tokens), not the opening one
   const within = `[\n  "${'ab '.repeat(36)}"\n]`
   const overlapped = await split(within, { input_format: 'json', max_tokens: 40, overlap_tokens: 8 })
-  t.same(overlapped.chunks.map((c) => [c.token_count <= 40, c.protected]), [[true, false], [true, false], [true, false]], 'nothing over max_tokens')
+  t.same(overlapped.chunks.map((c) => [c.text, c.token_count <= 40, c.protected]), [['[\n  ', true, false], [within.slice(4), true, false]], 'nothing over max_tokens')
   // o200k counts may fall as text is added (`]]>` then blank lines): a record over the budget
   // without its blank lines, with them joined back, fits and is not protected
   const merging = [['xml', `<root><a>word </a><![CDATA[x]]>\n\n<a>${'lorem ipsum dolor sit amet '.repeat(3)}</a></root>`, 9], ['yaml', `a: word word word word a,.\n\nb: ${'lorem ipsum dolor '.repeat(3)}\n`, 8]] as const
@@ -186,6 +186,24 @@ t.test('text between records that fits with neither neighbour goes with a record
   const fits = await split(exact, { input_format: 'json', max_tokens: approx.count(long('C')) })
   t.same(fits.chunks.filter((c) => c.protected), [], 'nothing protected')
   t.ok(fits.chunks.some((c) => c.text === ',\n  '), 'the comma alone')
+})
+
+t.test('with overlap, text between records that fits with neither neighbour joins one within max_tokens, not a chunk of its own', async (t) => {
+  // Records packed to max_tokens - overlap_tokens: one near that, then `\n\t`, fitted with
+  // neither and was a chunk of its own, with its overlap a copy of the record before.
+  for (let width = 40; width <= 140; width += 4) {
+    const node = (i: number): string => `<node id="${i}" v="${'x1 '.repeat(width / 4)}"/>`
+    const doc = `<osm>\n\t${Array.from({ length: 6 }, (_, i) => node(i)).join('\n\t')}\n</osm>\n`
+    for (const [max, overlap] of [[64, 32], [128, 64]]) {
+      // A record with the white space after it over max_tokens leaves it nowhere else to go.
+      if (approx.count(node(0) + '\n\t') > max!) continue
+      const r = await split(doc, { input_format: 'xml', max_tokens: max, overlap_tokens: overlap })
+      let end = 0
+      const fresh = r.chunks.map((c) => { const f = c.text.slice(Math.max(0, end - c.char_start)); end = c.char_end; return f })
+      t.same(fresh.filter((f) => f.trim() === ''), [], `width ${width}, ${max}/${overlap}: no chunk adds white space alone`)
+      t.same(invariantProblems(r, doc, { tokenizer: approx }), [], `width ${width}, ${max}/${overlap}: within budget`)
+    }
+  }
 })
 
 t.test('a chunk says where it ended: after a record, a block, or a cut inside a block over budget', async (t) => {
