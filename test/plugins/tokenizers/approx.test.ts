@@ -39,7 +39,7 @@ t.test('letters come from the generated table, which this Node\'s Unicode data a
   // The table fixes the classes whatever Node runs (counts must not change with its Unicode
   // version); a later Unicode may add a few letters, never many.
   const letter = /^[\p{L}\p{M}]$/u
-  const letterClasses = new Set<number>([C.LX, C.L2, C.U1L, C.U2L, C.U3L])
+  const letterClasses = new Set<number>([C.LX, C.L2, C.U1L, C.U2L, C.U3L, C.MK])
   let differ = 0
   for (let c = 0x80; c < 0xD800; c++) {
     if (CLASS[c] === C.WS) continue
@@ -50,6 +50,29 @@ t.test('letters come from the generated table, which this Node\'s Unicode data a
   t.equal(CLASS[0x416], C.L2, 'Ж')
   t.ok(letterClasses.has(CLASS[0x65E5]!), '日')
   t.notOk(letterClasses.has(CLASS[0x2192]!), '→')
+  t.equal(CLASS[0x301], C.MK, 'a combining acute accent')
+})
+
+t.test('at least the o200k and cl100k counts on decomposed (NFD) text: a combining mark is about a token', async (t) => {
+  // Composed, these cost a few tokens a word; decomposed (macOS file names, some exports) each
+  // mark is a token or more, and approx read them as part of the word: a tenth of the count.
+  const texts = [
+    'Le café décoré était fermé. Où est la bibliothèque ? Ça coûte très cher, n’est-ce pas ?',
+    'Tiếng Việt có nhiều dấu thanh và dấu phụ: người, được, những, trường học, điện thoại.',
+    'Übermäßig große Straßenschäden; Österreichs Bürger wählen. Ångström, Škoda, Øresund, naïve.',
+    'Ру́сский язы́к: ударе́ние ста́вится над гла́сной.',
+    'é'.repeat(100),
+  ]
+  for (const text of texts) {
+    const nfd = text.normalize('NFD')
+    for (let len = 8; len <= nfd.length; len *= 2) {
+      for (let at = 0; at + len <= nfd.length; at += len) {
+        const piece = nfd.slice(at, at + len)
+        if (count(piece) < exact(piece)) t.fail(`${JSON.stringify(piece)}: ${count(piece)} < ${exact(piece)}`)
+      }
+    }
+    t.ok(count(nfd) >= exact(nfd), `${JSON.stringify(text.slice(0, 24))}: ${count(nfd)} >= ${exact(nfd)} (composed: ${count(text)} >= ${exact(text)})`)
+  }
 })
 
 t.test('one code point costs 1 to 4 tokens (every code point)', async (t) => {
