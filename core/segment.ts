@@ -269,11 +269,12 @@ function markupAware (text: string, cuts: number[]): number[] {
 /**
  * A text that ends in an abbreviation after which a sentence seldom ends: a title (`Dr.`,
  * `Prof.`, `St.`), an initial (`J.`), letters with stops (`U.S.`, `e.g.`, `a.m.`), a company or
- * reference word (`Inc.`, `No.`, `Fig.`, `pp.`), a month (`Jan.`). Unicode's sentence rules end
+ * reference word (`Inc.`, `No.`, `Fig.`, `pp.`), a month (`Jan.`), German ones (`Nr.`, `bzw.`,
+ * `vgl.`; a lone letter: `z. B.`, `d. h.`, `u. a.` are written with spaces). Unicode's sentence rules end
  * a sentence at any stop before a capital, and V8's Intl.Segmenter applies none of ICU's
  * suppression lists, so `the U.S. | Department` and `Prof. | Amara Osei` were cut apart.
  */
-const ABBREVIATION = /(?:^|[^\p{L}\p{N}.])(?:Mr|Mrs|Ms|Mx|Dr|Prof|Sr|Jr|St|Mt|Ft|Capt|Col|Gen|Lt|Sgt|Cmdr|Adm|Rev|Hon|Gov|Sen|Rep|Pres|Supt|Messrs|Mme|Mlle|Ph\.D|vs|cf|approx|Inc|Ltd|Corp|Dept|Univ|Bros|No|Nos|Vol|Fig|Figs|Eq|Eqs|Sec|Ch|Art|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|pp?|\p{Lu}|(?:\p{L}\.)+\p{L})\.$/u
+const ABBREVIATION = /(?:^|[^\p{L}\p{N}.])(?:Mr|Mrs|Ms|Mx|Dr|Prof|Sr|Jr|St|Mt|Ft|Capt|Col|Gen|Lt|Sgt|Cmdr|Adm|Rev|Hon|Gov|Sen|Rep|Pres|Supt|Messrs|Mme|Mlle|Ph\.D|vs|cf|approx|Inc|Ltd|Corp|Dept|Univ|Bros|No|Nos|Vol|Fig|Figs|Eq|Eqs|Sec|Ch|Art|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|pp?|Nr|bzw|ggf|vgl|usw|evtl|inkl|bspw|bzgl|zzgl|sog|ca|\p{L}|(?:\p{L}\.)+\p{L})\.$/u
 /** No abbreviation above, with what may come before it, is longer. */
 const ABBREVIATION_MAX = 24
 /**
@@ -294,14 +295,42 @@ function abbreviationAware (text: string, cuts: number[]): number[] {
   })
 }
 
+/**
+ * Unicode's rules end a sentence at `?` and `!` whatever follows, so a URL's query or fragment
+ * (`/search?q=reset`, `/#!/settings`) was cut there, as a sentence end, when it fitted whole. A
+ * sentence ends at an ASCII `?` or `!` only before white space (or a quote or bracket that
+ * closes, which the segmenter keeps with it); CJK's full-width stops need none.
+ */
+function stopsWithoutSpace (text: string, cuts: number[]): number[] {
+  return cuts.filter((p) => {
+    const stop = text.charCodeAt(p - 1)
+    return (stop !== 63 /* ? */ && stop !== 33 /* ! */) || breakingSpace(text.charCodeAt(p))
+  })
+}
+
+/**
+ * Japanese quotes a sentence in 「」 or 『』 and goes on after it (`「はい。」と答えた。`): the stop
+ * inside the quote ended a sentence, and the quotative particle after it started the next one.
+ * No cut after a closing corner bracket that hiragana follows.
+ */
+function quotationsContinued (text: string, cuts: number[]): number[] {
+  return cuts.filter((p) => {
+    const close = text.charCodeAt(p - 1)
+    const next = text.charCodeAt(p)
+    return !((close === 0x300D || close === 0x300F) && next >= 0x3041 && next <= 0x3096)
+  })
+}
+
 export const segmenters: Segmenters = {
   cuts (text, level) {
     switch (level) {
       case 'line':
         return lineCuts(text)
-      case 'sentence':
+      case 'sentence': {
         sentenceSegmenter ??= new Intl.Segmenter(undefined, { granularity: 'sentence' })
-        return abbreviationAware(text, markupAware(text, openersToNext(text, segmentStarts(softBreaksAsSpaces(text), sentenceSegmenter, false, true))))
+        const cuts = quotationsContinued(text, stopsWithoutSpace(text, segmentStarts(softBreaksAsSpaces(text), sentenceSegmenter, false, true)))
+        return abbreviationAware(text, markupAware(text, openersToNext(text, cuts)))
+      }
       case 'space':
         return spaceCuts(text)
       case 'word':

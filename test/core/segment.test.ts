@@ -142,4 +142,13 @@ t.test('sentences: no cut right after a title, an initial or an abbreviation wit
   const other = 'Version 1.2.3. Next one. It ends at 3.5. Then more. We chose Plan B. Then we left. Take vitamin C. It helps. Is it safe? No. It is not.'
   t.same(segmenters.cuts(other, 'sentence').map((c) => other.slice(c, c + 4)), ['Next', 'It e', 'Then', 'We c', 'Then', 'Take', 'It h', 'Is i', 'No. ', 'It i'],
     'and a word that mostly starts a sentence starts one after an abbreviation too')
+  const german = 'Betroffen sind z. B. Mail und Kalender. Das heißt, d. h. Schluss. Siehe Nr. 5 und vgl. Abschnitt 3 bzw. Anhang. Neu.'
+  t.same(segmenters.cuts(german, 'sentence').map((c) => german.slice(c, c + 4)), ['Das ', 'Sieh', 'Neu.'], 'German abbreviations, with a space between their letters too')
+})
+
+t.test('sentences: a URL\'s `?` and `!` are no stops, nor a Japanese quote\'s end before its particle', async (t) => {
+  const pieces = (text: string): string[] => { const cuts = segmenters.cuts(text, 'sentence'); return [0, ...cuts].map((p, i) => text.slice(p, cuts[i] ?? text.length)) }
+  t.same(pieces('See https://example.com/search?q=reset and https://app.example.com/#!/Settings now. Why? Because!\nDone.'),
+    ['See https://example.com/search?q=reset and https://app.example.com/#!/Settings now. ', 'Why? ', 'Because!\n', 'Done.'])
+  t.same(pieces('私は「はい、本当です。」と答えました。「いいえ。」次の文です。本当？はい！'), ['私は「はい、本当です。」と答えました。', '「いいえ。」', '次の文です。', '本当？', 'はい！'])
 })
