@@ -175,6 +175,8 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
    * the first `closingRead` gaps. Both are read again when the queue's front changes (emit, cut).
    */
   let carried = 0
+  /** A section closed where the last chunk ended. */
+  let sectionClosed = false
   let closing = -1
   let closingRead = 0
   const closingGap = (): number => {
@@ -250,6 +252,10 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     }
     if (refs.size > 0) draft.refs = [...refs]
     if (first.context !== undefined) draft.context = first.context
+    // Overlap never carries the end of a section into the next one: a chunk under "Billing"
+    // does not start with the last sentence of "Accounts".
+    if (sectionClosed) draft.noOverlap = true
+    sectionClosed = units[j - 1]!.sectionsAfter < units[j - 1]!.sections
     if (estimating) for (const u of units) queuedEstimate -= estimate(u)
     carried = units[j - 1]!.sectionsAfter
     closing = -1

@@ -165,6 +165,17 @@ t.test('should repeat the tail of the previous chunk with overlap, within budget
   t.same(invariantProblems(r, text, { tokenizer: tokenizers[0]![1]! }), [])
 })
 
+t.test('overlap never carries the end of a section into the next section\'s chunks', async (t) => {
+  const section = (name: string): string => `## ${name}\n\n` + Array.from({ length: 12 }, (_, i) => `${name} sentence ${i} is here.`).join(' ') + '\n\n'
+  const md = '# Guide\n\n' + section('Accounts') + section('Billing') + '### Refunds\n\n' + section('Refund').slice('## Refund\n\n'.length)
+  const r = await split(md, { input_format: 'markdown', max_tokens: 40, overlap_tokens: 10 })
+  t.ok(r.chunks.some((c, i) => i > 0 && c.char_start < r.chunks[i - 1]!.char_end), 'chunks of one section overlap')
+  const billing = r.chunks.find((c) => c.text.includes('## Billing'))!
+  t.ok(billing.text.startsWith('## Billing'), `the chunk that opens Billing starts with its heading: ${JSON.stringify(billing.text.slice(0, 40))}`)
+  t.notOk(r.chunks.some((c) => c.path.includes('Billing') && c.text.includes('Accounts sentence')), 'no Accounts text under Billing')
+  t.same(invariantProblems(r, md, { tokenizer: tokenizers[0]![1]! }), [])
+})
+
 t.test('should read a long paragraph about once with an exact tokenizer: never whole, its words through the tally', async (t) => {
   const long = Array.from({ length: 20_000 }, (_, i) => `word${i % 97}`).join(' ') + '\n\n'
   const text = 'A short paragraph.\n\n' + long + 'Another short one.\n'
