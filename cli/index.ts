@@ -15,7 +15,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util'
 import '../plugins/index.js'
 import { DocsplitError } from '../core/errors.js'
 import { checkDefaultSplitters, loadPluginModules, pluginsLoading } from '../core/load.js'
-import { describeSchema, optionsSchema } from '../core/options.js'
+import { describeSchema, OPTION_ALIASES, optionsSchema } from '../core/options.js'
 import { pluginStepsPending } from '../core/plugin-calls.js'
 import { didYouMean } from '../core/suggest.js'
 import { VERSION } from '../core/version.js'
@@ -227,7 +227,7 @@ async function main (argv: string[]): Promise<number | typeof SERVING> {
       const accepted = names.map((name) => `--${name}`).join(', ')
       const settings = command === 'serve' ? '; the service takes its settings (port, limits) from the environment (see the README)' : ''
       const given = unknown[1]!.slice(0, 64)
-      throw new DocsplitError('DOCSPLIT_UNKNOWN_OPTION', `unknown option ${given}${didYouMean(given, names.map((name) => `--${name}`))}; accepted: ${accepted}${settings} (see docsplit --help)`)
+      throw new DocsplitError('DOCSPLIT_UNKNOWN_OPTION', `unknown option ${given}${didYouMean(given, names.map((name) => `--${name}`), OPTION_ALIASES)}; accepted: ${accepted}${settings} (see docsplit --help)`)
     }
     throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `${(error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, ' ')}; see docsplit --help`)
   }

@@ -106,6 +106,26 @@ export async function prepareOptionChecks (raw: Record<string, unknown> = {}): P
 }
 
 /**
+ * Other splitters' names for docsplit's options (LangChain's `chunkSize`, `chunk_overlap`, a
+ * `length_function` that counts tokens), by their bare form (lower case, no `-` or `_`): an
+ * unknown option of these names is answered with docsplit's.
+ */
+export const OPTION_ALIASES: Readonly<Record<string, string>> = {
+  chunksize: 'max_tokens',
+  maxchunksize: 'max_tokens',
+  tokens: 'max_tokens',
+  budget: 'max_tokens',
+  chunkoverlap: 'overlap_tokens',
+  overlap: 'overlap_tokens',
+  lengthfunction: 'tokenizer',
+  encodingname: 'tokenizer',
+  model: 'tokenizer',
+  modelname: 'tokenizer',
+  format: 'input_format',
+  language: 'input_format',
+}
+
+/**
  * Validates options and applies defaults. Names (format, splitter, tokenizer) are checked by
  * the pipeline against the registry; `input_format` may stay `auto` until the input is seen.
  */
@@ -118,7 +138,7 @@ export function resolveOptions (raw: Record<string, unknown> = {}): ResolvedOpti
     const schema = Object.hasOwn(baseOptions, name) ? (baseOptions as Record<string, TSchema>)[name] : plugin.get(name)
     if (schema === undefined) {
       const names = [...Object.keys(baseOptions), ...plugin.keys()]
-      throw new DocsplitError('DOCSPLIT_UNKNOWN_OPTION', `unknown option "${name.slice(0, 64)}"${didYouMean(name, names)}; accepted: ${listValues(names)}`)
+      throw new DocsplitError('DOCSPLIT_UNKNOWN_OPTION', `unknown option "${name.slice(0, 64)}"${didYouMean(name, names, OPTION_ALIASES)}; accepted: ${listValues(names)}`)
     }
     const value = coerce(schema, given)
     const valid = isSimpleSchema(schema) ? checkSimple(schema, value) : fullCheck?.(schema, value)

@@ -31,6 +31,9 @@ function distance (a: string, b: string, most: number): number {
   return row[b.length]!
 }
 
+/** A name without its case, dashes and underscores: `--chunk-size`, `chunk_size`, `chunkSize`. */
+const bare = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]+/g, '')
+
 /** The digits of a name: `gpt-5` is no slip for `gpt-6`, whatever the distance says. */
 const digitsOf = (name: string): string => name.replace(/\D+/g, '')
 
@@ -39,9 +42,14 @@ const digitsOf = (name: string): string => name.replace(/\D+/g, '')
  * (three for a long name) with the same digits, or the only one that starts with it (`o200k`
  * for `o200k_base`); else none.
  */
-export function closestName (given: string, accepted: readonly string[]): string | undefined {
+export function closestName (given: string, accepted: readonly string[], aliases: Readonly<Record<string, string>> = {}): string | undefined {
   const name = given.toLowerCase()
   if (name.length === 0 || name.length > LONGEST) return undefined
+  const alias = aliases[bare(name)]
+  if (alias !== undefined) {
+    const meant = accepted.find((candidate) => bare(candidate) === bare(alias))
+    if (meant !== undefined) return meant
+  }
   const extending = name.length >= 3 ? accepted.filter((candidate) => candidate.toLowerCase().startsWith(name)) : []
   if (extending.length === 1) return extending[0]
   const most = name.length <= 4 ? 1 : name.length <= 10 ? 2 : 3
@@ -60,8 +68,11 @@ export function closestName (given: string, accepted: readonly string[]): string
   return best
 }
 
-/** ` (did you mean "x"?)`, or nothing: to follow what a message says is not known. */
-export function didYouMean (given: string, accepted: readonly string[]): string {
-  const name = closestName(given, accepted)
+/**
+ * ` (did you mean "x"?)`, or nothing: to follow what a message says is not known. `aliases`:
+ * other names for an accepted one (by their bare form), such as another splitter's option names.
+ */
+export function didYouMean (given: string, accepted: readonly string[], aliases?: Readonly<Record<string, string>>): string {
+  const name = closestName(given, accepted, aliases)
   return name === undefined ? '' : ` (did you mean ${JSON.stringify(name)}?)`
 }

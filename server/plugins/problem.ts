@@ -10,7 +10,7 @@ import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { TSchema } from 'typebox'
 import { DocsplitError, isDocsplitError, listValues, type ErrorCode } from '../../core/errors.js'
-import { describeSchema } from '../../core/options.js'
+import { describeSchema, OPTION_ALIASES } from '../../core/options.js'
 import { didYouMean } from '../../core/suggest.js'
 import { toProblem, type ProblemReply } from '../problem.js'
 import { logPath, noteRoutePath, noteSocketAnswer, requestLine } from './access-log.js'
@@ -79,7 +79,7 @@ export function validationError (errors: AjvError[], options: Record<string, TSc
   if (first === undefined) return new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'The request body does not match the documented schema.')
   if (first.keyword === 'additionalProperties') {
     const name = String(first.params.additionalProperty ?? '').slice(0, 64)
-    return new DocsplitError('DOCSPLIT_UNKNOWN_OPTION', `unknown option "${name}"${didYouMean(name, names)}; accepted: ${listValues(names)}`)
+    return new DocsplitError('DOCSPLIT_UNKNOWN_OPTION', `unknown option "${name}"${didYouMean(name, names, OPTION_ALIASES)}; accepted: ${listValues(names)}`)
   }
   const name = first.keyword === 'required'
     ? String(first.params.missingProperty ?? '')

@@ -1,6 +1,8 @@
 /** closestName: the accepted name a slip of the keyboard most likely meant, or none. */
 import t from 'tap'
 import { closestName, didYouMean } from '../../core/suggest.js'
+import { OPTION_ALIASES } from '../../core/options.js'
+import { split } from '../../index.js'
 
 const tokenizers = ['approx', 'o200k_base', 'cl100k_base', 'p50k_base', 'r50k_base', 'gpt-4o', 'gpt-4o-mini', 'gpt-4.1', 'gpt-5', 'o1', 'o3']
 
@@ -28,4 +30,16 @@ t.test('no guess where a guess would mislead', async (t) => {
   t.equal(closestName('x'.repeat(10_000), ['x'.repeat(10_000)]), undefined, 'past 64 characters: no name')
   t.equal(didYouMean('zzz', ['markdown']), '')
   t.equal(didYouMean('markdwn', ['markdown']), ' (did you mean "markdown"?)')
+})
+
+t.test('another splitter\'s option names are answered with docsplit\'s', async (t) => {
+  const options = ['input_format', 'max_tokens', 'splitter', 'tokenizer', 'overlap_tokens']
+  t.equal(closestName('chunk_size', options, OPTION_ALIASES), 'max_tokens')
+  t.equal(closestName('chunkOverlap', options, OPTION_ALIASES), 'overlap_tokens')
+  t.equal(closestName('--chunk-size', options.map((o) => `--${o.replace('_', '-')}`), OPTION_ALIASES), '--max-tokens', 'a flag')
+  t.equal(closestName('length_function', options, OPTION_ALIASES), 'tokenizer')
+  t.equal(closestName('chunk_size', ['splitter'], OPTION_ALIASES), undefined, 'only to a name that is accepted')
+  t.equal(closestName('chunk_size', options), undefined, 'no alias without the table')
+  const r = await split('x', { chunk_size: 100 } as never).catch((error: unknown) => error as Error)
+  t.match((r as Error).message, /unknown option "chunk_size" \(did you mean "max_tokens"\?\)/, 'the library says so')
 })
