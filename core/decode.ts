@@ -223,7 +223,7 @@ export class StreamDecoder {
   }
 
   private invalidUtf8 (offset: number): DocsplitError {
-    return new DocsplitError('DOCSPLIT_INVALID_UTF8', `the input is not valid UTF-8 at byte ${offset}; set the encoding option (encoding, --encoding) if it is text in another one, such as latin1; compressed or binary files are not text`)
+    return new DocsplitError('DOCSPLIT_INVALID_UTF8', `the input is not valid UTF-8 at byte ${offset}; set the encoding option (encoding, --encoding) if it is text in another one, such as latin1, or utf-16le or utf-16be for UTF-16 without a byte order mark; compressed or binary files are not text`)
   }
 
   private invalid (): DocsplitError {
