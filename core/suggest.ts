@@ -45,7 +45,8 @@ const digitsOf = (name: string): string => name.replace(/\D+/g, '')
 export function closestName (given: string, accepted: readonly string[], aliases: Readonly<Record<string, string>> = {}): string | undefined {
   const name = given.toLowerCase()
   if (name.length === 0 || name.length > LONGEST) return undefined
-  const alias = aliases[bare(name)]
+  // Own names only: `constructor` is no alias.
+  const alias = Object.hasOwn(aliases, bare(name)) ? aliases[bare(name)] : undefined
   if (alias !== undefined) {
     const meant = accepted.find((candidate) => bare(candidate) === bare(alias))
     if (meant !== undefined) return meant

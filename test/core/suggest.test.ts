@@ -40,6 +40,8 @@ t.test('another splitter\'s option names are answered with docsplit\'s', async (
   t.equal(closestName('length_function', options, OPTION_ALIASES), 'tokenizer')
   t.equal(closestName('chunk_size', ['splitter'], OPTION_ALIASES), undefined, 'only to a name that is accepted')
   t.equal(closestName('chunk_size', options), undefined, 'no alias without the table')
+  t.equal(closestName('constructor', options, OPTION_ALIASES), undefined, 'a name on every object\'s prototype is no alias')
+  t.equal(closestName('toString', options), undefined)
   const r = await split('x', { chunk_size: 100 } as never).catch((error: unknown) => error as Error)
   t.match((r as Error).message, /unknown option "chunk_size" \(did you mean "max_tokens"\?\)/, 'the library says so')
 })
