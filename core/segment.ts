@@ -158,15 +158,23 @@ function breakingSpace (c: number): boolean {
 }
 
 /**
- * Cuts after white space, before what follows it. Word cuts alone broke URLs, link targets and
- * code spans at their slashes and dots (`https://tools.ietf.org/html/ ‖ rfc8174`) when a space
- * was a few characters away; words are cut inside only when a piece between spaces is over
- * budget alone.
+ * A full-width comma, enumeration comma, semicolon or colon: where Chinese and Japanese, which
+ * put no spaces between words, pause inside a sentence (`您的网络连接和浏览器设置，然后…`).
+ */
+const cjkPause = (c: number): boolean => c === 0x3001 || c === 0xFF0C || c === 0xFF1B || c === 0xFF1A
+
+/**
+ * Cuts after white space, before what follows it, and after a CJK pause (cjkPause). Word cuts
+ * alone broke URLs, link targets and code spans at their slashes and dots
+ * (`https://tools.ietf.org/html/ ‖ rfc8174`) when a space was a few characters away, and a long
+ * CJK sentence between any two words; words are cut inside only when a piece between spaces
+ * (or pauses) is over budget alone.
  */
 function spaceCuts (text: string): number[] {
   const out: number[] = []
   for (let i = 1; i < text.length; i++) {
-    if (breakingSpace(text.charCodeAt(i - 1)) && !breakingSpace(text.charCodeAt(i))) out.push(i)
+    const before = text.charCodeAt(i - 1)
+    if ((breakingSpace(before) || cjkPause(before)) && !breakingSpace(text.charCodeAt(i))) out.push(i)
   }
   return out
 }

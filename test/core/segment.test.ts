@@ -152,3 +152,10 @@ t.test('sentences: a URL\'s `?` and `!` are no stops, nor a Japanese quote\'s en
     ['See https://example.com/search?q=reset and https://app.example.com/#!/Settings now. ', 'Why? ', 'Because!\n', 'Done.'])
   t.same(pieces('私は「はい、本当です。」と答えました。「いいえ。」次の文です。本当？はい！'), ['私は「はい、本当です。」と答えました。', '「いいえ。」', '次の文です。', '本当？', 'はい！'])
 })
+
+t.test('space cuts: after white space, and after a CJK comma, enumeration comma, semicolon or colon', async (t) => {
+  const zh = '如果您遇到问题，请先查看帮助中心、常见问题；然后：联系我们。'
+  const cuts = segmenters.cuts(zh, 'space')
+  t.same([0, ...cuts].map((p, i) => zh.slice(p, cuts[i] ?? zh.length)), ['如果您遇到问题，', '请先查看帮助中心、', '常见问题；', '然后：', '联系我们。'])
+  t.same(segmenters.cuts('a, b; c', 'space'), [3, 6], 'ASCII punctuation cuts only where a space follows it')
+})
