@@ -144,48 +144,57 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
     return draft
   }
 
-  const smallBlocks = (count: number): boolean => 8 * count <= budget
-
   /**
    * Blocks that fit with neither neighbour within the budget (a separator, end tags, `\n\t`
    * between XML elements) would be a chunk alone, with overlap a copy of the chunk before plus
-   * them. They join a neighbour instead: a record over max_tokens anyway (protected) when they
-   * are small, at most an eighth of the budget (longer text between records, comments, stays a
-   * chunk); or, with overlap (records pack to max_tokens - overlap_tokens), a neighbour they stay
-   * within max_tokens with, when they are small or it is a record that goes alone anyway; that
-   * chunk's overlap gets the room left. Without overlap nothing joins that way: what fits in
-   * max_tokens fits in the budget.
+   * them. They join a neighbour instead, `together` being the exact count of both: a record
+   * over max_tokens anyway (protected) when they are small, at most an eighth of max_tokens
+   * (longer text between records, comments, stays a chunk); or, with overlap (records pack to
+   * max_tokens - overlap_tokens), a neighbour they stay within max_tokens with, when they are
+   * small or it is a record that goes alone anyway; that chunk's overlap gets the room left.
+   * Without overlap nothing joins that way: what fits in max_tokens fits in the budget.
    */
   const joins = (neighbour: number, lone: boolean, blocks: number, together: () => number): boolean => {
-    if (neighbour > limit) return smallBlocks(blocks)
-    return (smallBlocks(blocks) || lone) && together() <= limit
+    const small = 8 * blocks <= limit
+    if (neighbour > limit) return small
+    return (small || lone) && together() <= limit
   }
 
-  /** Whether the blocks `units` (`count` tokens) go with the chunk before. */
-  const heldTakes = (units: Unit[], count: number): boolean => {
+  /**
+   * The exact count of the chunk before with the blocks `units` (`count` tokens) joined, when
+   * they go with it (see joins); -1 when they do not.
+   */
+  const heldJoin = (units: Unit[], count: number): number => {
     const before = held
-    if (before === undefined || previousRecord === undefined) return false
-    if (!units.every((u) => u.record < 0 && isPrefix(u.path, previousRecord!.path))) return false
+    if (units.length === 0 || before === undefined || previousRecord === undefined) return -1
+    if (!units.every((u) => u.record < 0 && isPrefix(u.path, previousRecord!.path))) return -1
+    // Counted once, when joins asks or after it says yes (a protected chunk: not asked).
+    let together = -1
+    const countTogether = (): number => (together = meter.count(before.text + joinedText(ctx.source, units)))
     const lone = before.recordCount === 1 && before.tokenCount > budget
-    return joins(before.tokenCount, lone, count, () => meter.count(before.text + joinedText(ctx.source, units)))
+    if (!joins(before.tokenCount, lone, count, countTogether)) return -1
+    return together >= 0 ? together : countTogether()
   }
 
-  const joinHeld = (units: Unit[]): void => {
+  const joinHeld = (units: Unit[], tokenCount: number): void => {
     const draft = held!
     draft.text += joinedText(ctx.source, units)
     draft.end = draft.start + draft.text.length
-    draft.tokenCount = meter.count(draft.text)
+    draft.tokenCount = tokenCount
     // BPE counts may fall as text is added (`]]>` then `\n\n` merge): then it is not over
     if (draft.tokenCount <= limit) delete draft.protected
     for (const u of units) if (!draft.kinds.includes(u.kind)) draft.kinds.push(u.kind)
     draft.boundary = units[units.length - 1]!.ends
   }
 
-  /** Emits `current`, dropping trailing records until the exact count fits; returns what was dropped. */
-  const flush = (): Unit[] => {
+  /**
+   * Emits `current`, dropping trailing records until the exact count fits; returns what was
+   * dropped. `joined`: heldJoin of `current` when the caller has it already.
+   */
+  const flush = (joined = lastRecord === undefined ? heldJoin(current, chunkTallied ? tallied : currentEstimate) : -1): Unit[] => {
     if (current.length === 0) return []
-    if (lastRecord === undefined && heldTakes(current, chunkTallied ? tallied : currentEstimate)) {
-      joinHeld(current)
+    if (joined >= 0) {
+      joinHeld(current, joined)
       current = []
       currentEstimate = 0
       chunkTallied = false
@@ -261,16 +270,18 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
         take(u)
         return
       }
-      // Blocks only so far, that fit with neither the chunk before nor this record: when the
-      // record goes alone anyway, they go with it, not in a chunk alone (see joinsNext).
-      if (lastRecord === undefined && u.record >= 0 && !heldTakes(current, tallied) && joinsNext(u, n)) {
+      // Blocks only so far, that fit with neither the chunk before nor this record: they go
+      // with the chunk before, or with this record (see joins), not in a chunk alone.
+      const blocksOnly = lastRecord === undefined && u.record >= 0
+      const joined = blocksOnly ? heldJoin(current, tallied) : -1
+      if (blocksOnly && joined < 0 && joinsNext(u, n)) {
         tallied = n
         take(u)
         flush()
         return
       }
       tallied = tally.undo()
-      flush()
+      flush(blocksOnly ? joined : undefined)
       // The record that did not fit opens the next chunk, without being read again.
       tallied = tally.restart?.() ?? (tally = startTally()).add(u.text, u.tokens)
     } else {
