@@ -62,7 +62,7 @@ for s in range(NS):
     fixed[(s, ci['HI'])] = 3.0
     fixed[(s, ci['LS'])] = 1.0 if s == si['HI'] else 3.0
     fixed[(s, ci['DG'])] = 0.0 if s in (si['D1'], si['D2'], si['ND1'], si['ND2']) else 1.0
-    fixed[(s, ci['MK'])] = 2.0  # combining marks (model.ts): the corpus has no decomposed text to fit them on
+    fixed[(s, ci['MK'])] = 2.0  # combining marks (model.ts): too few in the corpus to fit them on
 params = {}
 
 
@@ -250,7 +250,8 @@ lines = [
     ' * tokens for the state machine of model.ts, fitted (linear program, pinball loss at the 99.5th',
     ' * percentile, with caps on the mean over-count of some formats) so that approx counts at least',
     ' * max(o200k_base, cl100k_base) on 99% of pieces of 50-2000 tokens; START is raised until the',
-    ' * subadditivity check passes (see model.ts).',
+    ' * subadditivity check passes (see model.ts). Fixed, not fitted: digits, surrogates (HI, LS)',
+    ' * and combining marks (MK).',
     ' */',
     f'export const SCALE = {SCALE}',
     '',

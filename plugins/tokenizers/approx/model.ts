@@ -49,12 +49,12 @@ export const C = {
   // Not in CLASS: a punctuation character equal to the one before it (----, ****, ====) costs
   // COST[state * NC + RP] or its RUN_FLOOR, the larger, and moves to the state of its own class.
   RP: 24,
-  // A combining mark (U+0300-U+036F and the other combining diacritical blocks): decomposed
-  // text (NFD: `e` + U+0301 for `é`; Vietnamese stacks two on a vowel) spends a token or two
-  // on each (cl100k nearly two on a stacked one), and the letters after it start a new token.
-  // Not fitted (the corpus has no decomposed text): two tokens from every state, so the
-  // machine stays subadditive; after it a Latin letter reads as after a Latin-1 letter, and in
-  // other scripts (a Cyrillic stress mark) the state stays.
+  // A combining mark (U+0300-U+036F): decomposed text (NFD: `e` + U+0301 for `é`; Vietnamese
+  // stacks two on a vowel) spends a token or two on each (cl100k nearly two on a stacked one),
+  // and the letters after it start a new token. Not fitted (4 corpus files hold a few marks,
+  // too few to fit on): two tokens from every state, so the machine stays subadditive; after
+  // it a Latin letter reads as after a Latin-1 letter, and in other scripts (a Cyrillic stress
+  // mark) the state stays.
   MK: 25,
 } as const
 export const NC = 26
@@ -121,8 +121,12 @@ export const NS = 49
 const DATA_LETTERS = 3
 export const STATE_NAMES = Object.keys(S)
 
-/** The combining diacritical mark blocks (class MK): the general one, its extended and supplement blocks, those for symbols and the half marks. */
-const COMBINING_MARKS: ReadonlyArray<readonly [number, number]> = [[0x0300, 0x036F], [0x1AB0, 0x1AFF], [0x1DC0, 0x1DFF], [0x20D0, 0x20FF], [0xFE20, 0xFE2F]]
+/**
+ * The Combining Diacritical Marks block (class MK), which decomposed Latin, Greek and Cyrillic
+ * use. The rarer blocks of 3 UTF-8 bytes (extended, supplement, for symbols) keep their classes
+ * by token cost (up to 3 tokens alone), which MK's 2 would undercount.
+ */
+const COMBINING_MARKS = [0x0300, 0x036F] as const
 
 function buildClassTable (): Uint8Array {
   const t = new Uint8Array(0x10000)
@@ -153,7 +157,7 @@ function buildClassTable (): Uint8Array {
     const cost = (bytes[i >> 2]! >> ((i & 3) * 2)) & 3
     t[c] = (isLetter(c) ? C.U1L : C.U1P) + Math.max(0, Math.min(2, cost - 1))
   }
-  for (const [from, to] of COMBINING_MARKS) set(from, to, C.MK)
+  set(COMBINING_MARKS[0], COMBINING_MARKS[1], C.MK)
   for (const c of [0x85, 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000]) t[c] = C.WS
   set(0x2000, 0x200A, C.WS)
   set(0xD800, 0xDBFF, C.HI)
