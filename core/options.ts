@@ -121,7 +121,7 @@ export const OPTION_ALIASES: Readonly<Record<string, string>> = {
   encodingname: 'tokenizer',
   model: 'tokenizer',
   modelname: 'tokenizer',
-  format: 'input_format',
+  // Not `format`: on the command line `--format jsonl` means the output's (`--jsonl`).
   language: 'input_format',
 }
 

@@ -278,11 +278,19 @@ function markupAware (text: string, cuts: number[]): number[] {
  * A text that ends in an abbreviation after which a sentence seldom ends: a title (`Dr.`,
  * `Prof.`, `St.`), an initial (`J.`), letters with stops (`U.S.`, `e.g.`, `a.m.`), a company or
  * reference word (`Inc.`, `No.`, `Fig.`, `pp.`), a month (`Jan.`), German ones (`Nr.`, `bzw.`,
- * `vgl.`; a lone letter: `z. B.`, `d. h.`, `u. a.` are written with spaces). Unicode's sentence rules end
+ * `vgl.`, and the second letter of the spaced `z. B.`, `d. h.`; for the first, see GERMAN_PAIR). Unicode's sentence rules end
  * a sentence at any stop before a capital, and V8's Intl.Segmenter applies none of ICU's
  * suppression lists, so `the U.S. | Department` and `Prof. | Amara Osei` were cut apart.
  */
-const ABBREVIATION = /(?:^|[^\p{L}\p{N}.])(?:Mr|Mrs|Ms|Mx|Dr|Prof|Sr|Jr|St|Mt|Ft|Capt|Col|Gen|Lt|Sgt|Cmdr|Adm|Rev|Hon|Gov|Sen|Rep|Pres|Supt|Messrs|Mme|Mlle|Ph\.D|vs|cf|approx|Inc|Ltd|Corp|Dept|Univ|Bros|No|Nos|Vol|Fig|Figs|Eq|Eqs|Sec|Ch|Art|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|pp?|Nr|bzw|ggf|vgl|usw|evtl|inkl|bspw|bzgl|zzgl|sog|ca|\p{L}|(?:\p{L}\.)+\p{L})\.$/u
+const ABBREVIATION = /(?:^|[^\p{L}\p{N}.])(?:Mr|Mrs|Ms|Mx|Dr|Prof|Sr|Jr|St|Mt|Ft|Capt|Col|Gen|Lt|Sgt|Cmdr|Adm|Rev|Hon|Gov|Sen|Rep|Pres|Supt|Messrs|Mme|Mlle|Ph\.D|vs|cf|approx|Inc|Ltd|Corp|Dept|Univ|Bros|No|Nos|Vol|Fig|Figs|Eq|Eqs|Sec|Ch|Art|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|pp?|Nr|bzw|ggf|vgl|evtl|inkl|bspw|bzgl|zzgl|sog|ca|\p{Lu}|(?:\p{L}\.)+\p{L}|[a-zäöü]\. [a-zäöüA-ZÄÖÜ])\.$/u
+/**
+ * German writes some abbreviations as two letters with a space (`z. B.`, `d. h.`, `u. a.`,
+ * `z. T.`): no cut between them, a lowercase letter and its stop, then a letter and its stop.
+ * (A lone lowercase letter ends a sentence elsewhere: `The answer is x. Next.`)
+ */
+const LOWER_INITIAL = /(?:^|[^\p{L}\p{N}.])[a-zäöü]\.$/u
+const GERMAN_PAIR = /^[a-zäöüA-ZÄÖÜ]\.\s/
+
 /** No abbreviation above, with what may come before it, is longer. */
 const ABBREVIATION_MAX = 24
 /**
@@ -299,20 +307,30 @@ function abbreviationAware (text: string, cuts: number[]): number[] {
     let e = p
     while (e > 0 && p - e < ABBREVIATION_MAX && breakingSpace(text.charCodeAt(e - 1))) e--
     if (text.charCodeAt(e - 1) !== 46 /* . */ || SENTENCE_START.test(text.slice(p, p + 12))) return true
-    return !ABBREVIATION.test(text.slice(Math.max(0, e - ABBREVIATION_MAX), e))
+    const before = text.slice(Math.max(0, e - ABBREVIATION_MAX), e)
+    return !ABBREVIATION.test(before) && !(LOWER_INITIAL.test(before) && GERMAN_PAIR.test(text.slice(p, p + 3)))
   })
 }
 
+/** How far back a `?` or `!` is looked at for the slash of a URL or path it is in. */
+const URL_LOOKBEHIND = 2048
+
 /**
  * Unicode's rules end a sentence at `?` and `!` whatever follows, so a URL's query or fragment
- * (`/search?q=reset`, `/#!/settings`) was cut there, as a sentence end, when it fitted whole. A
- * sentence ends at an ASCII `?` or `!` only before white space (or a quote or bracket that
- * closes, which the segmenter keeps with it); CJK's full-width stops need none.
+ * (`/search?q=reset`, `/#!/settings`) was cut there, as a sentence end, when it fitted whole.
+ * An ASCII `?` or `!` with no white space after it, in a word that holds a `/` (a URL, a path),
+ * ends no sentence; elsewhere it does (`你好吗?我很好!` has no spaces to wait for).
  */
-function stopsWithoutSpace (text: string, cuts: number[]): number[] {
+function stopsInUrls (text: string, cuts: number[]): number[] {
   return cuts.filter((p) => {
     const stop = text.charCodeAt(p - 1)
-    return (stop !== 63 /* ? */ && stop !== 33 /* ! */) || breakingSpace(text.charCodeAt(p))
+    if ((stop !== 63 /* ? */ && stop !== 33 /* ! */) || breakingSpace(text.charCodeAt(p))) return true
+    for (let i = p - 2; i >= 0 && i >= p - URL_LOOKBEHIND; i--) {
+      const c = text.charCodeAt(i)
+      if (c === 47 /* / */) return false
+      if (breakingSpace(c)) break
+    }
+    return true
   })
 }
 
@@ -336,7 +354,7 @@ export const segmenters: Segmenters = {
         return lineCuts(text)
       case 'sentence': {
         sentenceSegmenter ??= new Intl.Segmenter(undefined, { granularity: 'sentence' })
-        const cuts = quotationsContinued(text, stopsWithoutSpace(text, segmentStarts(softBreaksAsSpaces(text), sentenceSegmenter, false, true)))
+        const cuts = quotationsContinued(text, stopsInUrls(text, segmentStarts(softBreaksAsSpaces(text), sentenceSegmenter, false, true)))
         return abbreviationAware(text, markupAware(text, openersToNext(text, cuts)))
       }
       case 'space':

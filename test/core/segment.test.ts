@@ -144,6 +144,8 @@ t.test('sentences: no cut right after a title, an initial or an abbreviation wit
     'and a word that mostly starts a sentence starts one after an abbreviation too')
   const german = 'Betroffen sind z. B. Mail und Kalender. Das heißt, d. h. Schluss. Siehe Nr. 5 und vgl. Abschnitt 3 bzw. Anhang. Neu.'
   t.same(segmenters.cuts(german, 'sentence').map((c) => german.slice(c, c + 4)), ['Das ', 'Sieh', 'Neu.'], 'German abbreviations, with a space between their letters too')
+  const lone = 'The answer is x. Next one. Это я. Открой дверь. Il arrive à 5 h. Nous partons. Milch usw. Morgen.'
+  t.same(segmenters.cuts(lone, 'sentence').map((c) => lone.slice(c, c + 4)), ['Next', 'Это ', 'Откр', 'Il a', 'Nous', 'Milc', 'Morg'], 'a lone lowercase letter ends a sentence')
 })
 
 t.test('sentences: a URL\'s `?` and `!` are no stops, nor a Japanese quote\'s end before its particle', async (t) => {
@@ -151,6 +153,7 @@ t.test('sentences: a URL\'s `?` and `!` are no stops, nor a Japanese quote\'s en
   t.same(pieces('See https://example.com/search?q=reset and https://app.example.com/#!/Settings now. Why? Because!\nDone.'),
     ['See https://example.com/search?q=reset and https://app.example.com/#!/Settings now. ', 'Why? ', 'Because!\n', 'Done.'])
   t.same(pieces('私は「はい、本当です。」と答えました。「いいえ。」次の文です。本当？はい！'), ['私は「はい、本当です。」と答えました。', '「いいえ。」', '次の文です。', '本当？', 'はい！'])
+  t.same(pieces('你好吗?我很好!谢谢。See /docs?x=1 now.'), ['你好吗?', '我很好!', '谢谢。', 'See /docs?x=1 now.'], 'half-width stops end CJK sentences; only a word with a slash is a URL')
 })
 
 t.test('space cuts: after white space, and after a CJK comma, enumeration comma, semicolon or colon', async (t) => {
