@@ -334,6 +334,31 @@ function stopsInUrls (text: string, cuts: number[]): number[] {
   })
 }
 
+/** A closing quote or bracket (`”`, `»`, `)`, `」`) or a straight quote. */
+const CLOSER = /[\p{Pe}\p{Pf}"']/u
+
+/**
+ * Unicode's rules end a sentence at `?` or `!` before anything but a lowercase letter right
+ * after it, so a quoted question went on in the next chunk (`“Why?” | she asked`, `« Pourquoi ?
+ * | » demanda-t-il`). A cut between `?` or `!` and a lowercase letter, with only closing quotes
+ * or brackets and spaces between them, is no sentence end. `text` with its soft line breaks as
+ * spaces (a hard-wrapped `“Why?”\nshe asked` too).
+ */
+function quotedQuestionsContinued (text: string, cuts: number[]): number[] {
+  // Not a line break: a blank line ends any sentence (soft line breaks are spaces in `text`).
+  const between = (c: string | undefined): boolean => c === ' ' || c === '\t' || c === '\u00A0' || (c !== undefined && CLOSER.test(c))
+  return cuts.filter((p) => {
+    let after = p
+    while (after - p < ABBREVIATION_MAX && between(text[after])) after++
+    if (!LOWER.test(text[after] ?? '')) return true
+    let before = p - 1
+    while (before > 0 && p - before < ABBREVIATION_MAX && between(text[before])) before--
+    return !STOPS.includes(text[before] ?? '')
+  })
+}
+const LOWER = /\p{Ll}/u
+const STOPS = ['?', '!', '？', '！']
+
 /**
  * Japanese quotes a sentence in 「」 or 『』 and goes on after it (`「はい。」と答えた。`): the stop
  * inside the quote ended a sentence, and the quotative particle after it started the next one.
@@ -354,7 +379,8 @@ export const segmenters: Segmenters = {
         return lineCuts(text)
       case 'sentence': {
         sentenceSegmenter ??= new Intl.Segmenter(undefined, { granularity: 'sentence' })
-        const cuts = quotationsContinued(text, stopsInUrls(text, segmentStarts(softBreaksAsSpaces(text), sentenceSegmenter, false, true)))
+        const soft = softBreaksAsSpaces(text)
+        const cuts = quotedQuestionsContinued(soft, quotationsContinued(text, stopsInUrls(text, segmentStarts(soft, sentenceSegmenter, false, true))))
         return abbreviationAware(text, markupAware(text, openersToNext(text, cuts)))
       }
       case 'space':

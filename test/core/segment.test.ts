@@ -12,13 +12,16 @@ const granularity = { sentence: 'sentence', word: 'word', grapheme: 'grapheme' }
 
 /**
  * One walk over the whole text, as segment.ts did before it used windows; for sentences, less
- * the cuts after `Dr.` (the one abbreviation the texts below hold).
+ * the cuts after `Dr.` (the one abbreviation the texts below hold) and after a `?` before a
+ * lowercase word on the same line.
  */
 function whole (text: string, level: 'sentence' | 'word' | 'grapheme'): number[] {
   const out: number[] = []
   for (const s of new Intl.Segmenter(undefined, { granularity: granularity[level] }).segment(text)) {
     if (s.index === 0 || (level === 'word' && s.isWordLike !== true)) continue
     if (level === 'sentence' && /(?:^|[^\p{L}\p{N}.])Dr\.$/u.test(text.slice(0, s.index).trimEnd().slice(-12))) continue
+    // nor a question that a lowercase word goes on after (`Why? naïve`)
+    if (level === 'sentence' && /[?!][ \t]*$/.test(text.slice(0, s.index)) && /^\p{Ll}/u.test(text.slice(s.index))) continue
     out.push(s.index)
   }
   return out
@@ -148,11 +151,13 @@ t.test('sentences: no cut right after a title, an initial or an abbreviation wit
   t.same(segmenters.cuts(lone, 'sentence').map((c) => lone.slice(c, c + 4)), ['Next', 'Это ', 'Откр', 'Il a', 'Nous', 'Milc', 'Morg'], 'a lone lowercase letter ends a sentence')
 })
 
-t.test('sentences: a URL\'s `?` and `!` are no stops, nor a Japanese quote\'s end before its particle', async (t) => {
+t.test('sentences: a URL\'s `?` and `!` are no stops, nor a quoted question\'s, nor a Japanese quote\'s end before its particle', async (t) => {
   const pieces = (text: string): string[] => { const cuts = segmenters.cuts(text, 'sentence'); return [0, ...cuts].map((p, i) => text.slice(p, cuts[i] ?? text.length)) }
   t.same(pieces('See https://example.com/search?q=reset and https://app.example.com/#!/Settings now. Why? Because!\nDone.'),
     ['See https://example.com/search?q=reset and https://app.example.com/#!/Settings now. ', 'Why? ', 'Because!\n', 'Done.'])
   t.same(pieces('私は「はい、本当です。」と答えました。「いいえ。」次の文です。本当？はい！'), ['私は「はい、本当です。」と答えました。', '「いいえ。」', '次の文です。', '本当？', 'はい！'])
+  t.same(pieces('“Why?” she asked. « Pourquoi ? » demanda-t-il. Is it? Yes! (Really?) yes.'), ['“Why?” she asked. ', '« Pourquoi ? » demanda-t-il. ', 'Is it? ', 'Yes! ', '(Really?) yes.'],
+    'a quoted question that a lowercase word goes on after ends no sentence')
   t.same(pieces('你好吗?我很好!谢谢。See /docs?x=1 now.'), ['你好吗?', '我很好!', '谢谢。', 'See /docs?x=1 now.'], 'half-width stops end CJK sentences; only a word with a slash is a URL')
 })
 
