@@ -14,7 +14,7 @@ export const Boundary = Type.Union([
 ], { description: 'Why the chunk ended: `section` where a container of the document opens or closes (a heading\'s section, but also a list or list item, a quote, front matter, a class or function), `block` between two blocks of the same container; inside a block at a `line`, `sentence`, `word` or `grapheme` (the block alone was over budget); after a `record`; or at the `end` of the document.' })
 
 export const Chunk = Type.Object({
-  id: Type.String({ description: 'Stable id: a hash of the chunk\'s text and character offsets, and of nothing else: another document with the same text at the same offsets gives the same id, so a store that holds many documents keys chunks by document and id.' }),
+  id: Type.String({ description: 'Stable id: a hash of the chunk\'s text and character offsets, and of nothing else: another document with the same text at the same offsets gives the same id, so a store that holds many documents keys chunks by document and id. The same on every run and machine; an edit before a chunk moves its offsets and so changes its id (to keep the embeddings of unchanged text when re-indexing an edited document, key them by a hash of `text`).' }),
   index: Type.Integer({ minimum: 0, description: 'Position of the chunk in the document, from 0.' }),
   text: Type.String({ description: 'The chunk, exactly as it is in the source (for text formats: source[char_start:char_end]).' }),
   token_count: Type.Integer({ minimum: 0, description: 'The tokenizer\'s exact count of `text`.' }),

@@ -53,7 +53,8 @@ export default definePlugin({
   description: 'CommonMark and GFM: sections under headings, paragraphs, lists, code, tables, quotes, front matter, reference definitions.',
   formats: ['markdown', 'md'],
   formatAliases: { md: 'markdown' },
-  extensions: ['.md', '.markdown', '.mdown', '.mkd'],
+  // MDX is read as markdown: its JSX is HTML blocks, its imports a paragraph.
+  extensions: ['.md', '.markdown', '.mdown', '.mkd', '.mdx'],
   reads: 'text',
   whole: true,
   defaultSplitter: 'sibling',

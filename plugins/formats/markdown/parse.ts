@@ -377,23 +377,49 @@ const CONTAINER_OPEN: Record<string, string> = {
 }
 const CONTAINER_CLOSE = new Set(['bullet_list_close', 'ordered_list_close', 'list_item_close', 'blockquote_close', 'table_close'])
 
-/** HTML that shows nothing: anchors (`<a id="x"></a>`) and comments, alone on their lines. */
-const MARKER_HTML = /^(?:[ \t]*(?:<a\s+(?:id|name)\s*=\s*(?:"[^"]*"|'[^']*')\s*>\s*<\/a>|<!--(?:(?!-->)[^])*-->)[ \t]*(?:\r?\n|\r|$))+$/i
+/**
+ * A block that belongs with the block after it, as a heading does: HTML that only marks the
+ * place (an anchor for links, `<a id="x"></a>`, which markdown-it reads as a paragraph; a
+ * comment), and lines of tags that end with one that opens what follows: a start tag alone on
+ * its line (MDX's `<Tabs>`, `</TabItem>` then `<TabItem value="yarn">`; not a void element such
+ * as `<img>`) or an admonition's first line (`:::note`, `!!! warning "Title"`; not a closing
+ * `:::`). A heading, then `<a id="...">`, then the section's list made the heading and its
+ * anchor a chunk of their own; a chunk ended with `<TabItem value="yarn">`, its code in the next.
+ */
+const PLACE_MARKER = String.raw`<a\s+(?:id|name)\s*=\s*(?:"[^"]*"|'[^']*')\s*>\s*<\/a>|<!--(?:(?!-->)[^])*-->`
+const OPENER = String.raw`<(?!(?:img|br|hr|input|meta|link|source|col|area|base|embed|param|track|wbr)\b)[A-Za-z][\w.:-]*(?:\s+(?:[^>"'/{]|"[^"]*"|'[^']*'|\{[^{}]*\})*)?>|(?::::+|!!!|\?\?\?\+?)[ \t]*[\w"][^\r\n]*`
+const CLOSER_TAG = String.raw`<\/[A-Za-z][\w.:-]*\s*>`
+const LINE_END = String.raw`[ \t]*(?:\r?\n|\r|$)`
+const ATTACHED_LINES = new RegExp(String.raw`^(?:[ \t]*(?:${PLACE_MARKER}|${OPENER}|${CLOSER_TAG})${LINE_END})*[ \t]*(?:${PLACE_MARKER}|${OPENER})${LINE_END}$`, 'i')
 const MARKER_MAX = 1024
 
-/**
- * A block of HTML that only marks the place (an anchor for links, a comment; markdown-it reads
- * `<a id="x"></a>` as a paragraph) belongs with the block after it, as a heading does: a
- * heading, then `<a id="...">`, then the section's list made the heading and its anchor a chunk
- * of their own.
- */
-function isMarkerHtml (html: string): boolean {
-  if (html.length > MARKER_MAX) return false
-  // Nearly every paragraph starts with text, not `<`: the regex runs on the few that may match
-  // (trimming and testing every paragraph cost 3% of a markdown split).
+function attachesToNext (block: string): boolean {
+  if (block.length > MARKER_MAX) return false
+  // Nearly every paragraph starts with text, not `<`, `:`, `!` or `?`: the regex runs on the few
+  // that may match (trimming and testing every paragraph cost 3% of a markdown split).
   let first = 0
-  while (html.charCodeAt(first) === 32 || html.charCodeAt(first) === 9) first++
-  return html.charCodeAt(first) === 60 /* < */ && MARKER_HTML.test(html.trimEnd())
+  while (block.charCodeAt(first) === 32 || block.charCodeAt(first) === 9) first++
+  const c = block.charCodeAt(first)
+  return (c === 60 /* < */ || c === 58 /* : */ || c === 33 /* ! */ || c === 63 /* ? */) && ATTACHED_LINES.test(block.trimEnd())
+}
+
+/** An attribute block at a heading's end (`{#install}`, `{#id .class}`, as Docusaurus and Pandoc write them). */
+const HEADING_ATTRIBUTES = /\s*\{#[^{}]*\}\s*$/
+/**
+ * An MDX component with attributes or self-closing (`<ApiBadge method="POST" />`), not a
+ * generic's parameter (`Promise<T>`, `Map<K, V>`).
+ */
+const JSX_COMPONENT = /<[A-Z][\w.]*(?:\s+[^<>]*|\s*\/)>/g
+
+/**
+ * A heading's text as its path and the title show it: white space collapsed, less its
+ * attribute block and MDX components (`Bulk API {#bulk} <ApiBadge method="POST" />`: `Bulk
+ * API`); a heading with code spans keeps its components (`` `<Tabs groupId="x">` ``).
+ */
+function headingLabel (content: string): string {
+  let plain = content.includes('`') ? content : content.replace(JSX_COMPONENT, ' ')
+  plain = plain.replace(HEADING_ATTRIBUTES, '').replace(/\s+/g, ' ').trim()
+  return plain !== '' ? plain : content.replace(/\s+/g, ' ').trim()
 }
 
 const opensList = (behind: Queued[]): boolean => behind[0]?.type === 'enter' && behind[0].kind === 'list'
@@ -540,7 +566,8 @@ export function * markdownSteps (text: string, emit: (event: DocEvent) => void):
   const lineEndsInColon = (line: number): boolean => {
     let last = eMarks[line]! - 1
     while (last >= bMarks[line]! && (src.charCodeAt(last) === 32 || src.charCodeAt(last) === 9)) last--
-    return last >= bMarks[line]! && src.charCodeAt(last) === 58 /* : */
+    // `:::` closes an admonition: it introduces nothing.
+    return last > bMarks[line]! && src.charCodeAt(last) === 58 /* : */ && src.charCodeAt(last - 1) !== 58
   }
   const scanGap = (upTo: number): void => {
     if (env.references !== undefined) {
@@ -568,13 +595,13 @@ export function * markdownSteps (text: string, emit: (event: DocEvent) => void):
         case 'paragraph_open':
           if (map === null) break
           scanGap(map[0])
-          pushBlock('paragraph', map[0], map[1], undefined, isMarkerHtml(text.slice(lineStart(map[0]), lineStart(map[1]))), true)
+          pushBlock('paragraph', map[0], map[1], undefined, attachesToNext(text.slice(lineStart(map[0]), lineStart(map[1]))), true)
           break
         case 'heading_open': {
           if (map === null) break
           scanGap(map[0])
           const inline = tokens[i + 1]
-          const label = inline?.type === 'inline' ? inline.content.replace(/\s+/g, ' ').trim() : ''
+          const label = inline?.type === 'inline' ? headingLabel(inline.content) : ''
           if (t.tag === 'h1' && title === undefined && label !== '') {
             title = label
             after({ type: 'info', key: 'title', value: title })
@@ -600,7 +627,7 @@ export function * markdownSteps (text: string, emit: (event: DocEvent) => void):
         case 'html_block':
           if (map === null) break
           scanGap(map[0])
-          pushBlock('html', map[0], map[1], 'lines', isMarkerHtml(text.slice(lineStart(map[0]), lineStart(map[1]))), false)
+          pushBlock('html', map[0], map[1], 'lines', attachesToNext(text.slice(lineStart(map[0]), lineStart(map[1]))), false)
           break
         case 'hr':
           if (map === null) break

@@ -525,6 +525,21 @@ t.test('an anchor or a comment alone goes with the block after it, as a heading 
   t.ok(blocks(await run('A paragraph with <a id="x"></a> inside.\n\nNext.\n')).every((b) => b.attachNext !== true), 'text around an anchor is a paragraph like any other')
 })
 
+t.test('MDX and docs-site markup: openers go with what they open, `:::` introduces nothing, headings lose anchors and components', async (t) => {
+  const doc = '# Install {#install} <Badge type="tip" />\n\n<Tabs>\n<TabItem value="npm">\n\n```bash\nnpm i pkg\n```\n\n</TabItem>\n<TabItem value="yarn" label="Yarn">\n\n```bash\nyarn add pkg\n```\n\n</TabItem>\n</Tabs>\n\n' +
+    ':::note\n\nA note.\n\n:::\n\n!!! warning "Careful"\n\nText.\n\n<img src="x.png">\n\nAfter.\n\n## `Promise<T>` and Map<K, V>\n\nGenerics stay.\n'
+  const attached = blocks(await run(doc)).filter((b) => b.attachNext === true).map((b) => b.text.trim())
+  t.same(attached, ['# Install {#install} <Badge type="tip" />', '<Tabs>\n<TabItem value="npm">', '</TabItem>\n<TabItem value="yarn" label="Yarn">', ':::note', '!!! warning "Careful"', '## `Promise<T>` and Map<K, V>'],
+    'headings, start tags (after closing ones) and admonition openers; not `:::`, not a void element')
+  const { split } = await import('../../../index.js')
+  const r = await split(doc, { input_format: 'markdown', max_tokens: 512 })
+  t.equal(r.document.title, 'Install', 'the title without its anchor and component')
+  t.same(r.chunks[0]!.path, ['Install'])
+  const paths = (await split(doc, { input_format: 'markdown', max_tokens: 16 })).chunks.map((c) => c.path)
+  t.ok(paths.some((p) => p[1] === '`Promise<T>` and Map<K, V>'), 'a generic\'s parameters are no component')
+  t.equal((await split(doc, { filename: 'guide.mdx', max_tokens: 512 })).document.input_format, 'markdown', '.mdx is markdown')
+})
+
 t.test('a list item\'s lead line goes with the nested list it introduces', async (t) => {
   const doc = '- [Factory](#factory)\n  - [logger](#logger)\n  - [trustProxy](#trust-proxy)\n- [Instance](#instance)\n- Plain item\n\n  Its second paragraph.\n  - a nested list after it\n'
   const attached = blocks(await run(doc)).filter((b) => b.attachNext === true).map((b) => b.text.trim())
