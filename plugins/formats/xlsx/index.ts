@@ -84,6 +84,10 @@ const defaultLoad = async (): Promise<XlsxModule> => {
   throw new Error('@e965/xlsx has no read()')
 }
 
+/** The first bytes of an OLE compound file (D0 CF 11 E0 A1 B1 1A E1) as UTF-8 and as Latin-1 decode them. */
+const OLE_AS_UTF8 = new TextDecoder().decode(Uint8Array.of(0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1))
+const OLE_AS_LATIN1 = '\u00D0\u00CF\u0011\u00E0\u00A1\u00B1\u001A\u00E1'
+
 const quote = (s: string, max = 40): string => `"${s.length > max ? `${s.slice(0, max)}…` : s}"`
 
 /**
@@ -139,6 +143,10 @@ const xlsxOptions = Type.Object({
     default: true,
     description: 'CSV/TSV and xlsx: the first row is a header: it is reported as `columns` and every chunk carries it as `context`.',
   })),
+  hidden_sheets: Type.Optional(Type.Boolean({
+    default: true,
+    description: 'xlsx: split hidden and very hidden sheets too (as every sheet\'s content is split, and as other splitters do). `false` leaves them out (lookup tables, helper data, what the author did not show); a sheet named in `sheets` is split either way. `document.sheets` marks the hidden ones.',
+  })),
   header_row: Type.Optional(Type.Integer({
     minimum: 1,
     maximum: 1_048_576,
@@ -191,9 +199,15 @@ export function createXlsxPlugin (pluginOptions: XlsxPluginOptions = {}): BytesP
       }
     },
     detect (sample: string): number {
+      // A legacy .xls (an OLE compound file), as the sample decodes it (UTF-8 or Latin-1):
+      // chosen, so that the split says to save it as .xlsx rather than fail as text that is not UTF-8.
+      if (sample.startsWith(OLE_AS_UTF8) || sample.startsWith(OLE_AS_LATIN1)) return 0.95
       if (!sample.startsWith('PK\u0003\u0004')) return 0
       const head = sample.slice(0, 4096)
       if (head.includes('xl/')) return 0.9
+      // An OpenDocument spreadsheet (its manifest is XML, which the xml parser would take): chosen
+      // to say so.
+      if (head.includes('opendocument.spreadsheet')) return 0.95
       if (head.includes('word/') || head.includes('ppt/')) return 0
       return 0.3
     },
@@ -216,6 +230,7 @@ export function createXlsxPlugin (pluginOptions: XlsxPluginOptions = {}): BytesP
         maxInflatedBytes,
       }
       const wanted = ctx.options.sheets
+      const withHidden = ctx.options.hidden_sheets !== false
       // `header: false`: no header row, rows carry no context.
       const headerRow = ctx.options.header_row
       const noHeader = ctx.options.header === false
@@ -237,7 +252,7 @@ export function createXlsxPlugin (pluginOptions: XlsxPluginOptions = {}): BytesP
         end (): void {
           const buf = Buffer.concat(pieces, size)
           pieces = []
-          parseWorkbook(ctx, xlsx, readers, buf, limits, wanted, noHeader ? null : headerRow)
+          parseWorkbook(ctx, xlsx, readers, buf, limits, { wanted, withHidden, headerRow: noHeader ? null : headerRow })
         },
       }
     },
@@ -253,14 +268,18 @@ interface SheetOut {
   header: number | undefined
 }
 
-function parseWorkbook (
-  ctx: ParserContext, xlsx: XlsxModule, readers: Readers, buf: Buffer, limits: Required<XlsxLimits>,
-  wanted: string[] | undefined, headerRow: number | null | undefined,
-): void {
+/** What to read: `wanted` sheets (all when undefined), hidden ones too, and the header row (null: none; undefined: the first non-empty row). */
+interface Selection {
+  wanted: string[] | undefined
+  withHidden: boolean
+  headerRow: number | null | undefined
+}
+
+function parseWorkbook (ctx: ParserContext, xlsx: XlsxModule, readers: Readers, buf: Buffer, limits: Required<XlsxLimits>, selection: Selection): void {
   const fail: ParserContext['fail'] = (code, message) => ctx.fail(code, message)
   let sheets: SheetOut[]
   try {
-    sheets = readSheets(fail, xlsx, readers, buf, limits, wanted, headerRow)
+    sheets = readSheets(fail, xlsx, readers, buf, limits, selection)
   } catch (err) {
     // Our own refusals pass through; anything else thrown while reading hostile bytes is a
     // damaged file, never a crash and never a message with document content.
@@ -273,7 +292,7 @@ function parseWorkbook (
 
 function readSheets (
   fail: ParserContext['fail'], xlsx: XlsxModule, { checkXlsxZip, sheetToCsv }: Readers, buf: Buffer, limits: Required<XlsxLimits>,
-  wanted: string[] | undefined, headerRow: number | null | undefined,
+  { wanted, withHidden, headerRow }: Selection,
 ): SheetOut[] {
   const report = checkXlsxZip(buf, limits, fail)
 
@@ -297,7 +316,9 @@ function readSheets (
   const wb = read(selectedFirst === undefined ? {} : { sheets: selectedFirst })
   names = Array.isArray(wb.SheetNames) ? wb.SheetNames.map(String) : []
   if (names.length > limits.maxSheets) fail('DOCSPLIT_LIMIT_EXCEEDED', `the workbook declares more than ${limits.maxSheets} sheets`)
-  const selected = selectedFirst ?? selectSheets(names, wanted, fail)
+  const isHidden = (index: number): boolean => (wb.Workbook?.Sheets?.[index]?.Hidden ?? 0) !== 0
+  // Every sheet, less the hidden ones with `hidden_sheets: false`; sheets named in `sheets` whatever they are.
+  const selected = selectedFirst ?? selectSheets(names, wanted, fail).filter((index) => withHidden || !isHidden(index))
   const lower = names.map((n) => n.toLowerCase())
   if (new Set(lower).size !== lower.length) fail('DOCSPLIT_PARSE_ERROR', 'not a readable XLSX workbook: two sheets have the same name')
 
@@ -318,8 +339,7 @@ function readSheets (
       : headerRow === undefined
         ? text.rows[0]?.row
         : text.rows.some((r) => r.row === headerRow) ? headerRow : undefined
-    const hidden = (wb.Workbook?.Sheets?.[index]?.Hidden ?? 0) !== 0
-    sheets.push({ index, name, hidden, rows: text.rows, columns: text.columns, header })
+    sheets.push({ index, name, hidden: isHidden(index), rows: text.rows, columns: text.columns, header })
     ws['!data'] = [] // let SheetJS's cells go while the next sheet is converted
   }
   if (typeof headerRow === 'number' && sheets.some((s) => s.rows.length > 0) && sheets.every((s) => s.header === undefined)) {

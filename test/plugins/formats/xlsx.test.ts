@@ -287,10 +287,14 @@ t.test('header and header_row, csv\'s options, are xlsx\'s too: listed in metada
   t.same(Object.keys(csv.metadata.options), ['input_format', 'max_tokens', 'splitter', 'tokenizer', 'overlap_tokens', 'encoding', 'header', 'header_row'], 'csv unchanged: xlsx\'s sheets not listed')
 })
 
-t.test('hidden sheets are read and marked', async (t) => {
+t.test('hidden sheets are read and marked; hidden_sheets: false leaves them out, but for one named in `sheets`', async (t) => {
   const bytes = buildXlsx([{ name: 'Shown', rows: [['a']] }, { name: 'Lookup', rows: [['b']], hidden: true }])
-  const events = await parse(bytes)
-  t.same(sheetsInfo(events).map((s) => [s.name, s.hidden ?? false]), [['Shown', false], ['Lookup', true]])
+  t.same(sheetsInfo(await parse(bytes)).map((s) => [s.name, s.hidden ?? false]), [['Shown', false], ['Lookup', true]], 'by default')
+  t.same(sheetsInfo(await parse(bytes, { hidden_sheets: false })).map((s) => s.name), ['Shown'], 'hidden_sheets: false')
+  t.same(sheetsInfo(await parse(bytes, { hidden_sheets: false, sheets: ['Lookup'] })).map((s) => [s.name, s.hidden ?? false]), [['Lookup', true]], 'named')
+  const r = await split(bytes, { input_format: 'xlsx', hidden_sheets: 'false' } as never)
+  t.same(r.chunks.map((c) => c.sheet), ['Shown'])
+  t.equal(r.metadata.options.hidden_sheets, false, 'the effective value is reported')
 })
 
 t.test('with overlap, the header row is not repeated as a record: it travels as context', async (t) => {
@@ -394,6 +398,20 @@ t.test('hostile input', async (t) => {
     Buffer.from('EncryptedPackage', 'utf16le').copy(encrypted, 1024)
     await rejects(t, encrypted, 'DOCSPLIT_PARSE_ERROR', 'password-protected workbooks are not supported')
     await rejects(t, ole, 'DOCSPLIT_PARSE_ERROR', /password-protected workbooks are not supported, and \.xls/)
+  })
+
+  t.test('a legacy .xls or an .ods under auto: read as a workbook, to say to save it as .xlsx', async (t) => {
+    const ole = Buffer.alloc(4096)
+    Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]).copy(ole)
+    // An .ods's manifest is XML, which the xml parser took, and read as UTF-8 it failed at byte 15.
+    const mimetype = Buffer.from('application/vnd.oasis.opendocument.spreadsheet')
+    // Stored, not deflated, and first, as OpenDocument has it.
+    const ods = makeZip([{ name: 'mimetype', method: 0, compressed: mimetype, usize: mimetype.length }, { name: 'META-INF/manifest.xml', data: Buffer.from('<?xml version="1.0" encoding="UTF-8"?><manifest:manifest/>') }])
+    for (const [filename, bytes, encoding, message] of [['old.xls', ole, undefined, /\.xls must be saved as \.xlsx/], ['report.bin', ole, 'latin1', /\.xls must be saved as \.xlsx/], ['sheet.ods', ods, undefined, /OpenDocument/]] as const) {
+      const error = await split(bytes, { filename, encoding }).then(() => undefined, (e: unknown) => e as DocsplitError)
+      t.equal(error?.code, 'DOCSPLIT_PARSE_ERROR', filename)
+      t.match(error?.message, message)
+    }
   })
 
   t.test('zip bomb: declared size over the budget', async (t) => {
