@@ -21,6 +21,7 @@ import type { Budget, SheetLike } from './sheet.js'
 interface Readers {
   checkXlsxZip: typeof import('./zip-guard.js').checkXlsxZip
   sheetToCsv: typeof import('./sheet.js').sheetToCsv
+  defaultHeaderRow: typeof import('./sheet.js').defaultHeaderRow
 }
 import { DEFAULT_MAX_INFLATED_BYTES, INFLATED_ENV, MAX_INFLATED_BYTES as MAX_INFLATED, MIN_INFLATED_BYTES as MIN_INFLATED } from './limits.js'
 
@@ -150,7 +151,7 @@ const xlsxOptions = Type.Object({
   header_row: Type.Optional(Type.Integer({
     minimum: 1,
     maximum: 1_048_576,
-    description: 'CSV/TSV and xlsx: the 1-based number of the header row, whose line is every later row\'s `context`; rows above it (a title, notes) carry none. CSV/TSV: the row that starts on that line. xlsx: that row of every selected sheet. Default: the first row (xlsx: the first non-empty row of each sheet).',
+    description: 'CSV/TSV and xlsx: the 1-based number of the header row, whose line is every later row\'s `context`; rows above it (a title, notes) carry none. CSV/TSV: the row that starts on that line. xlsx: that row of every selected sheet. Default: the first row (xlsx: in each sheet, the first of its first 10 non-empty rows with at least half as many different values as the widest of them, so that a title or notes above the header are passed over).',
   })),
 })
 
@@ -220,8 +221,8 @@ export function createXlsxPlugin (pluginOptions: XlsxPluginOptions = {}): BytesP
         loaded = undefined
         return ctx.fail('DOCSPLIT_EXTRA_UNAVAILABLE', EXTRA_MESSAGE)
       }
-      const [{ checkXlsxZip }, { sheetToCsv }] = await Promise.all([import('./zip-guard.js'), import('./sheet.js')])
-      const readers: Readers = { checkXlsxZip, sheetToCsv }
+      const [{ checkXlsxZip }, { sheetToCsv, defaultHeaderRow }] = await Promise.all([import('./zip-guard.js'), import('./sheet.js')])
+      const readers: Readers = { checkXlsxZip, sheetToCsv, defaultHeaderRow }
       const maxInflatedBytes = pluginOptions.limits?.maxInflatedBytes ?? maxInflatedFromEnv(ctx)
       const limits: Required<XlsxLimits> = {
         ...DEFAULT_LIMITS,
@@ -291,7 +292,7 @@ function parseWorkbook (ctx: ParserContext, xlsx: XlsxModule, readers: Readers, 
 }
 
 function readSheets (
-  fail: ParserContext['fail'], xlsx: XlsxModule, { checkXlsxZip, sheetToCsv }: Readers, buf: Buffer, limits: Required<XlsxLimits>,
+  fail: ParserContext['fail'], xlsx: XlsxModule, { checkXlsxZip, sheetToCsv, defaultHeaderRow }: Readers, buf: Buffer, limits: Required<XlsxLimits>,
   { wanted, withHidden, headerRow }: Selection,
 ): SheetOut[] {
   const report = checkXlsxZip(buf, limits, fail)
@@ -333,11 +334,11 @@ function readSheets (
       fail('DOCSPLIT_PARSE_ERROR', `sheet ${index + 1} could not be read: it is damaged or too large`)
     }
     const text = sheetToCsv(ws, limits, budget, (message) => fail('DOCSPLIT_LIMIT_EXCEEDED', message))
-    // headerRow: undefined = the first non-empty row; null = no header (`header: false`).
+    // headerRow: undefined = the sheet's own (defaultHeaderRow); null = no header (`header: false`).
     const header = headerRow === null
       ? undefined
       : headerRow === undefined
-        ? text.rows[0]?.row
+        ? defaultHeaderRow(text.rows)
         : text.rows.some((r) => r.row === headerRow) ? headerRow : undefined
     sheets.push({ index, name, hidden: isHidden(index), rows: text.rows, columns: text.columns, header })
     ws['!data'] = [] // let SheetJS's cells go while the next sheet is converted

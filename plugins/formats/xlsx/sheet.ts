@@ -29,6 +29,24 @@ export interface CsvRow {
   row: number
   /** The row as one CSV line, without its line break. */
   csv: string
+  /** How many different values it holds (a merged title holds one), for the first HEADER_SCAN rows. */
+  distinct?: number
+}
+
+/** Non-empty rows of a sheet among which the default header row is chosen (see defaultHeaderRow). */
+export const HEADER_SCAN = 10
+
+/**
+ * The row a sheet's header is by default: the first of its first HEADER_SCAN non-empty rows that
+ * holds at least half as many different values as the widest of them, so that a title above the
+ * header (one value, or one merged across the columns) and notes under it are passed over; the
+ * first row when none holds two.
+ */
+export function defaultHeaderRow (rows: CsvRow[]): number | undefined {
+  const head = rows.slice(0, HEADER_SCAN)
+  const widest = Math.max(0, ...head.map((r) => r.distinct ?? 0))
+  if (widest < 2) return rows[0]?.row
+  return head.find((r) => 2 * (r.distinct ?? 0) >= widest)?.row
 }
 
 export interface SheetText {
@@ -222,7 +240,7 @@ export function sheetToCsv (ws: SheetLike, limits: SheetLimits, budget: Budget, 
     if (/[\uD800-\uDFFF]/.test(csv)) csv = csv.replace(LONE_SURROGATE, '\uFFFD')
     budget.chars -= csv.length + 1
     if (budget.chars < 0) fail('the workbook\'s text is too large')
-    rows.push({ row: r + 1, csv })
+    rows.push(rows.length < HEADER_SCAN ? { row: r + 1, csv, distinct: new Set(row.filter((v) => v !== undefined)).size } : { row: r + 1, csv })
     values[r] = undefined
   }
   return { rows, columns }

@@ -204,16 +204,18 @@ t.test('values as the sheet shows them', async (t) => {
   t.same(sheetsInfo(events), [
     { name: 'Orders', index: 1, rows: 3, columns: 10, header_row: 1 },
     { name: 'Empty', index: 2, rows: 0, columns: 0, header_row: null },
-    { name: 'Merged', index: 3, rows: 5, columns: 3, header_row: 2 },
+    { name: 'Merged', index: 3, rows: 5, columns: 3, header_row: 3 },
   ])
   const merged = records(events).filter((r) => r.fields?.sheet === 'Merged')
   t.same(merged.map((r) => [r.kind, r.fields?.row_start, r.context]), [
-    ['header', 2, 'Quarterly report,Quarterly report,Quarterly report'],
-    ['row', 3, 'Quarterly report,Quarterly report,Quarterly report'],
-    ['row', 4, 'Quarterly report,Quarterly report,Quarterly report'],
-    ['row', 5, 'Quarterly report,Quarterly report,Quarterly report'],
-    ['row', 7, 'Quarterly report,Quarterly report,Quarterly report'],
-  ], 'row numbers are the sheet\'s own; the first non-empty row is the header by default')
+    ['row', 2, undefined],
+    ['header', 3, 'Region,Q1,Q2'],
+    ['row', 4, 'Region,Q1,Q2'],
+    ['row', 5, 'Region,Q1,Q2'],
+    ['row', 7, 'Region,Q1,Q2'],
+  ], 'row numbers are the sheet\'s own; the header by default is the first row as wide as the others, not a title merged across them')
+  const titled = buildXlsx([{ name: 'T', rows: [['Q3 report'], ['Source: ledger'], ['Region', 'Revenue', 'Growth'], ['North', 10, '5%'], ['South', 20, '7%']] }, { name: 'Plain', rows: [['a', 'b'], [1, 2]] }, { name: 'One', rows: [['x'], ['y']] }])
+  t.same(sheetsInfo(await parse(titled)).map((s) => s.header_row), [3, 1, 1], 'a title and a note above the header are passed over; a one-column sheet starts with its header')
   const enterEmpty = events.findIndex((e) => e.type === 'enter' && e.label === 'Empty')
   t.equal(events[enterEmpty + 1]?.type, 'exit', 'an empty sheet is an empty container')
 })
