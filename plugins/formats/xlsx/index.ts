@@ -146,7 +146,7 @@ const xlsxOptions = Type.Object({
   })),
   hidden_sheets: Type.Optional(Type.Boolean({
     default: true,
-    description: 'xlsx: split hidden and very hidden sheets too (as every sheet\'s content is split, and as other splitters do). `false` leaves them out (lookup tables, helper data, what the author did not show); a sheet named in `sheets` is split either way. `document.sheets` marks the hidden ones.',
+    description: 'xlsx: split hidden and very hidden sheets too (as every sheet\'s content is split, and as other splitters do). `false` leaves them out (lookup tables, helper data, what the author did not show); a sheet named in `sheets` is split either way. `document.info.sheets` marks the hidden ones.',
   })),
   header_row: Type.Optional(Type.Integer({
     minimum: 1,
@@ -269,7 +269,7 @@ interface SheetOut {
   header: number | undefined
 }
 
-/** What to read: `wanted` sheets (all when undefined), hidden ones too, and the header row (null: none; undefined: the first non-empty row). */
+/** What to read: `wanted` sheets (all when undefined), hidden ones too, and the header row (null: none; undefined: each sheet's own, defaultHeaderRow). */
 interface Selection {
   wanted: string[] | undefined
   withHidden: boolean
