@@ -36,19 +36,19 @@ export const Chunk = Type.Object({
 export const ReferenceDefinition = Type.Object({
   label: Type.String(),
   url: Type.String(),
-  title: Type.Union([Type.String(), Type.Null()]),
+  title: Type.Union([Type.String(), Type.Null()], { description: 'The document\'s title where its format has one (markdown\'s first level-1 heading, an XML root\'s `title`), or null.' }),
   chunks: Type.Array(Type.Integer({ minimum: 0 }), { description: 'Indexes of the chunks that use the label.' }),
 })
 
 export const DocumentInfo = Type.Object({
-  input_format: Type.String(),
-  char_count: Type.Integer({ minimum: 0 }),
-  byte_count: Type.Integer({ minimum: 0 }),
-  line_count: Type.Integer({ minimum: 0 }),
+  input_format: Type.String({ description: 'The format the document was read as (`auto` resolved).' }),
+  char_count: Type.Integer({ minimum: 0, description: 'Unicode code points of the decoded text (of a binary format such as xlsx: of the text extracted from it, which chunks\' offsets index).' }),
+  byte_count: Type.Integer({ minimum: 0, description: 'Bytes of the input as received (of xlsx: the upload, while chunks\' byte offsets index the extracted text as UTF-8).' }),
+  line_count: Type.Integer({ minimum: 0, description: 'Lines of the decoded text (a line ends at LF, CRLF or a lone CR).' }),
   token_count: Type.Integer({ minimum: 0, description: 'Sum of the chunks\' token counts (overlap counted in each chunk).' }),
-  title: Type.Union([Type.String(), Type.Null()]),
+  title: Type.Union([Type.String(), Type.Null()], { description: 'The document\'s title where its format has one (markdown\'s first level-1 heading, an XML root\'s `title`), or null.' }),
   front_matter: Type.Union([Type.Unknown(), Type.Null()], { description: 'Parsed YAML front matter of a markdown document, or null.' }),
-  encoding: Type.String(),
+  encoding: Type.String({ description: 'The encoding the input was decoded from (WHATWG name: `latin1` reads as `windows-1252`).' }),
   info: Type.Record(Type.String(), Type.Unknown(), { description: 'Other document information a parser reported (columns, sheets, language, ...).' }),
 })
 
