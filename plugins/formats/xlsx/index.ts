@@ -24,6 +24,7 @@ interface Readers {
   defaultHeaderRow: typeof import('./sheet.js').defaultHeaderRow
 }
 import { DEFAULT_MAX_INFLATED_BYTES, INFLATED_ENV, MAX_INFLATED_BYTES as MAX_INFLATED, MIN_INFLATED_BYTES as MIN_INFLATED } from './limits.js'
+import { OLE_MAGIC } from './signatures.js'
 
 /** The part of the `@e965/xlsx` module this plugin uses. */
 export interface XlsxModule {
@@ -85,9 +86,9 @@ const defaultLoad = async (): Promise<XlsxModule> => {
   throw new Error('@e965/xlsx has no read()')
 }
 
-/** The first bytes of an OLE compound file (D0 CF 11 E0 A1 B1 1A E1) as UTF-8 and as Latin-1 decode them. */
-const OLE_AS_UTF8 = new TextDecoder().decode(Uint8Array.of(0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1))
-const OLE_AS_LATIN1 = '\u00D0\u00CF\u0011\u00E0\u00A1\u00B1\u001A\u00E1'
+/** The first bytes of an OLE compound file as a format sample decodes them: as UTF-8, and as Latin-1. */
+const OLE_AS_UTF8 = new TextDecoder().decode(Uint8Array.from(OLE_MAGIC))
+const OLE_AS_LATIN1 = String.fromCharCode(...OLE_MAGIC)
 
 const quote = (s: string, max = 40): string => `"${s.length > max ? `${s.slice(0, max)}…` : s}"`
 

@@ -22,6 +22,7 @@
  * Uses only node:zlib; nothing is written to disk; peak memory is one inflated entry.
  */
 import zlib from 'node:zlib'
+import { OLE_MAGIC } from './signatures.js'
 
 export interface ZipLimits {
   /** Total inflated bytes of all entries (also the cap of one entry). */
@@ -58,7 +59,6 @@ export type Fail = (code: 'DOCSPLIT_PARSE_ERROR' | 'DOCSPLIT_LIMIT_EXCEEDED', me
 const SIG_LOCAL = 0x04034b50
 const SIG_CENTRAL = 0x02014b50
 const EOCD_BYTES = Buffer.from([0x50, 0x4b, 0x05, 0x06])
-const OLE_MAGIC = [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]
 
 const MiB = 2 ** 20
 
