@@ -336,6 +336,9 @@ function stopsInUrls (text: string, cuts: number[]): number[] {
 
 /** A closing quote or bracket (`”`, `»`, `)`, `」`) or a straight quote. */
 const CLOSER = /[\p{Pe}\p{Pf}"']/u
+const LOWER = /\p{Ll}/u
+/** Stops that end a question or an exclamation, ASCII and full-width. */
+const STOPS = ['?', '!', '？', '！']
 
 /**
  * Unicode's rules end a sentence at `?` or `!` before anything but a lowercase letter right
@@ -356,8 +359,6 @@ function quotedQuestionsContinued (text: string, cuts: number[]): number[] {
     return !STOPS.includes(text[before] ?? '')
   })
 }
-const LOWER = /\p{Ll}/u
-const STOPS = ['?', '!', '？', '！']
 
 /**
  * Japanese quotes a sentence in 「」 or 『』 and goes on after it (`「はい。」と答えた。`): the stop

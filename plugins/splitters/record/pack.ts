@@ -147,33 +147,30 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
   /**
    * Blocks that fit with neither neighbour within the budget (a separator, end tags, `\n\t`
    * between XML elements) would be a chunk alone, with overlap a copy of the chunk before plus
-   * them. They join a neighbour instead, `together` being the exact count of both: a record
-   * over max_tokens anyway (protected) when they are small, at most an eighth of max_tokens
-   * (longer text between records, comments, stays a chunk); or, with overlap (records pack to
-   * max_tokens - overlap_tokens), a neighbour they stay within max_tokens with, when they are
-   * small or it is a record that goes alone anyway; that chunk's overlap gets the room left.
-   * Without overlap nothing joins that way: what fits in max_tokens fits in the budget.
+   * them. They join a neighbour instead: a record over max_tokens anyway (protected) when they
+   * are small, at most an eighth of max_tokens (longer text between records, comments, stays a
+   * chunk); or, with overlap (records pack to max_tokens - overlap_tokens), a neighbour they stay
+   * within max_tokens with (see joinedFits), when they are small or it is a record that goes
+   * alone anyway; that chunk's overlap gets the room left. Without overlap nothing joins that
+   * way: what fits in max_tokens fits in the budget.
    */
-  const joins = (neighbour: number, lone: boolean, blocks: number, together: () => number): boolean => {
-    const small = 8 * blocks <= limit
-    if (neighbour > limit) return small
-    return (small || lone) && together() <= limit
-  }
+  const mayJoin = (neighbour: number, lone: boolean, blocks: number): boolean => 8 * blocks <= limit || (neighbour <= limit && lone)
+
+  /** Whether the joined chunk, `together` tokens, is within max_tokens, or needs not be (its neighbour was over already). */
+  const joinedFits = (neighbour: number, together: number): boolean => neighbour > limit || together <= limit
 
   /**
    * The exact count of the chunk before with the blocks `units` (`count` tokens) joined, when
-   * they go with it (see joins); -1 when they do not.
+   * they go with it (see mayJoin); -1 when they do not.
    */
   const heldJoin = (units: Unit[], count: number): number => {
     const before = held
     if (units.length === 0 || before === undefined || previousRecord === undefined) return -1
     if (!units.every((u) => u.record < 0 && isPrefix(u.path, previousRecord!.path))) return -1
-    // Counted once, when joins asks or after it says yes (a protected chunk: not asked).
-    let together = -1
-    const countTogether = (): number => (together = meter.count(before.text + joinedText(ctx.source, units)))
     const lone = before.recordCount === 1 && before.tokenCount > budget
-    if (!joins(before.tokenCount, lone, count, countTogether)) return -1
-    return together >= 0 ? together : countTogether()
+    if (!mayJoin(before.tokenCount, lone, count)) return -1
+    const together = meter.count(before.text + joinedText(ctx.source, units))
+    return joinedFits(before.tokenCount, together) ? together : -1
   }
 
   const joinHeld = (units: Unit[], tokenCount: number): void => {
@@ -255,7 +252,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
   /** Whether the blocks in `current` (`tallied` tokens) go with `u`, a record, `n` the count of both. */
   const joinsNext = (u: Unit, n: number): boolean => {
     const alone = meter.count(u.text, u.tokens)
-    return joins(alone, alone > budget, tallied, () => n)
+    return mayJoin(alone, alone > budget, tallied) && joinedFits(alone, n)
   }
 
   /**
@@ -271,7 +268,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
         return
       }
       // Blocks only so far, that fit with neither the chunk before nor this record: they go
-      // with the chunk before, or with this record (see joins), not in a chunk alone.
+      // with the chunk before, or with this record (see mayJoin), not in a chunk alone.
       const blocksOnly = lastRecord === undefined && u.record >= 0
       const joined = blocksOnly ? heldJoin(current, tallied) : -1
       if (blocksOnly && joined < 0 && joinsNext(u, n)) {
