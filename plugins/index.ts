@@ -26,5 +26,5 @@ import tiktoken from './tokenizers/tiktoken/index.js'; register(tiktoken)
  * Code's come from its options module: see there.
  */
 declare module '../core/pipeline.js' {
-  interface PluginOptions extends OptionsOf<typeof log>, OptionsOf<typeof csv>, OptionsOf<typeof xml>, OptionsOf<typeof xlsx>, Static<typeof codeOptions> {}
+  interface PluginOptions extends OptionsOf<typeof log>, OptionsOf<typeof csv>, OptionsOf<typeof xml>, OptionsOf<typeof xlsx>, OptionsOf<typeof sibling>, Static<typeof codeOptions> {}
 }

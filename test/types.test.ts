@@ -44,7 +44,7 @@ const aware: unknown = r.metadata.syntax_aware
 const start: number | undefined = first?.record_start
 try { await split('x', { max_tokens: 1 }) } catch (e) { if (isDocsplitError(e)) { const code: string = e.code; void code } }
 // the built-in plugins' options, with their types
-await split('x', { delimiter: ';', header: false, log_start: '^\\d', record_element: 'item', code_parsing: 'syntax', header_row: 2 })
+await split('x', { delimiter: ';', header: false, log_start: '^\\d', record_element: 'item', code_parsing: 'syntax', header_row: 2, separate_sections: 2 })
 // null is not given, as a JSON null is on the service: config read from JSON passes as it is
 await split('x', { max_tokens: null, tokenizer: null, delimiter: null, header_row: null })
 // @ts-expect-error: camelCase is not an option name

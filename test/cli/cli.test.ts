@@ -381,7 +381,7 @@ t.test('a usage error is one line', async (t) => {
   t.match(r.stderr, /^docsplit: DOCSPLIT_INVALID_REQUEST: Option '--max-tokens' argument is ambiguous\. /)
   const bogus = docsplit(['split', file('one.txt', 'x'), '--bogus'])
   t.equal(bogus.code, 2)
-  t.match(bogus.stderr, /^docsplit: DOCSPLIT_UNKNOWN_OPTION: unknown option --bogus; accepted: --help, .*--max-tokens, .*--code-parsing, --jsonl, --ndjson, --pretty, --verify \(see docsplit --help\)\n$/, 'the code the library and the service give, with the command\'s flags')
+  t.match(bogus.stderr, /^docsplit: DOCSPLIT_UNKNOWN_OPTION: unknown option --bogus; accepted: --help, .*--max-tokens, .*--code-parsing, --separate-sections, --jsonl, --ndjson, --pretty, --verify \(see docsplit --help\)\n$/, 'the code the library and the service give, with the command\'s flags')
   t.match(docsplit(['serve', '--port', '9000']).stderr, /^docsplit: DOCSPLIT_UNKNOWN_OPTION: unknown option --port; accepted: --help, --version, --plugin; the service takes its settings \(port, limits\) from the environment/)
   t.match(docsplit(['split', file('one.txt', 'x'), '--max-tokens', 'abc']).stderr, /max_tokens must be an integer from 8 to 1000000 \(got "abc"\)/)
 })

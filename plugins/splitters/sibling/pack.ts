@@ -21,6 +21,7 @@ import { ContainerPath, joinedText } from '../../../core/structure.js'
 import type { CutStyle, DocEvent, RefUse } from '../../../core/events.js'
 import { BLANK_JOIN, cutBoundary, cutLevels, thinCuts, whiteSpaceOnly, type CutLevel } from '../../../core/segment.js'
 import type { Boundary, ChunkDraft, PackerContext, PackerHandler, Tally } from '../../../core/types.js'
+import type { siblingOptions } from './options.js'
 
 const END = Number.POSITIVE_INFINITY
 /** Gap between siblings whose parent is at depth d: STRUCTURE - d. */
@@ -127,7 +128,7 @@ function commonPath (units: Unit[], j: number): string[] {
   return path
 }
 
-export function createSiblingPacker (ctx: PackerContext): PackerHandler {
+export function createSiblingPacker (ctx: PackerContext<typeof siblingOptions>): PackerHandler {
   const { meter, segmenters } = ctx
   /** Chunks pack to `budget`, which leaves room for overlap; a unit is cut only over `limit`. */
   const budget = ctx.budget
@@ -175,14 +176,25 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
    * the first `closingRead` gaps. Both are read again when the queue's front changes (emit, cut).
    */
   let carried = 0
-  /** A section closed where the last chunk ended. */
-  let sectionClosed = false
+  /** A section closed (or, under separate_sections, opened) where the last chunk ended. */
+  let sectionEnded = false
   let closing = -1
   let closingRead = 0
+  /** Sections nested at most this deep never share a chunk (separate_sections; 0: they may). */
+  const separate = ctx.options.separate_sections ?? 0
+  /**
+   * Whether the gap after queue[g - 1] closes or opens a section nested at most `separate` deep.
+   * Not after a heading: a section whose heading a subsection follows right away goes with it.
+   */
+  const separates = (g: number): boolean => {
+    const before = queue[g - 1]!
+    return before.sectionsAfter < separate && before.after !== ATTACHED && (before.sections > before.sectionsAfter || queue[g]!.sections > before.sectionsAfter)
+  }
+  /** Such gaps end a chunk too, whatever it started in. */
   const closingGap = (): number => {
     for (; closing < 0 && closingRead < queue.length - 1; closingRead++) {
       const after = queue[closingRead]!.sectionsAfter
-      if (after < carried && queue[closingRead + 1]!.sections > after) closing = closingRead + 1
+      if ((after < carried && queue[closingRead + 1]!.sections > after) || separates(closingRead + 1)) closing = closingRead + 1
     }
     return closing
   }
@@ -253,9 +265,10 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
     if (refs.size > 0) draft.refs = [...refs]
     if (first.context !== undefined) draft.context = first.context
     // Overlap never carries the end of a section into the next one: a chunk under "Billing"
-    // does not start with the last sentence of "Accounts".
-    if (sectionClosed) draft.noOverlap = true
-    sectionClosed = units[j - 1]!.sectionsAfter < units[j - 1]!.sections
+    // does not start with the last sentence of "Accounts"; nor, under separate_sections, the
+    // text before a section into it.
+    if (sectionEnded) draft.noOverlap = true
+    sectionEnded = units[j - 1]!.sectionsAfter < units[j - 1]!.sections || (j < queue.length && separates(j))
     if (estimating) for (const u of units) queuedEstimate -= estimate(u)
     carried = units[j - 1]!.sectionsAfter
     closing = -1
@@ -744,7 +757,7 @@ export function createSiblingPacker (ctx: PackerContext): PackerHandler {
       waiting = undefined
       let k = newTally === undefined ? -1 : fitting()
       if (k < 0) k = estimatedExtent(final)
-      const close = carried > 0 ? closingGap() : -1
+      const close = carried > 0 || separate > 0 ? closingGap() : -1
       if (close > 0 && (k < 0 || k > close)) k = close
       if (k < 0 || (k === queue.length && !final)) return
       // At a closing gap the chunk ends whatever follows: nothing after it need be cut or waited for.

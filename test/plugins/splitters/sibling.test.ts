@@ -35,16 +35,16 @@ const tree: fc.Arbitrary<Node[]> = fc.letrec<{ nodes: Node[], node: Node }>((tie
   node: fc.oneof({ depthSize: 'small', withCrossShrink: true }, paragraph, fc.record({ heading: sentence, children: tie('nodes') })),
 })).nodes
 
-interface Planned { text: string, events: DocEvent[], blocks: Array<{ start: number, end: number, heading: boolean, sectionEnd: number }> }
+interface Planned { text: string, events: DocEvent[], blocks: Array<{ start: number, end: number, heading: boolean, sectionEnd: number, depth: number }> }
 
 function plan (nodes: Node[]): Planned {
   const events: DocEvent[] = []
   const blocks: Planned['blocks'] = []
   let text = ''
-  const block = (kind: string, body: string, heading = false): void => {
+  const block = (kind: string, body: string, heading = false, depth = 0): void => {
     if (body.length === 0) return
     events.push({ type: 'block', kind, start: text.length, end: text.length + body.length, text: body, attachNext: heading })
-    blocks.push({ start: text.length, end: text.length + body.length, heading, sectionEnd: -1 })
+    blocks.push({ start: text.length, end: text.length + body.length, heading, sectionEnd: -1, depth })
     text += body
   }
   // Iterative walk: generated trees are shallow, but the pattern is the one parsers must use.
@@ -63,7 +63,7 @@ function plan (nodes: Node[]): Planned {
     if (typeof node === 'string') block('paragraph', node)
     else {
       events.push({ type: 'enter', kind: 'section', label: node.heading.slice(0, 20), start: text.length })
-      block('heading', `${'#'.repeat(Math.min(6, top.depth + 1))} ${node.heading}\n`, true)
+      block('heading', `${'#'.repeat(Math.min(6, top.depth + 1))} ${node.heading}\n`, true, top.depth + 1)
       stack.push({ nodes: node.children, i: 0, depth: top.depth + 1, headingBlock: blocks.length - 1 })
     }
   }
@@ -81,10 +81,10 @@ for (const name of ['approx', 'o200k_base']) {
 
 for (const [name, tokenizer] of tokenizers) {
   t.test(`should hold the invariants on generated trees with ${name}`, { skip: tokenizer === undefined ? `${name} is not available` : false }, async (t) => {
-    await fc.assert(fc.asyncProperty(tree, fc.constantFrom(8, 16, 32, 64, 512, 4096), async (nodes, max) => {
+    await fc.assert(fc.asyncProperty(tree, fc.constantFrom(8, 16, 32, 64, 512, 4096), fc.constantFrom(0, 0, 1, 2, 3), async (nodes, max, separate) => {
       const p = plan(nodes)
       planned = p.events
-      const r = await split(p.text, { input_format: 'test-tree', max_tokens: max, tokenizer: name })
+      const r = await split(p.text, { input_format: 'test-tree', max_tokens: max, tokenizer: name, separate_sections: separate })
       const problems = invariantProblems(r, p.text, { tokenizer: tokenizer! })
       // Structure kept: a boundary inside a block only when that block alone is over budget;
       // never right after a heading while its section continues, unless the next block fits
@@ -110,6 +110,11 @@ for (const [name, tokenizer] of tokenizers) {
         const innermost = inside.reduce<number>((least, b) => Math.min(least, b.sectionEnd), Infinity)
         const joined = p.blocks.find((b) => b.heading && b.start >= innermost && b.start < end)
         if (joined !== undefined) problems.push(`chunk ${c.index} joins the tail of a section to the heading at ${joined.start}`)
+        // separate_sections: no section nested at most that deep opens or closes inside a chunk
+        // (a section may open right after the heading of the one that holds it: they go together).
+        const afterHeading = (at: number): boolean => p.blocks.some((h) => h.heading && h.end === at)
+        const crossed = p.blocks.find((b) => b.heading && b.depth <= separate && ((b.start > start && b.start < end && !afterHeading(b.start)) || (b.sectionEnd > start && b.sectionEnd < end)))
+        if (crossed !== undefined) problems.push(`chunk ${c.index} crosses the edge of the depth-${crossed.depth} section at ${crossed.start} (separate_sections ${separate})`)
       }
       if (problems.length > 0) throw new Error(problems.join('\n'))
     }), { numRuns: name === 'approx' ? 150 : 40 })
@@ -173,6 +178,27 @@ t.test('overlap never carries the end of a section into the next section\'s chun
   const billing = r.chunks.find((c) => c.text.includes('## Billing'))!
   t.ok(billing.text.startsWith('## Billing'), `the chunk that opens Billing starts with its heading: ${JSON.stringify(billing.text.slice(0, 40))}`)
   t.notOk(r.chunks.some((c) => c.path.includes('Billing') && c.text.includes('Accounts sentence')), 'no Accounts text under Billing')
+  t.same(invariantProblems(r, md, { tokenizer: tokenizers[0]![1]! }), [])
+})
+
+t.test('separate_sections: sections up to that depth start chunks of their own, and overlap does not cross into them', async (t) => {
+  const section = (name: string, sentences: number): string => `## ${name}\n\n` + Array.from({ length: sentences }, (_, i) => `${name} sentence ${i} is here.`).join(' ') + '\n\n'
+  const names = ['Accounts', 'Billing', 'Limits', 'Quotas']
+  const md = '# Guide\n\nIntro.\n\n' + section('Accounts', 2) + section('Billing', 12) + '### Refunds\n\nRefund text.\n\n' + section('Limits', 1) + section('Quotas', 1)
+  const packed = await split(md, { input_format: 'markdown', max_tokens: 60, overlap_tokens: 10 })
+  t.ok(packed.chunks.some((c) => c.text.includes('Limits sentence') && c.text.includes('## Quotas')), 'precondition: by default small sections share a chunk')
+  const r = await split(md, { input_format: 'markdown', max_tokens: 60, overlap_tokens: 10, separate_sections: 2 })
+  t.equal(r.chunks[0]!.text, '# Guide\n\nIntro.\n\n')
+  for (const name of names) {
+    t.ok(r.chunks.find((c) => c.text.includes(`## ${name}`))!.text.startsWith(`## ${name}`), `the chunk that opens ${name} starts with its heading`)
+    for (const c of r.chunks.filter((c) => c.text.includes(`${name} sentence`))) {
+      const others = names.filter((n) => n !== name && c.text.includes(`${n} sentence`))
+      t.same(others, [], `chunk ${c.index} holds ${name} text only`)
+      t.same(c.path.slice(0, 2), ['Guide', name])
+    }
+  }
+  t.ok(r.chunks.some((c) => c.text.includes('Billing sentence 11') && c.text.includes('### Refunds')), 'a subsection deeper than that goes with its section')
+  t.ok(r.chunks.some((c, i) => i > 0 && c.char_start < r.chunks[i - 1]!.char_end), 'chunks inside a section still overlap')
   t.same(invariantProblems(r, md, { tokenizer: tokenizers[0]![1]! }), [])
 })
 
