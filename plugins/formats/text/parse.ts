@@ -1,12 +1,13 @@
 /**
- * Plain text: paragraphs separated by blank lines. A paragraph's block runs to the start of the
- * next paragraph, so blank lines travel with the paragraph before them. Streaming: only the
- * current paragraph is held.
+ * Plain text: paragraphs separated by blank lines (or by a page break). A paragraph's block runs
+ * to the start of the next paragraph, so blank lines travel with the paragraph before them.
+ * Streaming: only the current paragraph is held.
  */
 import type { ParserContext, ParserHandler } from '../../../core/types.js'
+import { headingLike } from './heading.js'
 
-/** A line holding only spaces, tabs or a carriage return. */
-const BLANK = /^[ \t\r\f\v]*$/
+/** A line holding only spaces, tabs, a form feed or its line break. */
+const BLANK = /^[ \t\r\n\f\v]*$/
 /**
  * A paragraph longer than this goes out in parts, at line ends: one string cannot hold any
  * length, and memory stays bounded. A part is far over the largest budget of ordinary text
@@ -16,6 +17,8 @@ const BLANK = /^[ \t\r\f\v]*$/
 export const PART_CHARS = 64 << 20
 /** A line longer than this, with no line break to cut at, is refused. */
 export const MAX_LINE_CHARS = 64 << 20
+/** A paragraph this short may be a heading (see heading.ts); a longer one is not looked at. */
+const HEADING_CHARS = 512
 
 export function createTextParser (ctx: ParserContext): ParserHandler<string> {
   /** Complete lines of the current paragraph (and blank lines after it), not yet emitted. */
@@ -32,18 +35,24 @@ export function createTextParser (ctx: ParserContext): ParserHandler<string> {
   const emitHeld = (): void => {
     if (heldLength === 0) return
     const text = pieces.length === 1 ? pieces[0]! : pieces.join('')
-    ctx.emit({ type: 'block', kind: 'paragraph', start: heldStart, end: heldStart + heldLength, text, cut: 'prose' })
+    // A title line (`CHAPTER IV.`, `ARTICLE 5`) or a page's running header goes with the
+    // paragraph after it, as a markdown heading does: no chunk ends with it while its text goes on.
+    const attachNext = heldLength <= HEADING_CHARS && headingLike(text)
+    ctx.emit({ type: 'block', kind: 'paragraph', start: heldStart, end: heldStart + heldLength, text, cut: 'prose', attachNext })
     heldStart += heldLength
     heldLength = 0
     pieces = []
   }
 
-  /** One line, with its line break; a non-blank line after blank lines starts a paragraph. */
+  /**
+   * One line, with its line break; a non-blank line after blank lines starts a paragraph, and
+   * so does one that starts a page (pdftotext puts the form feed before a page's first line).
+   */
   const line = (text: string): void => {
-    if (BLANK.test(text.endsWith('\n') ? text.slice(0, -1) : text)) {
+    if (BLANK.test(text)) {
       sawBlank = hasContent
     } else {
-      if (hasContent && sawBlank) emitHeld()
+      if (hasContent && (sawBlank || text.charCodeAt(0) === 12 /* \f */)) emitHeld()
       hasContent = true
       sawBlank = false
     }
@@ -54,14 +63,32 @@ export function createTextParser (ctx: ParserContext): ParserHandler<string> {
 
   return {
     write (piece) {
-      // Only the new piece is scanned: a long paragraph costs O(length), not O(length^2).
-      let from = 0
-      let nl = piece.indexOf('\n')
-      while (nl !== -1) {
-        line(partial + piece.slice(from, nl + 1))
+      // A carriage return that ended the last piece: with no line feed after it, a line's end.
+      if (partial.endsWith('\r') && piece.length > 0 && piece.charCodeAt(0) !== 10) {
+        line(partial)
         partial = ''
-        from = nl + 1
-        nl = piece.indexOf('\n', from)
+      }
+      // Lines end with LF, CRLF or a lone CR (old Mac text). Only the new piece is scanned: a
+      // long paragraph costs O(length), not O(length^2).
+      let from = 0
+      let lf = piece.indexOf('\n')
+      let cr = piece.indexOf('\r')
+      for (;;) {
+        let end: number
+        if (cr !== -1 && (lf === -1 || cr < lf)) {
+          // A CR at the piece's end waits: its LF may start the next piece.
+          if (cr === piece.length - 1) break
+          end = lf === cr + 1 ? cr + 2 : cr + 1
+        } else if (lf !== -1) {
+          end = lf + 1
+        } else {
+          break
+        }
+        line(partial + piece.slice(from, end))
+        partial = ''
+        from = end
+        if (lf !== -1 && lf < end) lf = piece.indexOf('\n', end)
+        if (cr !== -1 && cr < end) cr = piece.indexOf('\r', end)
       }
       partial += piece.slice(from)
       if (partial.length > MAX_LINE_CHARS) {

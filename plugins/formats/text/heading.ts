@@ -1,0 +1,46 @@
+/**
+ * Plain text has no heading syntax, but books, contracts and RFCs set titles on lines of their
+ * own: `CHAPTER IV.`, `ARTICLE 5` over `CONFIDENTIALITY`, `Section 3 - Term`, `§ 12`, `3.2.  Scope`.
+ * Such a paragraph goes with the one after it (the block's attachNext), so no chunk ends with
+ * a title while its text starts the next one. A guess that is wrong costs little: a short line
+ * travels with the paragraph after it.
+ */
+
+/** Lines of a title paragraph, at most. */
+const MAX_LINES = 3
+/** Characters of a title line, at most. */
+const MAX_LINE = 80
+/** A named division and its number: `Chapter 4`, `ARTICLE V`, `Part B`. */
+const DIVISION = /^(?:chapter|part|section|article|book|volume|appendix|annex|schedule|exhibit|title|act|scene|canto|lecture|lesson)\s+(?:\d+|[ivxlcdm]+|[a-z])\b/i
+/** A section sign or a section number before a title: `§ 12`, `3.2.  Scope`, `4 Results`. */
+const NUMBERED = /^(?:§+\s*\d|\d{1,3}(?:\.\d{1,3})*\.?\s+\S)/
+/** A division or number alone, its stop included: `Chapter IV.`, `§ 12.` */
+const LABEL_ONLY = /^(?:\S+\s+)?(?:§+\s*)?(?:\d+|[ivxlcdm]+|[a-z])\.?$/i
+/** How a sentence, not a title, ends. */
+const SENTENCE_END = /[.!?:;,]["'”’)]?$/
+const LOWER = /\p{Ll}/u
+const LETTERS = /\p{L}.*\p{L}/u
+
+function titleLine (line: string): boolean {
+  if (line.length > MAX_LINE) return false
+  // In capitals: `CONFIDENTIALITY`, `THE SEEDED ESTATE`, `CHAPTER IV.`
+  if (LETTERS.test(line) && !LOWER.test(line)) return true
+  return (DIVISION.test(line) || NUMBERED.test(line)) && (!SENTENCE_END.test(line) || LABEL_ONLY.test(line))
+}
+
+/**
+ * Whether a paragraph (with the blank lines after it) reads as a title, or as a page's running
+ * header: one short line at the top of a page (after its form feed), whatever its case.
+ */
+export function headingLike (paragraph: string): boolean {
+  const lines = paragraph.split(/\r\n?|\n/)
+  let count = 0
+  let title = true
+  for (const raw of lines) {
+    const line = raw.replace(/^[\s\f]+|\s+$/g, '')
+    if (line === '') continue
+    if (++count > MAX_LINES) return false
+    title &&= titleLine(line)
+  }
+  return count > 0 && (title || (count === 1 && paragraph.charCodeAt(0) === 12 /* \f */ && paragraph.trim().length <= MAX_LINE))
+}
