@@ -123,6 +123,23 @@ t.test('CSV, YAML, markdown, JSON lines and prose with timestamps keep their for
   t.equal(await formatOf('The meeting was moved.\nIt starts at 10:00:00 sharp,\nand ends when it ends.\nBring notes.\n'), 'text', 'prose with one time of day')
 })
 
+t.test('transcripts, glossaries and dated notes are text: not a log or YAML whose records go far over the budget', async (t) => {
+  const long = 'I would ask the witness to look again at the schedule of payments, which the parties agreed in writing. '.repeat(30)
+  const speakers = `THE COURT: Good morning. Please be seated.\n\nMR. SMITH: Thank you, Your Honor. ${long}\n\nTHE WITNESS: Yes, I see it.\n`
+  const stamped = `[00:00:12] SPEAKER 1: Good morning. Please be seated.\n\n[00:00:20] SPEAKER 2: Thank you. ${long}\n\n[00:03:01] SPEAKER 1: Go on.\n`
+  const glossary = Array.from({ length: 6 }, (_, i) => `"Term ${i}": means the agreement between the parties as amended from time to time, and every schedule to it.\n\n`).join('')
+  const notes = Array.from({ length: 6 }, (_, i) => `2026-03-0${i + 1} 10:00 Hearing notes. The parties met and agreed to adjourn until the next session.\n\n`).join('')
+  const drama = 'DER PRINZ: Klagen, nichts als Klagen! Bittschriften, nichts als Bittschriften! – Das glaub\' ich; wenn wir allen helfen könnten: dann wären wir zu beneiden.\n\nDER KAMMERDIENER: Ein Brief. Er kam eben an.\n'
+  for (const [name, text] of Object.entries({ speakers, stamped, glossary, notes, drama })) {
+    const r = await split(text, { max_tokens: 128 })
+    t.equal(r.document.input_format, 'text', name)
+    t.ok(r.chunks.every((c) => c.token_count <= 128), `${name}: within the budget`)
+  }
+  // A log whose entries are blank-line separated is still a log when its lines are not prose.
+  const spaced = Array.from({ length: 10 }, (_, i) => `2024-01-01 10:00:${pad(i)} INFO worker-${i} started job ${i}\n\n`).join('')
+  t.equal(await formatOf(spaced), 'log')
+})
+
 t.test('corpus: loghub logs from stdin are logs; no file of another format is taken for a log', { skip: corpusMissing }, async (t) => {
   for (const file of corpusFiles('log/loghub', ['.log'])) {
     t.equal((await split(readFileSync(file), { max_tokens: 4000 })).document.input_format, 'log', basename(file))

@@ -107,8 +107,14 @@ export function delimitedScore (sample: string): number {
   const complete = sample.length < 8192
   const text = complete || cut === -1 ? sample : sample.slice(0, cut + 1)
   // JSON lines have commas too.
-  const lines = text.split('\n', 50).filter((l) => l.trim() !== '')
+  const raw = text.split('\n', 50)
+  const lines = raw.filter((l) => l.trim() !== '')
   if (lines.filter((l) => /^\s*[{[]/.test(l)).length * 2 >= lines.length) return 0
+  // A blank line between nearly every two lines: paragraphs with a comma each (a glossary, a
+  // transcript), not rows.
+  let afterBlank = 0
+  for (let i = 1; i < raw.length; i++) if (raw[i]!.trim() !== '' && raw[i - 1]!.trim() === '') afterBlank++
+  if (lines.length > 2 && afterBlank >= (lines.length - 1) * 0.8) return 0
   let best = 0
   let fields = 0
   let strayRows = 0

@@ -39,23 +39,40 @@ function stamped (line: string): boolean {
   return found !== null && !KEYED.test(line.slice(0, found.index))
 }
 
+/** A line with a sentence's stop inside or at its end: prose, as a transcript's turn is. */
+const SENTENCE = /[.!?]["'”’)]?(?:\s+\p{Lu}|\s*$)/u
+
 /**
  * 0 to 0.8. Lines that look like continuations (indented, stack traces) are left out; of the
  * others, the share that starts with (or soon holds) a timestamp or a level sets the score.
  * At most 0.8, so a CSV whose first column is a date-time (0.85, consistent fields) stays CSV.
+ * Stamped lines that each open a paragraph of prose (a blank line before nearly every one) are
+ * a transcript's turns or dated notes (`[00:01:05] MR. SMITH: ...`), not a log: as records, a
+ * long turn was one chunk far over the budget.
  */
 export function logScore (sample: string): number {
   const lines = sampleLines(sample.slice(0, 16 * 1024)).slice(0, MAX_LINES)
   let stamps = 0
   let others = 0
+  let afterBlank = 0
+  let prose = 0
+  let blankBefore = false
   for (const raw of lines) {
-    if (isBlankLine(raw)) continue
+    if (isBlankLine(raw)) {
+      blankBefore = true
+      continue
+    }
     const line = raw.includes('\u001b') ? raw.replace(ANSI, '') : raw
     // An indented timestamp is a field of something else (JSON, YAML), not an entry's start.
-    if (!startsIndented(line) && stamped(line)) stamps++
-    else if (!looksLikeContinuation(line)) others++
+    if (!startsIndented(line) && stamped(line)) {
+      stamps++
+      if (blankBefore) afterBlank++
+      if (SENTENCE.test(line)) prose++
+    } else if (!looksLikeContinuation(line)) others++
+    blankBefore = false
   }
   if (stamps < 2) return 0
+  if (afterBlank >= (stamps - 1) * 0.8 && prose * 2 >= stamps) return 0
   const share = stamps / (stamps + others)
   return share >= 0.5 ? 0.55 + share * 0.25 : 0
 }

@@ -25,6 +25,11 @@ const MARGIN_TEXT = /^[\p{L}\p{N}]/u
 const KEY_LIKE = /:(\s|$)/
 /** A document's start (`---`, `--- |`): what follows at the margin may be its scalar. */
 const DOCUMENT_START = /^---(\s|$)/
+/**
+ * A key at the margin whose value reads as prose: two sentences (`THE COURT: Good morning.
+ * Please be seated.`), or six words or more and a sentence's stop (`"Agreement": means ...`).
+ */
+const PROSE_KEY = /^("[^"]*"|'[^']*'|[^\s:#[{][^:#]*?):\s+(?:.*?[.!?]["'”’)]?\s+\p{Lu}|(?:\S+\s+){5,}.*?[.!?]["'”’)]?(?:\s|$))/u
 /** A key or item whose value is a block scalar: the more indented lines after it are its text. */
 const BLOCK_SCALAR = /[|>][1-9]?[-+]?[1-9]?\s*(#.*)?$/
 
@@ -70,6 +75,10 @@ const yaml: ParserPlugin = definePlugin({
       if (BLOCK_SCALAR.test(l)) scalarIndent = indent
     }
     const keyed = lines.some((l) => /^\s*(- |-$)|^\s*[^\s:#[{][^:#]*?:(\s|$)/.test(l))
+    // Flat keys whose values are mostly sentences: a transcript's speakers or a glossary, prose
+    // that YAML would refuse (a second `: `) or read as one long record.
+    const prose = lines.filter((l) => PROSE_KEY.test(l)).length
+    if (prose * 2 >= lines.length && lines.every((l) => !/^\s/.test(l))) return 0
     return keyed && yamlish / lines.length >= 0.9 ? (sample.startsWith('---') ? 0.8 : 0.6) : 0
   },
   // The handler (and the yaml library under it) loads with the first YAML document.
