@@ -233,6 +233,13 @@ async function splitInput (command: SplitCommand, stream: AsyncIterable<Buffer> 
     const hint = summary.document.input_format === 'log' && protectedChunks * 2 > summary.chunk_count ? '; entries may run together: see the log_start option' : ''
     process.stderr.write(`docsplit: note: ${of}${protectedChunks} of ${summary.chunk_count} chunks are a single record over ${summary.metadata.max_tokens} tokens, kept whole (protected)${hint}\n`)
   }
+  // Another format's option is left out, as the library and the service do (metadata.options
+  // lists those in effect): said here, so that `--log-start` on a log named `.txt` is not lost.
+  const unused = Object.keys(command.options).filter((name) => (command.options as Record<string, unknown>)[name] != null && !(name in summary.metadata.options))
+  if (unused.length > 0) {
+    const flags = unused.map((name) => `--${name.replace(/_/g, '-')}`).join(', ')
+    process.stderr.write(`docsplit: note: ${of}${flags} left out: ${unused.length === 1 ? 'it is an option' : 'they are options'} of another format or splitter than ${summary.document.input_format} with ${summary.metadata.splitter} (see docsplit formats; --input-format and --splitter choose)\n`)
+  }
   if (verifier !== undefined) {
     const lossless = summary.document.encoding !== 'binary'
     const violations = verifier.finish(lossless)

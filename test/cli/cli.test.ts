@@ -176,6 +176,14 @@ t.test('chunks over the budget kept whole are told once on stderr, with a hint w
   t.notMatch(docsplit(['split', path, '--jsonl', '--max-tokens', '64', '--verify']).stderr, /note:/, '--verify says it in its own line')
 })
 
+t.test('an option of another format than the input\'s is left out and told on stderr', async (t) => {
+  const path = file('app-log.txt', '2024-01-01 10:00:00 ERROR failed\njava.lang.IllegalStateException: x\n\tat a.B.c(B.java:1)\n')
+  const text = docsplit(['split', path, '--log-start', '^\\d{4}-'])
+  t.equal(text.code, 0)
+  t.equal(text.stderr, 'docsplit: note: --log-start left out: it is an option of another format or splitter than text with sibling (see docsplit formats; --input-format and --splitter choose)\n')
+  t.equal(docsplit(['split', path, '--log-start', '^\\d{4}-', '--input-format', 'log']).stderr, '', 'taken by the log format: nothing said')
+})
+
 t.test('should print help and version', async (t) => {
   const help = docsplit(['--help'])
   t.equal(help.code, 0)

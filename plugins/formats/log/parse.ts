@@ -336,12 +336,15 @@ export class LogParser {
    * pattern, so the entry held must be read again.
    */
   private patternAdded (head: string): boolean {
-    return this.patterns.length > 0 && !startsIndented(head) && this.unmatched.push(head) >= WINDOW_LINES && this.redetect()
+    // Batches of what the window still lacks: lines that look like continuations (a stack
+    // trace) do not join it, and a batch of WINDOW_LINES every time made a block of another
+    // format with a trace in it wait for a second batch (about 100 lines, not 50).
+    return this.patterns.length > 0 && !startsIndented(head) && this.unmatched.push(head) >= WINDOW_LINES - this.window.length && this.redetect()
   }
 
   /**
-   * Called when WINDOW_LINES lines of the current entry matched no detected pattern (and were
-   * not indented): those that look like entry starts join the window (continuation lines,
+   * Called when as many lines of the current entry as the window lacks matched no detected
+   * pattern (and were not indented): those that look like entry starts join the window (continuation lines,
    * stack traces and goroutine dumps, never do). Once the window holds WINDOW_LINES lines,
    * detection runs on it: true when a pattern won there and was added, and the entry held must
    * be read again, or when none won and the lines are read again as `foreign`. Lines are

@@ -66,6 +66,9 @@ export const START_PATTERNS: StartPattern[] = [
   start('client-address', '(?:\\d{1,3}\\.){3}\\d{1,3} ', false),
   // ERROR: ... · [INFO] ... · WARN  ... (level first)
   start('level', `\\[?${LEVEL}\\b`),
+  // error: ... · info: ... (winston's `simple` format, whose stack's `Error: ...` is no start;
+  // .NET's console logger: `fail: App[0]`). Not for sniffing: prose and compiler output have such lines too.
+  start('level-lower', '(?:error|warn|info|http|verbose|debug|silly|fail|crit|dbug|trce): ', false),
   // {"time": ...} (JSON lines, as Docker writes them)
   start('json', '\\{"', false),
   // 2024-01-01 ... (date without a time)
@@ -118,7 +121,20 @@ const JAVA_CONT = /^(?:Caused by|Suppressed|Wrapped by)[: ]|^\.\.\. \d{1,9} (?:m
 const PY_TRACEBACK = /^Traceback \(most recent call last\):/
 const PY_CHAIN = /^(?:During handling of the above exception|The above exception was the direct cause)/
 const GO_CONT = /^(?:goroutine \d{1,12} \[|created by |\[signal |exit status \d)/
+/** A Rust panic's first line; its message and `stack backtrace:` and `note: ...` lines follow unindented. */
+const RUST_PANIC = /^thread '[^']{0,300}' panicked at /
+const RUST_CONT = /^(?:stack backtrace:|note: )/
+/** Where a Node.js process crashed (`/app/server.js:42`): its source line, `^`, the error and `Node.js v20.11.1` follow. */
+const NODE_CRASH_AT = /^(?:file:\/\/)?[\w./@:\\-]{1,1000}\.(?:[cm]?js|[cm]?ts|jsx|tsx):\d{1,9}$/
+const NODE_VERSION = /^Node\.js v\d{1,4}\.\d{1,4}\.\d{1,4}$/
+/** An error's first line as Node.js prints it: `Error: boom`, `TypeError [ERR_X]: ...`. */
+const NODE_ERROR = /^(?:[A-Z][\w$]{0,100})?(?:Error|Exception)\b/
 const EXCEPTION_LINE = /^[A-Za-z_$][\w$.]{0,300}(?:Exception|Error|Throwable|Warning)(?::|$)/
+/**
+ * A Java thread dump (jstack, `kill -3`) logged as one entry: its header, each thread's first
+ * line (`"http-nio-8080-exec-1" #31 daemon prio=5 ...`) and its footer.
+ */
+const JAVA_THREAD_DUMP = /^(?:"[^"]{0,300}" (?:#\d{1,9} )?(?:daemon )?(?:prio|os_prio|tid)=|Full thread dump |JNI global ref)/
 
 /** `main.main()`, `runtime.gopark(0x4739b8, ...)`, `panic(0x45cb40, 0x47ad70)`: a Go stack frame. */
 function isGoFrame (line: string): boolean {
@@ -131,14 +147,14 @@ function isGoFrame (line: string): boolean {
 
 /**
  * Lines that usually continue an entry even when they do not start with whitespace: Java
- * `Caused by:` and exception lines, Python tracebacks, Go panics. Used by detection to decide
+ * `Caused by:` and exception lines, thread dumps, Python tracebacks, Go panics. Used by detection to decide
  * whether the lines that do not match a start pattern are continuations.
  */
 export function looksLikeContinuation (line: string): boolean {
   line = withoutSgr(line)
   return isBlankLine(line) || startsIndented(line) || JAVA_CONT.test(line) || PY_TRACEBACK.test(line) ||
     PY_CHAIN.test(line) || GO_CONT.test(line) || line.startsWith('panic: ') || isGoFrame(line) ||
-    EXCEPTION_LINE.test(line) || line === '}' || line === ']'
+    EXCEPTION_LINE.test(line) || JAVA_THREAD_DUMP.test(line) || line === '}' || line === ']'
 }
 
 /**
@@ -151,6 +167,10 @@ export function looksLikeContinuation (line: string): boolean {
 export class IndentClassifier {
   private inTraceback = false
   private chained = false
+  /** After a Rust panic's first line: 1 while its message may follow, then 2. */
+  private panic = 0
+  /** After the line that says where a Node.js process crashed. */
+  private nodeCrash = false
 
   constructor (private readonly base = 0) {}
 
@@ -177,6 +197,25 @@ export class IndentClassifier {
       return false
     }
     this.chained = false
+    if (this.panic > 0) {
+      const message = this.panic === 1 && !RUST_CONT.test(line)
+      this.panic = 2
+      if (message || RUST_CONT.test(line)) return false
+      this.panic = 0
+    }
+    if (this.nodeCrash) {
+      if (NODE_ERROR.test(line)) return false
+      this.nodeCrash = false
+      if (NODE_VERSION.test(line)) return false
+    }
+    if (RUST_PANIC.test(line)) {
+      this.panic = 1
+      return true
+    }
+    if (NODE_CRASH_AT.test(line)) {
+      this.nodeCrash = true
+      return true
+    }
     if (JAVA_CONT.test(line) || GO_CONT.test(line) || isGoFrame(line) || line === '}' || line === ']' || line === ')') return false
     return true
   }

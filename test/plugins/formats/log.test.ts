@@ -349,6 +349,26 @@ t.test('without a common start pattern: non-indented lines start entries, traceb
   t.same(records(ev).map((r) => r.label), ['line 1', 'line 2', 'line 12', 'line 13', 'line 17'])
 })
 
+t.test('without timestamps: Rust panics, Node.js crashes and winston\'s errors stay whole', async (t) => {
+  const { text, texts } = logOf([
+    ['Processing batch 1'],
+    ['thread \'main\' panicked at src/main.rs:5:9:', 'called `Option::unwrap()` on a `None` value', 'stack backtrace:', '   0: rust_begin_unwind', '             at /rustc/abc/library/std/src/panicking.rs:645:5', 'note: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose backtrace.'],
+    ['Processing batch 2'],
+    ['/app/src/server.js:42', '    throw new Error(\'boom\');', '    ^', '', 'Error: boom', '    at Server.<anonymous> (/app/src/server.js:42:11)', '', 'Node.js v20.11.1'],
+    ['Server listening on port 3001'],
+  ])
+  await sameEntries(t, text, texts)
+  const winston = logOf([
+    ['info: request 1 served'],
+    ['error: uncaught exception: connect ECONNREFUSED 10.0.0.5:5432', 'Error: connect ECONNREFUSED 10.0.0.5:5432', '    at TCPConnectWrap.afterConnect [as oncomplete] (node:net:1555:16)'],
+    ['info: request 2 served'],
+  ])
+  await sameEntries(t, winston.text, winston.texts)
+  // .NET's console logger: a level, then the message indented on the next lines.
+  const dotnet = logOf(Array.from({ length: 30 }, (_, i) => [`${['info', 'warn', 'fail', 'dbug'][i % 4]}: App.Worker[${i}]`, `      step ${i} done`, ...(i % 4 === 2 ? ['System.InvalidOperationException: boom', '   at App.Worker.Run()'] : [])]))
+  await sameEntries(t, dotnet.text, dotnet.texts)
+})
+
 t.test('text before the first entry goes with the first entry', async (t) => {
   const text = '# header line\n=== run ===\n2024-01-01 10:00:00 INFO a\n2024-01-01 10:00:01 INFO b\n2024-01-01 10:00:02 INFO c\n2024-01-01 10:00:03 INFO d\n'
   const recs = records(await collectEvents(log, text))
@@ -525,11 +545,26 @@ t.test('a format that changes later (services concatenated): the new pattern is 
   t.same(ev.filter((e) => e.type === 'info').map((e) => (e as { value: unknown }).value), [syslog, `${syslog}|${ISO}`, `${syslog}|${ISO}|${apache}`, `${syslog}|${ISO}|${apache}|${access}`], 'each pattern is reported as it is added')
 })
 
-t.test('long stack traces and goroutine dumps never change the pattern', async (t) => {
+t.test('a format that changes later is detected within about 50 lines, a stack trace in them or not', async (t) => {
+  for (const length of [55, 80]) {
+    const { text, texts } = logOf([
+      ...Array.from({ length: 60 }, (_, i) => [`${stampAt(i)} INFO  [main] c.e.App - tick ${i}`]),
+      ...Array.from({ length }, (_, i) => [syslogAt(i), ...(i === 4 ? javaTrace(3) : [])]),
+    ])
+    await sameEntries(t, text, texts)
+  }
+})
+
+t.test('long stack traces, goroutine dumps and thread dumps never change the pattern', async (t) => {
+  // A Java thread dump (jstack, kill -3) logged under one entry: each thread's first line is unindented.
+  const threadDump = ['Full thread dump OpenJDK 64-Bit Server VM (17.0.9+9 mixed mode, sharing):', '', ...Array.from({ length: 80 }, (_, n) => [
+    `"http-nio-8080-exec-${n}" #${n + 20} daemon prio=5 os_prio=0 cpu=1.2ms elapsed=99.1s tid=0x00007f${n} nid=0x${n} waiting on condition`,
+    '   java.lang.Thread.State: WAITING (parking)', '\tat jdk.internal.misc.Unsafe.park(java.base@17.0.9/Native Method)', '']).flat(),
+  '"VM Thread" os_prio=0 cpu=12.5ms elapsed=99.2s tid=0x00007f1 nid=0x9 runnable', '', 'JNI global refs: 15, weak refs: 0']
   const goroutines = Array.from({ length: 120 }, (_, g) => [`goroutine ${g + 1} [chan receive]:`, `main.worker(0xc000010000, {0x7f1a08, 0xc0001b6000})`, '\t/app/worker.go:40 +0x88', `created by main.main in goroutine 1`, '\t/app/main.go:9 +0x5a', '']).flat()
   const { text, texts } = logOf(Array.from({ length: 80 }, (_, i) => [
     `${stampAt(i)} ERROR [main] c.e.App - failed ${i}`,
-    ...(i === 20 ? javaTrace(400) : i === 50 ? ['panic: runtime error: index out of range [5] with length 3', '', ...goroutines, 'exit status 2'] : []),
+    ...(i === 20 ? javaTrace(400) : i === 50 ? ['panic: runtime error: index out of range [5] with length 3', '', ...goroutines, 'exit status 2'] : i === 65 ? threadDump : []),
   ]))
   const ev = await sameEntries(t, text, texts)
   t.equal(ev.filter((e) => e.type === 'info').length, 1, 'the pattern is chosen once')
