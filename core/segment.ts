@@ -374,6 +374,22 @@ function quotationsContinued (text: string, cuts: number[]): number[] {
   })
 }
 
+/** A stop, then a dash that opens the next sentence: `the seal.—Nobody`, German `ihr. – Von`. */
+const STOP_DASH = /[.!?]["'”’»)]?\s?(?=[—–]\s?\p{Lu})/gu
+
+/**
+ * Unicode's rules (SB8a) end no sentence at a stop that a dash follows, so a long speech of
+ * old print (`left.—Then`) or German (`ihr. – Von`) had no sentence cut and was cut at a word.
+ * Adds a cut before such a dash.
+ */
+function dashedStops (text: string, cuts: number[]): number[] {
+  if (!text.includes('—') && !text.includes('–')) return cuts
+  const extra: number[] = []
+  for (const m of text.matchAll(STOP_DASH)) extra.push(m.index + m[0].length)
+  if (extra.length === 0) return cuts
+  return [...new Set([...cuts, ...extra])].sort((a, b) => a - b)
+}
+
 export const segmenters: Segmenters = {
   cuts (text, level) {
     switch (level) {
@@ -383,7 +399,7 @@ export const segmenters: Segmenters = {
         sentenceSegmenter ??= new Intl.Segmenter(undefined, { granularity: 'sentence' })
         const soft = softBreaksAsSpaces(text)
         const cuts = quotedQuestionsContinued(soft, quotationsContinued(text, stopsInUrls(text, segmentStarts(soft, sentenceSegmenter, false, true))))
-        return abbreviationAware(text, markupAware(text, openersToNext(text, cuts)))
+        return abbreviationAware(text, markupAware(text, openersToNext(text, dashedStops(text, cuts))))
       }
       case 'space':
         return spaceCuts(text)
