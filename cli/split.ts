@@ -235,9 +235,10 @@ async function splitInput (command: SplitCommand, stream: AsyncIterable<Buffer> 
   }
   // Another format's option is left out, as the library and the service do (metadata.options
   // lists those in effect): said here, so that `--log-start` on a log named `.txt` is not lost.
-  const unused = Object.keys(command.options).filter((name) => (command.options as Record<string, unknown>)[name] != null && !(name in summary.metadata.options))
+  const given = command.options as Record<string, unknown>
+  const unused = Object.keys(given).filter((name) => given[name] != null && !(name in summary.metadata.options))
   if (unused.length > 0) {
-    const flags = unused.map((name) => `--${name.replace(/_/g, '-')}`).join(', ')
+    const flags = unused.map((name) => `--${given[name] === false ? 'no-' : ''}${name.replace(/_/g, '-')}`).join(', ')
     process.stderr.write(`docsplit: note: ${of}${flags} left out: ${unused.length === 1 ? 'it is an option' : 'they are options'} of another format or splitter than ${summary.document.input_format} with ${summary.metadata.splitter} (see docsplit formats; --input-format and --splitter choose)\n`)
   }
   if (verifier !== undefined) {

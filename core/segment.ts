@@ -278,12 +278,12 @@ function markupAware (text: string, cuts: number[]): number[] {
  * A text that ends in an abbreviation after which a sentence seldom ends: a title (`Dr.`,
  * `Prof.`, `St.`), an initial (`J.`), letters with stops (`U.S.`, `e.g.`, `a.m.`), a company or
  * reference word (`Inc.`, `No.`, `Fig.`, `pp.`), a legal citation's (`Roe v. Wade`, `Cal. Civ. Code`,
- * `9th Cir.`, `et al.`, `art.`, `para.`), a month (`Jan.`), German ones (`Nr.`, `bzw.`,
+ * `9th Cir.`, `et al.`, `para.`), a month (`Jan.`), German ones (`Nr.`, `bzw.`,
  * `vgl.`, and the second letter of the spaced `z. B.`, `d. h.`; for the first, see GERMAN_PAIR). Unicode's sentence rules end
  * a sentence at any stop before a capital, and V8's Intl.Segmenter applies none of ICU's
  * suppression lists, so `the U.S. | Department` and `Prof. | Amara Osei` were cut apart.
  */
-const ABBREVIATION = /(?:^|[^\p{L}\p{N}.])(?:Mr|Mrs|Ms|Mx|Dr|Prof|Sr|Jr|St|Mt|Ft|Capt|Col|Gen|Lt|Sgt|Cmdr|Adm|Rev|Hon|Gov|Sen|Rep|Pres|Supt|Messrs|Mme|Mlle|Ph\.D|vs|cf|approx|Inc|Ltd|Corp|Dept|Univ|Bros|No|Nos|Vol|Fig|Figs|Eq|Eqs|Sec|Ch|Art|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|pp?|v|Co|Cir|Cal|Civ|Ct|App|Supp|Stat|Reg|Dist|Fed|Const|Amend|Proc|Crim|Evid|Ann|Ed|Eds|ed|eds|art|para|paras|vol|vols|ch|sec|ss|et al|et seq|Id|Nr|bzw|ggf|vgl|evtl|inkl|bspw|bzgl|zzgl|sog|ca|\p{Lu}|(?:\p{L}\.)+\p{L}|[a-zäöü]\. [a-zäöüA-ZÄÖÜ])\.$/u
+const ABBREVIATION = /(?:^|[^\p{L}\p{N}.])(?:Mr|Mrs|Ms|Mx|Dr|Prof|Sr|Jr|St|Mt|Ft|Capt|Col|Gen|Lt|Sgt|Cmdr|Adm|Rev|Hon|Gov|Sen|Rep|Pres|Supt|Messrs|Mme|Mlle|Ph\.D|vs|cf|approx|Inc|Ltd|Corp|Dept|Univ|Bros|No|Nos|Vol|Fig|Figs|Eq|Eqs|Sec|Ch|Art|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|pp?|v|Co|Cir|Cal|Civ|Ct|App|Supp|Stat|Reg|Dist|Fed|Const|Amend|Proc|Crim|Evid|Eds|ed|eds|para|paras|vol|vols|ch|ss|et al|et seq|Id|Nr|bzw|ggf|vgl|evtl|inkl|bspw|bzgl|zzgl|sog|ca|\p{Lu}|(?:\p{L}\.)+\p{L}|[a-zäöü]\. [a-zäöüA-ZÄÖÜ])\.$/u
 /**
  * German writes some abbreviations as two letters with a space (`z. B.`, `d. h.`, `u. a.`,
  * `z. T.`): no cut between them, a lowercase letter and its stop, then a letter and its stop.

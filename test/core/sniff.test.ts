@@ -135,9 +135,14 @@ t.test('transcripts, glossaries and dated notes are text: not a log or YAML whos
     t.equal(r.document.input_format, 'text', name)
     t.ok(r.chunks.every((c) => c.token_count <= 128), `${name}: within the budget`)
   }
-  // A log whose entries are blank-line separated is still a log when its lines are not prose.
-  const spaced = Array.from({ length: 10 }, (_, i) => `2024-01-01 10:00:${pad(i)} INFO worker-${i} started job ${i}\n\n`).join('')
+  // Records with a blank line between them are still records: a log whose lines have a level
+  // or a program's pid, a CSV of three fields, an i18n file whose keys are words.
+  const spaced = Array.from({ length: 10 }, (_, i) => `2024-01-01 10:00:${pad(i)} INFO worker-${i} started job ${i}. Next one queued.\n\n`).join('')
   t.equal(await formatOf(spaced), 'log')
+  const syslog = Array.from({ length: 12 }, (_, i) => `Jun 14 15:16:${pad(i)} host systemd[1]: Started Session ${i} of user root.\n\n`).join('')
+  t.equal(await formatOf(syslog), 'log')
+  t.equal(await formatOf('id,name,city\n\n1,Ann,Oslo\n\n2,Bob,Rome\n\n3,Cy,Lima\n\n4,Di,Kyiv\n'), 'csv')
+  t.equal(await formatOf('welcome: Welcome back! Please sign in to continue.\nlogout_confirm: Are you sure? You will be signed out.\nsave_error: Could not save your changes. Please try again later.\ntitle: Dashboard\n'), 'yaml')
 })
 
 t.test('corpus: loghub logs from stdin are logs; no file of another format is taken for a log', { skip: corpusMissing }, async (t) => {

@@ -76,9 +76,9 @@ t.test('SIGTERM lets an upload still arriving and an answer still being read fin
         (res) => { onResponse(res).then(resolve, reject) })
       req.on('error', reject)
       if (!slowly) { req.end(body); return }
-      // The body in ten pieces over 2 s: most of it arrives after the signal.
+      // The body in fifteen pieces over 3 s: most of it arrives after the signal.
       let at = 0
-      const step = Math.ceil(body.length / 10)
+      const step = Math.ceil(body.length / 15)
       const timer = setInterval(() => {
         req.write(body.slice(at, at + step))
         at += step
@@ -99,8 +99,9 @@ t.test('SIGTERM lets an upload still arriving and an answer still being read fin
   let signalled = (): void => {}
   const signal = new Promise<void>((resolve) => { signalled = resolve })
   const big = post(JSON.stringify({ text: bigText, max_tokens: 8 }), async (res) => { await signal; return await readAll(res, 2500) }, false)
-  // The signal 0.5 s in: the upload has sent 2 of its 10 pieces.
-  await sleep(500)
+  // The signal 1 s in: the upload has sent 5 of its 15 pieces (on a loaded machine, at 0.5 s
+  // the service had not always read its headers yet, and refused it as new).
+  await sleep(1000)
   service.process.kill('SIGTERM')
   signalled()
   const [uploaded, answered] = await Promise.all([upload, big])

@@ -100,6 +100,18 @@ export function sniffDelimiter (sample: string, complete: boolean, fallback: Del
   return best
 }
 
+/**
+ * Two fields, a blank line between nearly every two lines, and most lines prose outside quotes
+ * (eight words or more): paragraphs with a comma each (a glossary, a transcript), not rows.
+ */
+function paragraphs (raw: string[], lines: string[]): boolean {
+  let afterBlank = 0
+  for (let i = 1; i < raw.length; i++) if (raw[i]!.trim() !== '' && raw[i - 1]!.trim() === '') afterBlank++
+  if (lines.length <= 2 || afterBlank < (lines.length - 1) * 0.8) return false
+  const prose = lines.filter((l) => l.slice(0, 1024).replace(/"[^"]*"/g, '').split(/\s+/, 8).length >= 8).length
+  return prose * 2 >= lines.length
+}
+
 /** How much a sample looks like delimited rows (for `detect`): 0 to 0.85. */
 export function delimitedScore (sample: string): number {
   // A short sample is likely the whole document: its last row counts even without a line end.
@@ -110,11 +122,6 @@ export function delimitedScore (sample: string): number {
   const raw = text.split('\n', 50)
   const lines = raw.filter((l) => l.trim() !== '')
   if (lines.filter((l) => /^\s*[{[]/.test(l)).length * 2 >= lines.length) return 0
-  // A blank line between nearly every two lines: paragraphs with a comma each (a glossary, a
-  // transcript), not rows.
-  let afterBlank = 0
-  for (let i = 1; i < raw.length; i++) if (raw[i]!.trim() !== '' && raw[i - 1]!.trim() === '') afterBlank++
-  if (lines.length > 2 && afterBlank >= (lines.length - 1) * 0.8) return 0
   let best = 0
   let fields = 0
   let strayRows = 0
@@ -138,6 +145,7 @@ export function delimitedScore (sample: string): number {
   // Quotes inside unquoted fields in most rows are not CSV quoting: a log or an access log
   // quotes its request and user agent mid-line (`client: 10.0.0.1, request: "GET / HTTP/1.1"`).
   if (strayRows * 2 > rowCount) return 0
+  if (fields <= 2 && paragraphs(raw, lines)) return 0
   // Three or more fields in nearly every row beats a log whose lines start with a timestamp;
   // two fields (one delimiter) is a weaker sign.
   if (best >= 0.9) return fields >= 3 ? 0.85 : 0.6

@@ -11,7 +11,7 @@ export const HEAD = 1024
 
 const MONTH = '(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)'
 const WEEKDAY = '(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)'
-const LEVEL = '(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|FATAL|CRITICAL|CRIT|SEVERE|ALERT|EMERG|PANIC)'
+export const LEVEL = '(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|FATAL|CRITICAL|CRIT|SEVERE|ALERT|EMERG|PANIC)'
 
 export interface StartPattern {
   name: string
@@ -121,14 +121,24 @@ const JAVA_CONT = /^(?:Caused by|Suppressed|Wrapped by)[: ]|^\.\.\. \d{1,9} (?:m
 const PY_TRACEBACK = /^Traceback \(most recent call last\):/
 const PY_CHAIN = /^(?:During handling of the above exception|The above exception was the direct cause)/
 const GO_CONT = /^(?:goroutine \d{1,12} \[|created by |\[signal |exit status \d)/
-/** A Rust panic's first line; its message and `stack backtrace:` and `note: ...` lines follow unindented. */
+/**
+ * A Rust panic's first line; `stack backtrace:` and `note: ...` lines follow unindented, and
+ * since Rust 1.73 (the location then ends with `:`) the message on the line after it.
+ */
 const RUST_PANIC = /^thread '[^']{0,300}' panicked at /
 const RUST_CONT = /^(?:stack backtrace:|note: )/
-/** Where a Node.js process crashed (`/app/server.js:42`): its source line, `^`, the error and `Node.js v20.11.1` follow. */
-const NODE_CRASH_AT = /^(?:file:\/\/)?[\w./@:\\-]{1,1000}\.(?:[cm]?js|[cm]?ts|jsx|tsx):\d{1,9}$/
+/**
+ * Where a Node.js process crashed (`/app/server.js:42`, `node:internal/modules/cjs/loader:1080`):
+ * the source line and a `^` under it follow, then the error, its frames and `Node.js v20.11.1`.
+ */
+const NODE_CRASH_AT = /^(?:node:[\w/.-]{1,300}|(?:file:\/\/)?[\w./@:\\-]{1,1000}\.(?:[cm]?js|[cm]?ts|jsx|tsx)):\d{1,9}$/
+/** The `^` under the source line of a Node.js crash. */
+const NODE_CARET = /^\s*\^+\s*$/
 const NODE_VERSION = /^Node\.js v\d{1,4}\.\d{1,4}\.\d{1,4}$/
 /** An error's first line as Node.js prints it: `Error: boom`, `TypeError [ERR_X]: ...`. */
 const NODE_ERROR = /^(?:[A-Z][\w$]{0,100})?(?:Error|Exception)\b/
+/** After the error: `Require stack:` and its `- /app/index.js` lines (MODULE_NOT_FOUND), the `}` of its fields. */
+const NODE_ERROR_CONT = /^(?:Require stack:|- |\}$)/
 const EXCEPTION_LINE = /^[A-Za-z_$][\w$.]{0,300}(?:Exception|Error|Throwable|Warning)(?::|$)/
 /**
  * A Java thread dump (jstack, `kill -3`) logged as one entry: its header, each thread's first
@@ -164,13 +174,19 @@ export function looksLikeContinuation (line: string): boolean {
  * all indented (`base`, the sample's least indentation), a line indented `base` counts as not
  * indented.
  */
+/** IndentClassifier.nodeCrash once the crash's error line was read. */
+const ERROR_SEEN = 100
+
 export class IndentClassifier {
   private inTraceback = false
   private chained = false
   /** After a Rust panic's first line: 1 while its message may follow, then 2. */
   private panic = 0
-  /** After the line that says where a Node.js process crashed. */
-  private nodeCrash = false
+  /**
+   * After the line that says where a Node.js process crashed: 0, then 1 after its source line,
+   * 2 after the `^` line, ERROR_SEEN after the error's first line; -1 outside a crash.
+   */
+  private nodeCrash = -1
 
   constructor (private readonly base = 0) {}
 
@@ -203,17 +219,25 @@ export class IndentClassifier {
       if (message || RUST_CONT.test(line)) return false
       this.panic = 0
     }
-    if (this.nodeCrash) {
-      if (NODE_ERROR.test(line)) return false
-      this.nodeCrash = false
+    if (this.nodeCrash >= 0) {
+      if (this.nodeCrash < ERROR_SEEN && NODE_ERROR.test(line)) {
+        this.nodeCrash = ERROR_SEEN
+        return false
+      }
+      if (this.nodeCrash === 0 || (this.nodeCrash === 1 && NODE_CARET.test(line))) {
+        this.nodeCrash++
+        return false
+      }
+      if (this.nodeCrash === ERROR_SEEN && NODE_ERROR_CONT.test(line)) return false
+      this.nodeCrash = -1
       if (NODE_VERSION.test(line)) return false
     }
     if (RUST_PANIC.test(line)) {
-      this.panic = 1
+      this.panic = line.trimEnd().endsWith(':') ? 1 : 2
       return true
     }
     if (NODE_CRASH_AT.test(line)) {
-      this.nodeCrash = true
+      this.nodeCrash = 0
       return true
     }
     if (JAVA_CONT.test(line) || GO_CONT.test(line) || isGoFrame(line) || line === '}' || line === ']' || line === ')') return false

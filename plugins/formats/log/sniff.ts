@@ -5,7 +5,7 @@
  * address comes first, a container prefix `api-1 | `, BGL's alert flag).
  */
 import { sampleLines } from './parse.js'
-import { START_PATTERNS, isBlankLine, looksLikeContinuation, startsIndented } from './patterns.js'
+import { LEVEL, START_PATTERNS, isBlankLine, looksLikeContinuation, startsIndented } from './patterns.js'
 
 const MONTH = '(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)'
 
@@ -41,6 +41,8 @@ function stamped (line: string): boolean {
 
 /** A line with a sentence's stop inside or at its end: prose, as a transcript's turn is. */
 const SENTENCE = /[.!?]["'”’)]?(?:\s+\p{Lu}|\s*$)/u
+/** A level (`INFO`) or a program and its process id (`sshd[812]:`): a log line, prose or not. */
+const LOG_MARK = new RegExp(`\\b${LEVEL}\\b|\\w\\[\\d{1,10}\\]:`)
 
 /**
  * 0 to 0.8. Lines that look like continuations (indented, stack traces) are left out; of the
@@ -67,7 +69,7 @@ export function logScore (sample: string): number {
     if (!startsIndented(line) && stamped(line)) {
       stamps++
       if (blankBefore) afterBlank++
-      if (SENTENCE.test(line)) prose++
+      if (SENTENCE.test(line) && !LOG_MARK.test(line)) prose++
     } else if (!looksLikeContinuation(line)) others++
     blankBefore = false
   }

@@ -10,10 +10,14 @@
 const MAX_LINES = 3
 /** Characters of a title line, at most. */
 const MAX_LINE = 80
-/** A named division and its number: `Chapter 4`, `ARTICLE V`, `Part B`. */
-const DIVISION = /^(?:chapter|part|section|article|book|volume|appendix|annex|schedule|exhibit|title|act|scene|canto|lecture|lesson)\s+(?:\d+|[ivxlcdm]+|[a-z])\b/i
+/** A named division (`Chapter`, `ARTICLE`) and, in DIVISION_NUMBER, its number. */
+const DIVISION = /^(?:chapter|part|section|article|book|volume|appendix|annex|schedule|exhibit|title|act|scene|canto|lecture|lesson)\s+/i
+/** `4`, `IV`, `B`: not `a` (`Book a flight`). */
+const DIVISION_NUMBER = /^(?:\d+|[IVXLCDM]+|[A-Z])\b/
 /** A section sign or a section number before a title: `§ 12`, `3.2.  Scope`, `4 Results`. */
 const NUMBERED = /^(?:§+\s*\d|\d{1,3}(?:\.\d{1,3})*\.?\s+\S)/
+/** A number's shape (`1.`, `2.3`): a numbered line that the next paragraph's numbering repeats is a list's item. */
+const NUMBER_SHAPE = /^\s*(\d{1,3})((?:\.\d{1,3})*)(\.?)\s/
 /** A division or number alone, its stop included: `Chapter IV.`, `§ 12.` */
 const LABEL_ONLY = /^(?:\S+\s+)?(?:§+\s*)?(?:\d+|[ivxlcdm]+|[a-z])\.?$/i
 /** How a sentence, not a title, ends. */
@@ -25,14 +29,25 @@ function titleLine (line: string): boolean {
   if (line.length > MAX_LINE) return false
   // In capitals: `CONFIDENTIALITY`, `THE SEEDED ESTATE`, `CHAPTER IV.`
   if (LETTERS.test(line) && !LOWER.test(line)) return true
-  return (DIVISION.test(line) || NUMBERED.test(line)) && (!SENTENCE_END.test(line) || LABEL_ONLY.test(line))
+  const division = DIVISION.exec(line)
+  const numbered = division !== null ? DIVISION_NUMBER.test(line.slice(division[0].length)) : NUMBERED.test(line)
+  return numbered && (!SENTENCE_END.test(line) || LABEL_ONLY.test(line))
+}
+
+/** `1.` then `2.`, `3.1` then `3.2`: the same depth of numbering, and the same stop after it. */
+function sameNumbering (a: string, b: string): boolean {
+  const x = NUMBER_SHAPE.exec(a)
+  const y = NUMBER_SHAPE.exec(b)
+  return x !== null && y !== null && x[2]!.split('.').length === y[2]!.split('.').length && x[3] === y[3]
 }
 
 /**
  * Whether a paragraph (with the blank lines after it) reads as a title, or as a page's running
- * header: one short line at the top of a page (after its form feed), whatever its case.
+ * header: one short line at the top of a page (after its form feed), whatever its case. `next`:
+ * the first line of the paragraph after it, if any (numbered steps are a list, not titles).
  */
-export function headingLike (paragraph: string): boolean {
+export function headingLike (paragraph: string, next = ''): boolean {
+  if (sameNumbering(paragraph, next)) return false
   const lines = paragraph.split(/\r\n?|\n/)
   let count = 0
   let title = true

@@ -32,12 +32,13 @@ export function createTextParser (ctx: ParserContext): ParserHandler<string> {
   let hasContent = false
   let sawBlank = false
 
-  const emitHeld = (): void => {
+  /** `next`: the first line of the paragraph that follows, when one does. */
+  const emitHeld = (next?: string): void => {
     if (heldLength === 0) return
     const text = pieces.length === 1 ? pieces[0]! : pieces.join('')
     // A title line (`CHAPTER IV.`, `ARTICLE 5`) or a page's running header goes with the
     // paragraph after it, as a markdown heading does: no chunk ends with it while its text goes on.
-    const attachNext = heldLength <= HEADING_CHARS && headingLike(text)
+    const attachNext = heldLength <= HEADING_CHARS && headingLike(text, next)
     ctx.emit({ type: 'block', kind: 'paragraph', start: heldStart, end: heldStart + heldLength, text, cut: 'prose', attachNext })
     heldStart += heldLength
     heldLength = 0
@@ -52,7 +53,7 @@ export function createTextParser (ctx: ParserContext): ParserHandler<string> {
     if (BLANK.test(text)) {
       sawBlank = hasContent
     } else {
-      if (hasContent && (sawBlank || text.charCodeAt(0) === 12 /* \f */)) emitHeld()
+      if (hasContent && (sawBlank || text.charCodeAt(0) === 12 /* \f */)) emitHeld(text)
       hasContent = true
       sawBlank = false
     }

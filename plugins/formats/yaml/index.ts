@@ -25,11 +25,24 @@ const MARGIN_TEXT = /^[\p{L}\p{N}]/u
 const KEY_LIKE = /:(\s|$)/
 /** A document's start (`---`, `--- |`): what follows at the margin may be its scalar. */
 const DOCUMENT_START = /^---(\s|$)/
+/** A key at the margin and the space after its colon (on a line's first 1024 characters). */
+const MARGIN_KEY = /^(?:"([^"]{0,200})"|'([^']{0,200})'|([^\s:#[{][^:#]{0,200}?)):\s+/
+/** A sentence's stop and the capital that starts the next one. */
+const NEXT_SENTENCE = /[.!?]["'”’)]?\s+\p{Lu}/u
+const STOP_AT_END = /[.!?]["'”’)]?\s*$/
 /**
- * A key at the margin whose value reads as prose: two sentences (`THE COURT: Good morning.
- * Please be seated.`), or six words or more and a sentence's stop (`"Agreement": means ...`).
+ * A key of words at the margin whose value reads as prose: two sentences (`THE COURT: Good
+ * morning. Please be seated.`), or six words or more ending with a stop (`"Confidential
+ * Information": means ...`). A key of one word (`welcome: Welcome back! Please sign in.`, an
+ * i18n file) is YAML's own.
  */
-const PROSE_KEY = /^("[^"]*"|'[^']*'|[^\s:#[{][^:#]*?):\s+(?:.*?[.!?]["'”’)]?\s+\p{Lu}|(?:\S+\s+){5,}.*?[.!?]["'”’)]?(?:\s|$))/u
+function proseKey (line: string): boolean {
+  const head = line.slice(0, 1024)
+  const key = MARGIN_KEY.exec(head)
+  if (key === null || !(key[1] ?? key[2] ?? key[3] ?? '').trim().includes(' ')) return false
+  const value = head.slice(key[0].length)
+  return NEXT_SENTENCE.test(value) || (value.split(/\s+/, 6).length >= 6 && STOP_AT_END.test(value))
+}
 /** A key or item whose value is a block scalar: the more indented lines after it are its text. */
 const BLOCK_SCALAR = /[|>][1-9]?[-+]?[1-9]?\s*(#.*)?$/
 
@@ -77,7 +90,7 @@ const yaml: ParserPlugin = definePlugin({
     const keyed = lines.some((l) => /^\s*(- |-$)|^\s*[^\s:#[{][^:#]*?:(\s|$)/.test(l))
     // Flat keys whose values are mostly sentences: a transcript's speakers or a glossary, prose
     // that YAML would refuse (a second `: `) or read as one long record.
-    const prose = lines.filter((l) => PROSE_KEY.test(l)).length
+    const prose = lines.filter(proseKey).length
     if (prose * 2 >= lines.length && lines.every((l) => !/^\s/.test(l))) return 0
     return keyed && yamlish / lines.length >= 0.9 ? (sample.startsWith('---') ? 0.8 : 0.6) : 0
   },

@@ -356,6 +356,10 @@ t.test('without timestamps: Rust panics, Node.js crashes and winston\'s errors s
     ['Processing batch 2'],
     ['/app/src/server.js:42', '    throw new Error(\'boom\');', '    ^', '', 'Error: boom', '    at Server.<anonymous> (/app/src/server.js:42:11)', '', 'Node.js v20.11.1'],
     ['Server listening on port 3001'],
+    ['/app/main.js:3', 'throw new Error(\'top level\');', '^', '', 'Error: top level', '    at Object.<anonymous> (/app/main.js:3:7)', '', 'Node.js v20.11.1'],
+    ['node:internal/modules/cjs/loader:1080', '  throw err;', '  ^', '', 'Error: Cannot find module \'/app/x.js\'', 'Require stack:', '- /app/index.js', '    at Module._resolveFilename (node:internal/modules/cjs/loader:1077:15) {', '  code: \'MODULE_NOT_FOUND\'', '}', '', 'Node.js v18.17.0'],
+    ['thread \'w1\' panicked at \'boom\', src/main.rs:2:5'],
+    ['worker restarted'],
   ])
   await sameEntries(t, text, texts)
   const winston = logOf([

@@ -52,8 +52,13 @@ t.test('a title on lines of its own goes with the paragraph after it', async (t)
     t.ok(r.chunks.some((c) => c.text.startsWith(title)), `${JSON.stringify(title)} starts a chunk: ${JSON.stringify(r.chunks.map((c) => c.text.slice(-20)))}`)
     t.notOk(r.chunks.some((c) => c.text.endsWith(title)), `${JSON.stringify(title)} does not end one`)
   }
-  // A sentence that starts like a title is not one.
-  const sentence = 'Section 3 applies to every party to this agreement.\n\n'
-  const r = await split(para(1) + para(2) + sentence + para(3), { input_format: 'text', max_tokens: 100 })
-  t.ok(r.chunks.some((c) => c.text.endsWith(sentence)), 'a one-line sentence may end a chunk')
+  // A sentence that starts like a title is not one, nor is a numbered step another one follows.
+  for (const line of ['Section 3 applies to every party to this agreement.\n\n', 'Book a flight to Paris\n\n']) {
+    const r = await split(para(1) + para(2) + line + para(3), { input_format: 'text', max_tokens: 100 })
+    t.ok(r.chunks.some((c) => c.text.endsWith(line)), `${JSON.stringify(line)} may end a chunk`)
+  }
+  const steps = 'Setup steps\n\n' + Array.from({ length: 12 }, (_, i) => `${i + 1}. Open the panel and click button ${i + 1}`).join('\n\n') + '\n\nThat is all. Restart the machine afterwards and check the log for errors.\n'
+  const list = await split(steps, { input_format: 'text', max_tokens: 40 })
+  t.ok(list.chunks[0]!.text.startsWith('Setup steps\n\n1. Open'), 'the lead-in goes with the first steps, not alone')
+  t.ok(list.chunks.every((c) => c.boundary !== 'block' || c.token_count > 20), 'the steps fill their chunks')
 })
