@@ -283,7 +283,7 @@ function markupAware (text: string, cuts: number[]): number[] {
  * a sentence at any stop before a capital, and V8's Intl.Segmenter applies none of ICU's
  * suppression lists, so `the U.S. | Department` and `Prof. | Amara Osei` were cut apart.
  */
-const ABBREVIATION = /(?:^|[^\p{L}\p{N}.])(?:Mr|Mrs|Ms|Mx|Dr|Prof|Sr|Jr|St|Mt|Ft|Capt|Col|Gen|Lt|Sgt|Cmdr|Adm|Rev|Hon|Gov|Sen|Rep|Pres|Supt|Messrs|Mme|Mlle|Ph\.D|vs|cf|approx|Inc|Ltd|Corp|Dept|Univ|Bros|No|Nos|Vol|Fig|Figs|Eq|Eqs|Sec|Ch|Art|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|pp?|v|Co|Cir|Cal|Civ|Ct|App|Supp|Stat|Reg|Dist|Fed|Const|Amend|Proc|Crim|Evid|Eds|ed|eds|para|paras|vol|vols|ch|ss|et al|et seq|Id|Nr|bzw|ggf|vgl|evtl|inkl|bspw|bzgl|zzgl|sog|ca|\p{Lu}|(?:\p{L}\.)+\p{L}|[a-zäöü]\. [a-zäöüA-ZÄÖÜ])\.$/u
+const ABBREVIATION = /(?:^|[^\p{L}\p{N}.])(?:Mr|Mrs|Ms|Mx|Dr|Prof|Sr|Jr|St|Mt|Ft|Capt|Col|Gen|Lt|Sgt|Cmdr|Adm|Rev|Hon|Gov|Sen|Rep|Pres|Supt|Messrs|Mme|Mlle|Ph\.D|vs|cf|approx|Inc|Ltd|Corp|Dept|Univ|Bros|No|Nos|Vol|Fig|Figs|Eq|Eqs|Sec|Ch|Art|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|pp?|v|Co|Cir|Cal|Civ|Ct|Supp|Stat|Reg|Dist|Fed|Const|Amend|Proc|Crim|Evid|Eds|ed|eds|para|paras|vol|vols|ch|ss|et al|et seq|Id|Nr|bzw|ggf|vgl|evtl|inkl|bspw|bzgl|zzgl|sog|ca|\p{Lu}|(?:\p{L}\.)+\p{L}|[a-zäöü]\. [a-zäöüA-ZÄÖÜ])\.$/u
 /**
  * German writes some abbreviations as two letters with a space (`z. B.`, `d. h.`, `u. a.`,
  * `z. T.`): no cut between them, a lowercase letter and its stop, then a letter and its stop.
