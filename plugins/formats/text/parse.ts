@@ -3,6 +3,7 @@
  * to the start of the next paragraph, so blank lines travel with the paragraph before them.
  * Streaming: only the current paragraph is held.
  */
+import { LineEnds } from '../../../core/line-ends.js'
 import type { ParserContext, ParserHandler } from '../../../core/types.js'
 import { headingLike } from './heading.js'
 
@@ -69,27 +70,14 @@ export function createTextParser (ctx: ParserContext): ParserHandler<string> {
         line(partial)
         partial = ''
       }
-      // Lines end with LF, CRLF or a lone CR (old Mac text). Only the new piece is scanned: a
-      // long paragraph costs O(length), not O(length^2).
+      // Lines end with LF, CRLF or a lone CR (old Mac text); a CR that ends the piece waits for
+      // the next. Only the new piece is scanned: a long paragraph costs O(length), not O(length^2).
+      const ends = new LineEnds(piece, false)
       let from = 0
-      let lf = piece.indexOf('\n')
-      let cr = piece.indexOf('\r')
-      for (;;) {
-        let end: number
-        if (cr !== -1 && (lf === -1 || cr < lf)) {
-          // A CR at the piece's end waits: its LF may start the next piece.
-          if (cr === piece.length - 1) break
-          end = lf === cr + 1 ? cr + 2 : cr + 1
-        } else if (lf !== -1) {
-          end = lf + 1
-        } else {
-          break
-        }
+      for (let end = ends.after(0); end !== -1; end = ends.after(from)) {
         line(partial + piece.slice(from, end))
         partial = ''
         from = end
-        if (lf !== -1 && lf < end) lf = piece.indexOf('\n', end)
-        if (cr !== -1 && cr < end) cr = piece.indexOf('\r', end)
       }
       partial += piece.slice(from)
       if (partial.length > MAX_LINE_CHARS) {
