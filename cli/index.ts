@@ -126,6 +126,30 @@ function booleanValues (argv: string[], names: Set<string>): string[] {
   return out
 }
 
+/**
+ * `--max-tokens -1` as `--max-tokens=-1`: parseArgs takes a value that starts with a dash for a
+ * flag and fails on its own terms ("argument is ambiguous"); the option's check should say what
+ * it accepts, as it does for `--max-tokens=-1`.
+ */
+function negativeNumbers (argv: string[], names: Set<string>): string[] {
+  const out: string[] = []
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!
+    if (arg === '--') {
+      out.push(...argv.slice(i))
+      break
+    }
+    const next = argv[i + 1]
+    if (arg.startsWith('--') && names.has(arg.slice(2)) && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${arg}=${next}`)
+      i++
+    } else {
+      out.push(arg)
+    }
+  }
+  return out
+}
+
 /** Values meant as a boolean that the CLI does not take as one (rather than as a FILE). */
 const BOOLEAN_LOOKALIKE = /^(?:yes|no|on|off|y|n|0|1|t|f)$/
 
@@ -203,6 +227,7 @@ async function main (argv: string[]): Promise<number | typeof SERVING> {
     plugin: { type: 'string', multiple: true },
   }
   const booleans = new Set<string>()
+  const numbers = new Set<string>()
   const schemaFlags = Object.keys(schema.properties).map(kebab)
   const ownFlags = commandFlags(schemaFlags)
   for (const [name, s] of Object.entries(schema.properties)) {
@@ -210,8 +235,9 @@ async function main (argv: string[]): Promise<number | typeof SERVING> {
     // A list option (`--sheets`) may repeat, one value each; given once, it is a comma-separated list.
     flags[kebab(name)] = { type: 'string', multiple: type === 'array' }
     if (type === 'boolean') booleans.add(kebab(name))
+    if (type === 'integer' || type === 'number') numbers.add(kebab(name))
   }
-  const args = booleanValues(argv, booleans)
+  const args = booleanValues(negativeNumbers(argv, numbers), booleans)
   let parsed
   try {
     parsed = parseArgs({ args, options: flags, allowPositionals: true, strict: true })

@@ -34,6 +34,9 @@ export function draftProblem (draft: ChunkDraft, budget: number): string | undef
   if (draft.refs !== undefined && !isStringList(draft.refs)) return 'refs that are not a list of strings (reference labels)'
   if (draft.noOverlap !== undefined && typeof draft.noOverlap !== 'boolean') return 'a noOverlap flag that is not true or false'
   if (draft.overlapStarts !== undefined && (!Array.isArray(draft.overlapStarts) || !draft.overlapStarts.every(isCount))) return 'overlapStarts that are not a list of whole numbers of at least 0'
+  if (draft.overlapAvoid !== undefined && (!Array.isArray(draft.overlapAvoid) || !draft.overlapAvoid.every((r) => Array.isArray(r) && r.length === 2 && isCount(r[0]) && isCount(r[1])))) {
+    return 'overlapAvoid that is not a list of [start, end] pairs of whole numbers of at least 0'
+  }
   if (draft.fields !== undefined) {
     for (const [name, value] of Object.entries(draft.fields)) {
       if (CORE_CHUNK_FIELDS.has(name)) return `a record field "${name}", which is a chunk field core sets`

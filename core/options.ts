@@ -88,7 +88,7 @@ function coerce (schema: TSchema, value: unknown): unknown {
 }
 
 /** The value given, for the message: a number, a boolean or a short string (the caller's own). */
-function shown (value: unknown): string {
+export function shown (value: unknown): string {
   if (typeof value === 'string') return value.length <= 40 ? ` (got ${JSON.stringify(value)})` : ''
   return typeof value === 'number' || typeof value === 'boolean' ? ` (got ${String(value)})` : ''
 }

@@ -1,7 +1,8 @@
 /**
  * Overlap: a chunk repeats the tail of the previous chunk. Packers pack to
  * `max_tokens - overlap_tokens`; this step prepends the longest tail that (a) starts at an
- * allowed point (a record start, or else a word start), (b) has at most `overlap_tokens`
+ * allowed point (a record start, or else a word start not inside a stretch the packer says to
+ * avoid, such as a heading), (b) has at most `overlap_tokens`
  * tokens, and (c) keeps the joined chunk within `max_tokens` by exact count.
  */
 import type { Meter } from './budget.js'
@@ -28,6 +29,8 @@ export function withOverlap (
     starts = segmenters.cuts(previous.text.slice(from), 'word').map((p) => p + from)
     if (from > 0) starts = starts.filter((s) => s > from)
   }
+  const avoid = previous.overlapAvoid
+  if (avoid !== undefined && avoid.length > 0) starts = starts.filter((s) => !avoid.some(([a, b]) => s > a && s < b))
   // Longest tail first: the smallest start whose tail fits the overlap.
   let lo = 0
   let hi = starts.length

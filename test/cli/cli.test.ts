@@ -182,6 +182,10 @@ t.test('an option of another format than the input\'s is left out and told on st
   t.equal(text.code, 0)
   t.equal(text.stderr, 'docsplit: note: --log-start left out: it is an option of another format or splitter than text with sibling (see docsplit formats; --input-format and --splitter choose)\n')
   t.equal(docsplit(['split', path, '--log-start', '^\\d{4}-', '--input-format', 'log']).stderr, '', 'taken by the log format: nothing said')
+  // A negative number after its flag is the flag's value, refused by the option's own check.
+  const negative = docsplit(['split', path, '--max-tokens', '-1'])
+  t.equal(negative.code, 2)
+  t.equal(negative.stderr, 'docsplit: DOCSPLIT_INVALID_BUDGET: max_tokens must be an integer from 8 to 1000000 (got -1)\n')
 })
 
 t.test('should print help and version', async (t) => {

@@ -55,7 +55,7 @@ t.test('errors', async (t) => {
     await problem(t, await postJson(s.url + TEXT, `["${SECRET}"]`), 400, 'DOCSPLIT_INVALID_REQUEST')
     await problem(t, await postJson(s.url + TEXT, `{"text": "${SECRET}`), 400, 'DOCSPLIT_INVALID_REQUEST')
     const budget = await problem(t, await postJson(s.url + TEXT, { text: SECRET, max_tokens: 2 }), 400, 'DOCSPLIT_INVALID_BUDGET')
-    t.match(budget.detail, /max_tokens must be an integer from 8 to 1000000/)
+    t.equal(budget.detail, 'max_tokens must be an integer from 8 to 1000000 (got 2)', 'the value given, as the library and the CLI say it')
     await problem(t, await postJson(s.url + TEXT, { text: SECRET, max_tokens: '64' }), 400, 'DOCSPLIT_INVALID_BUDGET')
     const unknown = await problem(t, await postJson(s.url + TEXT, { text: SECRET, maxTokens: 64 }), 400, 'DOCSPLIT_UNKNOWN_OPTION')
     t.match(unknown.detail, /^unknown option "maxTokens" \(did you mean "max_tokens"\?\); accepted: /)

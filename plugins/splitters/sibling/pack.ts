@@ -133,6 +133,7 @@ export function createSiblingPacker (ctx: PackerContext<typeof siblingOptions>):
   /** Chunks pack to `budget`, which leaves room for overlap; a unit is cut only over `limit`. */
   const budget = ctx.budget
   const limit = ctx.options.max_tokens
+  const overlapping = ctx.options.overlap_tokens > 0
   /** Characters segmented at a time when cutting a unit: comfortably more than one chunk. */
   const window = Math.max(2048, budget * 12)
   const fineSpacing = Math.floor(budget / 16)
@@ -264,6 +265,10 @@ export function createSiblingPacker (ctx: PackerContext<typeof siblingOptions>):
     }
     if (refs.size > 0) draft.refs = [...refs]
     if (first.context !== undefined) draft.context = first.context
+    // The next chunk's overlap does not start inside a heading (`blocks` of `## Container blocks`).
+    if (overlapping) {
+      for (const u of units) if (u.attachNext && u.text.length > 1) (draft.overlapAvoid ??= []).push([u.start - first.start, u.start - first.start + u.text.length])
+    }
     // Overlap never carries the end of a section into the next one: a chunk under "Billing"
     // does not start with the last sentence of "Accounts"; nor, under separate_sections, the
     // text before a section into it.

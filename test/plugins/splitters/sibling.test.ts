@@ -202,6 +202,24 @@ t.test('separate_sections: sections up to that depth start chunks of their own, 
   t.same(invariantProblems(r, md, { tokenizer: tokenizers[0]![1]! }), [])
 })
 
+t.test('overlap never starts inside a heading', async (t) => {
+  const words = 'alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon'.split(' ')
+  let headingAtEnd = 0
+  for (const name of ['approx', 'o200k_base']) {
+    if (tokenizers.find(([n]) => n === name)![1] === undefined) continue
+    for (let n = 30; n <= 80; n++) {
+      const para = Array.from({ length: n }, (_, i) => words[i % words.length]).join(' ') + '.'
+      const md = `# Intro\n\nShort intro.\n\n## Container blocks\n\n${para}\n`
+      const heading = [md.indexOf('## Container'), md.indexOf('\n', md.indexOf('## Container'))]
+      const r = await split(md, { input_format: 'markdown', max_tokens: 64, overlap_tokens: 16, tokenizer: name })
+      if (r.chunks.some((c) => c.text.endsWith('## Container blocks\n\n'))) headingAtEnd++
+      const inside = r.chunks.find((c) => c.char_start > heading[0]! && c.char_start < heading[1]!)
+      t.equal(inside, undefined, `${name}, ${n} words: ${JSON.stringify(inside?.text.slice(0, 30))}`)
+    }
+  }
+  t.ok(headingAtEnd > 0, 'precondition: some chunk ends with the heading (the paragraph fits alone, not with it)')
+})
+
 t.test('should read a long paragraph about once with an exact tokenizer: never whole, its words through the tally', async (t) => {
   const long = Array.from({ length: 20_000 }, (_, i) => `word${i % 97}`).join(' ') + '\n\n'
   const text = 'A short paragraph.\n\n' + long + 'Another short one.\n'
