@@ -415,8 +415,10 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
         this.spine.pop()
         this.closedTail.push(last)
         // a container inside the record ends: if the record is too long now, open it down to
-        // this container, and this one too (an envelope's first element, before the next starts)
-        while (this.spine.length > 0 && this.overBudget(end, false)) this.openRecord(false)
+        // this container, and this one too (an envelope's first element, before the next starts).
+        // Counted now, not only once it has grown by a quarter: when the next member starts, the
+        // one that ended here could no longer be opened (a country's `name` went whole, protected).
+        while (this.spine.length > 0 && this.overBudget(end, true)) this.openRecord(false)
         if (this.spine.length === 0) this.openEnded(undefined, end)
       }
       this.setWatch()

@@ -167,8 +167,9 @@ export class JsonScanner {
           default:
             break
         }
-        // structural states: whitespace first
-        if (c === 32 || c === 9 || c === 13) { i++; continue }
+        // structural states: whitespace first; a BOM that starts the document is white space
+        // too (RFC 8259 lets a parser ignore it; text given as a string keeps it as a character)
+        if (c === 32 || c === 9 || c === 13 || (c === 0xFEFF && base + i === 0)) { i++; continue }
         if (c === 10) {
           if (this.lines) {
             if (state === S.Done) {
@@ -261,7 +262,8 @@ export class JsonScanner {
             break
           }
           case S.Done:
-            this.fail(this.lines ? 'more than one JSON value on a line' : 'unexpected data after the JSON value', base + i)
+            // Another object or array after the first: JSON Lines in a file named or read as JSON.
+            this.fail(this.lines ? 'more than one JSON value on a line' : c === 123 || c === 91 ? 'another JSON value after the first (for JSON Lines, one value a line, give input_format jsonl)' : 'unexpected data after the JSON value', base + i)
             break
           default:
             this.fail('unexpected character', base + i)

@@ -188,13 +188,26 @@ t.test('JSON: records, labels, tiling', async (t) => {
   t.same(e3.filter((e) => e.type === 'enter').map((e) => e.type === 'enter' && e.label), ['$', '$[1]'])
 })
 
+t.test('a BOM that starts JSON given as a string is white space (auto and json); elsewhere it is an error', async (t) => {
+  const doc = '\uFEFF' + JSON.stringify([{ a: 1 }, { b: 2 }], null, 1)
+  for (const options of [{}, { input_format: 'json' }]) {
+    const r = await split(doc, { max_tokens: 8, ...options })
+    t.equal(r.document.input_format, 'json')
+    t.same(r.chunks.map((c) => c.path.at(-1)).filter((p) => p !== undefined && p !== '$'), ['$[0]', '$[1]'])
+    t.equal(r.chunks.map((c) => c.text).join(''), doc)
+  }
+  t.equal((await split('\uFEFF{"a":1}\n{"b":2}\n', { max_tokens: 8 })).document.input_format, 'jsonl')
+  await t.rejects(split('[1,\uFEFF2]', { input_format: 'json' }), { code: 'DOCSPLIT_PARSE_ERROR' })
+})
+
 t.test('JSON errors: line and column, no document text', async (t) => {
   const e = await rejects('{\n  "secret": tru\n}')
   t.equal(e.code, 'DOCSPLIT_PARSE_ERROR')
   t.equal(e.message, 'invalid JSON at line 2, column 16: invalid literal')
   t.notMatch(e.message, /secret/)
   t.match((await rejects('[1, 2,]')).message, /line 1, column 7: expected a value/)
-  t.match((await rejects('[1] [2]')).message, /unexpected data after the JSON value/)
+  t.match((await rejects('[1] x')).message, /unexpected data after the JSON value/)
+  t.match((await rejects('{"a": 1}\n{"a": 2}\n')).message, /line 2, column 1: another JSON value after the first \(for JSON Lines, one value a line, give input_format jsonl\)$/)
   t.match((await rejects('')).message, /no JSON value/)
   t.match((await rejects('"abc')).message, /unexpected end of input/)
   t.match((await rejects('01')).message, /leading zero/)
@@ -401,6 +414,15 @@ t.test('a dense envelope over the budget is opened, though shorter than 4 charac
     const paths = opened.chunks.map((c) => c.path.at(-1))
     for (let i = 0; i < 6; i++) t.ok(paths.includes(`${prefix}[${i}].name`), `${prefix}[${i}] opened into its members`)
     t.same(opened.chunks.filter((c) => c.protected).map((c) => c.path.at(-1)), big.map((_, i) => `${prefix}[${i}].text`), 'only the long strings protected')
+  }
+  // a member over the budget that another member follows is opened too (a country's `name`
+  // went whole, protected, when `tld` came after it), at any nesting of the element
+  const name = { common: 'Brazil', official: 'Federative Republic of Brazil', native: { por: { official: 'República Federativa do Brasil', common: 'Brasil' } } }
+  for (const doc of [[{ name, tld: ['.br'] }], { data: [{ name, tld: ['.br'] }] }]) {
+    const text = JSON.stringify(doc, null, 4)
+    const r = await split(text, { input_format: 'json', max_tokens: 64 })
+    t.same(r.chunks.filter((c) => c.protected).map((c) => c.path.at(-1)), [], `${text.slice(0, 12)}…: nothing kept whole over the budget`)
+    for (const size of [1, 7]) t.same(await collectEvents(json, text, { max_tokens: 64 }, size), await collectEvents(json, text, { max_tokens: 64 }), `pieces of ${size}`)
   }
   // the same events however the text comes in
   const whole = await collectEvents(json, doc, { max_tokens: 512 })
