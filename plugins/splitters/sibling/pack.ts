@@ -265,7 +265,8 @@ export function createSiblingPacker (ctx: PackerContext<typeof siblingOptions>):
     }
     if (refs.size > 0) draft.refs = [...refs]
     if (first.context !== undefined) draft.context = first.context
-    // The next chunk's overlap does not start inside a heading (`blocks` of `## Container blocks`).
+    // The next chunk's overlap does not start inside what leads into the unit after it: a
+    // heading (`blocks` of `## Container blocks`), a comment over a declaration.
     if (overlapping) {
       for (const u of units) if (u.attachNext && u.text.length > 1) (draft.overlapAvoid ??= []).push([u.start - first.start, u.start - first.start + u.text.length])
     }
