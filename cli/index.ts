@@ -87,19 +87,25 @@ const FORMATS_HELP = `Usage:
 `
 
 /**
- * Boolean split options as parseArgs strings: `--header` is `--header=true`, `--no-header` and
- * `--header false` are `--header=false` (parseArgs' booleans take no value and, on Node 20, no
- * negation); the engine reads "true" and "false" as it does from a form. `TRUE` and `False` are
- * read as those; a value that only looks boolean (`no`, `0`) is refused by name rather than
- * taken for a FILE.
+ * Split options as parseArgs takes them. Booleans as strings: `--header` is `--header=true`,
+ * `--no-header` and `--header false` are `--header=false` (parseArgs' booleans take no value
+ * and, on Node 20, no negation); the engine reads "true" and "false" as it does from a form.
+ * `TRUE` and `False` are read as those; a value that only looks boolean (`no`, `0`) is refused
+ * by name rather than taken for a FILE. A negative number after a number's flag is its value
+ * (`--max-tokens -1` as `--max-tokens=-1`), refused by the option's own check: parseArgs took it
+ * for a flag ("argument is ambiguous").
  */
-function booleanValues (argv: string[], names: Set<string>): string[] {
+function flagValues (argv: string[], names: Set<string>, numbers: Set<string>): string[] {
   const out: string[] = []
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!
     if (arg === '--') {
       out.push(...argv.slice(i))
       break
+    }
+    if (arg.startsWith('--') && numbers.has(arg.slice(2)) && /^-\d/.test(argv[i + 1] ?? '')) {
+      out.push(`${arg}=${argv[++i]!}`)
+      continue
     }
     const m = /^--(no-)?([a-z0-9][a-z0-9-]*)(=.*)?$/s.exec(arg)
     if (m === null || !names.has(m[2]!)) {
@@ -121,30 +127,6 @@ function booleanValues (argv: string[], names: Set<string>): string[] {
       throw new DocsplitError('DOCSPLIT_INVALID_OPTION', `--${name} takes true or false (or give --no-${name}), not "${given!.slice(0, 64)}"; see docsplit --help`)
     } else {
       out.push(`--${name}=true`)
-    }
-  }
-  return out
-}
-
-/**
- * `--max-tokens -1` as `--max-tokens=-1`: parseArgs takes a value that starts with a dash for a
- * flag and fails on its own terms ("argument is ambiguous"); the option's check should say what
- * it accepts, as it does for `--max-tokens=-1`.
- */
-function negativeNumbers (argv: string[], names: Set<string>): string[] {
-  const out: string[] = []
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!
-    if (arg === '--') {
-      out.push(...argv.slice(i))
-      break
-    }
-    const next = argv[i + 1]
-    if (arg.startsWith('--') && names.has(arg.slice(2)) && next !== undefined && /^-\d/.test(next)) {
-      out.push(`${arg}=${next}`)
-      i++
-    } else {
-      out.push(arg)
     }
   }
   return out
@@ -237,7 +219,7 @@ async function main (argv: string[]): Promise<number | typeof SERVING> {
     if (type === 'boolean') booleans.add(kebab(name))
     if (type === 'integer' || type === 'number') numbers.add(kebab(name))
   }
-  const args = booleanValues(negativeNumbers(argv, numbers), booleans)
+  const args = flagValues(argv, booleans, numbers)
   let parsed
   try {
     parsed = parseArgs({ args, options: flags, allowPositionals: true, strict: true })

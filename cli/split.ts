@@ -238,7 +238,8 @@ async function splitInput (command: SplitCommand, stream: AsyncIterable<Buffer> 
   const given = command.options as Record<string, unknown>
   const unused = Object.keys(given).filter((name) => given[name] != null && !(name in summary.metadata.options))
   if (unused.length > 0) {
-    const flags = unused.map((name) => `--${given[name] === false ? 'no-' : ''}${name.replace(/_/g, '-')}`).join(', ')
+    // A boolean comes from the flags as text: `--no-header` is "false".
+    const flags = unused.map((name) => `--${String(given[name]) === 'false' ? 'no-' : ''}${name.replace(/_/g, '-')}`).join(', ')
     process.stderr.write(`docsplit: note: ${of}${flags} left out: ${unused.length === 1 ? 'it is an option' : 'they are options'} of another format or splitter than ${summary.document.input_format} with ${summary.metadata.splitter} (see docsplit formats; --input-format and --splitter choose)\n`)
   }
   if (verifier !== undefined) {

@@ -182,6 +182,7 @@ t.test('an option of another format than the input\'s is left out and told on st
   t.equal(text.code, 0)
   t.equal(text.stderr, 'docsplit: note: --log-start left out: it is an option of another format or splitter than text with sibling (see docsplit formats; --input-format and --splitter choose)\n')
   t.equal(docsplit(['split', path, '--log-start', '^\\d{4}-', '--input-format', 'log']).stderr, '', 'taken by the log format: nothing said')
+  t.match(docsplit(['split', path, '--no-header']).stderr, /^docsplit: note: --no-header left out: /, 'a boolean named as it was given')
   // A negative number after its flag is the flag's value, refused by the option's own check.
   const negative = docsplit(['split', path, '--max-tokens', '-1'])
   t.equal(negative.code, 2)
@@ -387,10 +388,11 @@ t.test('boolean options take true or false, or stand alone, or --no-', async (t)
 })
 
 t.test('a usage error is one line', async (t) => {
-  const r = docsplit(['split', file('one.txt', 'x'), '--max-tokens', '-1'])
+  // parseArgs' own error (a value that starts with a dash and is no number), in one line
+  const r = docsplit(['split', file('one.txt', 'x'), '--tokenizer', '-x'])
   t.equal(r.code, 2)
   t.equal(r.stderr.trimEnd().split('\n').length, 1, r.stderr)
-  t.match(r.stderr, /^docsplit: DOCSPLIT_INVALID_REQUEST: Option '--max-tokens' argument is ambiguous\. /)
+  t.match(r.stderr, /^docsplit: DOCSPLIT_INVALID_REQUEST: Option '--tokenizer' argument is ambiguous\. /)
   const bogus = docsplit(['split', file('one.txt', 'x'), '--bogus'])
   t.equal(bogus.code, 2)
   t.match(bogus.stderr, /^docsplit: DOCSPLIT_UNKNOWN_OPTION: unknown option --bogus; accepted: --help, .*--max-tokens, .*--code-parsing, --separate-sections, --jsonl, --ndjson, --pretty, --verify \(see docsplit --help\)\n$/, 'the code the library and the service give, with the command\'s flags')
