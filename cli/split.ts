@@ -5,6 +5,7 @@
 import { closeSync, createReadStream, fstatSync, openSync, readSync, statSync } from 'node:fs'
 import { basename } from 'node:path'
 import { DocsplitError } from '../core/errors.js'
+import { optionsSchema } from '../core/options.js'
 import { FORMAT_SAMPLE, formatNamedByFile } from '../core/format-choice.js'
 import { checkSplitOptions, type SplitOptions } from '../core/pipeline.js'
 import { splitBatches } from '../core/split.js'
@@ -239,7 +240,8 @@ async function splitInput (command: SplitCommand, stream: AsyncIterable<Buffer> 
   const unused = Object.keys(given).filter((name) => given[name] != null && !(name in summary.metadata.options))
   if (unused.length > 0) {
     // A boolean comes from the flags as text: `--no-header` is "false".
-    const flags = unused.map((name) => `--${String(given[name]) === 'false' ? 'no-' : ''}${name.replace(/_/g, '-')}`).join(', ')
+    const properties = optionsSchema().properties as Record<string, { type?: string }>
+    const flags = unused.map((name) => `--${properties[name]?.type === 'boolean' && String(given[name]) === 'false' ? 'no-' : ''}${name.replace(/_/g, '-')}`).join(', ')
     process.stderr.write(`docsplit: note: ${of}${flags} left out: ${unused.length === 1 ? 'it is an option' : 'they are options'} of another format or splitter than ${summary.document.input_format} with ${summary.metadata.splitter} (see docsplit formats; --input-format and --splitter choose)\n`)
   }
   if (verifier !== undefined) {

@@ -20,6 +20,17 @@ function isOptionalCount (value: unknown): boolean {
   return value === undefined || isCount(value)
 }
 
+/** [start, end] pairs of offsets in a text of `length`, each start <= end <= the next start. */
+function stretches (value: unknown, length: number): boolean {
+  if (!Array.isArray(value)) return false
+  let at = 0
+  for (const r of value) {
+    if (!Array.isArray(r) || r.length !== 2 || !isCount(r[0]) || !isCount(r[1]) || r[0] < at || r[1] < r[0] || r[1] > length) return false
+    at = r[1]
+  }
+  return true
+}
+
 /** What is wrong with `draft` (packed to `budget`), or undefined. */
 export function draftProblem (draft: ChunkDraft, budget: number): string | undefined {
   if (!isStringList(draft.path)) return 'a path that is not a list of strings'
@@ -34,8 +45,8 @@ export function draftProblem (draft: ChunkDraft, budget: number): string | undef
   if (draft.refs !== undefined && !isStringList(draft.refs)) return 'refs that are not a list of strings (reference labels)'
   if (draft.noOverlap !== undefined && typeof draft.noOverlap !== 'boolean') return 'a noOverlap flag that is not true or false'
   if (draft.overlapStarts !== undefined && (!Array.isArray(draft.overlapStarts) || !draft.overlapStarts.every(isCount))) return 'overlapStarts that are not a list of whole numbers of at least 0'
-  if (draft.overlapAvoid !== undefined && (!Array.isArray(draft.overlapAvoid) || !draft.overlapAvoid.every((r) => Array.isArray(r) && r.length === 2 && isCount(r[0]) && isCount(r[1])))) {
-    return 'overlapAvoid that is not a list of [start, end] pairs of whole numbers of at least 0'
+  if (draft.overlapAvoid !== undefined && !stretches(draft.overlapAvoid, draft.text.length)) {
+    return 'overlapAvoid that is not a list of [start, end] pairs of offsets in its text, ascending and apart'
   }
   if (draft.fields !== undefined) {
     for (const [name, value] of Object.entries(draft.fields)) {

@@ -18,6 +18,20 @@ export interface Overlapped {
 /** How far back to look for word starts: tokens are rarely longer than this many characters. */
 const CHARS_PER_TOKEN_BOUND = 16
 
+/**
+ * The starts (ascending) not strictly inside any of the stretches (ascending, as a packer lists
+ * its units): one walk over both, not every start against every stretch.
+ */
+function outside (starts: number[], avoid: Array<[number, number]>): number[] {
+  const out: number[] = []
+  let k = 0
+  for (const s of starts) {
+    while (k < avoid.length && avoid[k]![1] <= s) k++
+    if (k === avoid.length || !(s > avoid[k]![0] && s < avoid[k]![1])) out.push(s)
+  }
+  return out
+}
+
 export function withOverlap (
   previous: ChunkDraft, draft: ChunkDraft, overlapTokens: number, maxTokens: number, meter: Meter, segmenters: Segmenters,
 ): Overlapped | undefined {
@@ -30,7 +44,7 @@ export function withOverlap (
     if (from > 0) starts = starts.filter((s) => s > from)
   }
   const avoid = previous.overlapAvoid
-  if (avoid !== undefined && avoid.length > 0) starts = starts.filter((s) => !avoid.some(([a, b]) => s > a && s < b))
+  if (avoid !== undefined && avoid.length > 0) starts = outside(starts, avoid)
   // Longest tail first: the smallest start whose tail fits the overlap.
   let lo = 0
   let hi = starts.length

@@ -219,8 +219,10 @@ export interface ChunkDraft {
   /** Offsets inside the draft where an overlap tail may start (record starts; 0 repeats all of it); default: word starts. */
   overlapStarts?: number[]
   /**
-   * Stretches of the draft ([start, end) offsets in it) that an overlap tail may start at the
-   * start of, but not inside: a heading, which the next chunk should not repeat from its last word.
+   * Stretches of the draft ([start, end) offsets in it, ascending, not overlapping) that an
+   * overlap tail may start at the start of, but not inside: what leads into what follows it (a
+   * heading, a lead-in line, a comment over a declaration), which the next chunk should not
+   * repeat from its last word.
    */
   overlapAvoid?: Array<[number, number]>
   /** This chunk starts a new group (sheet, CSV context): it repeats nothing of the previous one. */

@@ -183,6 +183,7 @@ t.test('an option of another format than the input\'s is left out and told on st
   t.equal(text.stderr, 'docsplit: note: --log-start left out: it is an option of another format or splitter than text with sibling (see docsplit formats; --input-format and --splitter choose)\n')
   t.equal(docsplit(['split', path, '--log-start', '^\\d{4}-', '--input-format', 'log']).stderr, '', 'taken by the log format: nothing said')
   t.match(docsplit(['split', path, '--no-header']).stderr, /^docsplit: note: --no-header left out: /, 'a boolean named as it was given')
+  t.match(docsplit(['split', path, '--record-element', 'false']).stderr, /^docsplit: note: --record-element left out: /, 'a string "false" is no --no- flag')
   // A negative number after its flag is the flag's value, refused by the option's own check.
   const negative = docsplit(['split', path, '--max-tokens', '-1'])
   t.equal(negative.code, 2)

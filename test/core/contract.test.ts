@@ -246,7 +246,7 @@ t.test('a chunk draft of the wrong shape is refused, naming the splitter', async
   await refusal(t, run('protected-many-test'), 'DOCSPLIT_PLUGIN_CONTRACT', /protected set on a chunk of 2 records/)
   await refusal(t, run('refs-draft-test'), 'DOCSPLIT_PLUGIN_CONTRACT', /^splitter "refs-draft-test" emitted a chunk at 0 with refs that are not a list of strings/)
   await refusal(t, run('overlap-starts-test'), 'DOCSPLIT_PLUGIN_CONTRACT', /^splitter "overlap-starts-test" emitted a chunk at 0 with overlapStarts that are not a list of whole numbers/)
-  await refusal(t, run('overlap-avoid-test'), 'DOCSPLIT_PLUGIN_CONTRACT', /^splitter "overlap-avoid-test" emitted a chunk at 0 with overlapAvoid that is not a list of \[start, end\] pairs/)
+  await refusal(t, run('overlap-avoid-test'), 'DOCSPLIT_PLUGIN_CONTRACT', /^splitter "overlap-avoid-test" emitted a chunk at 0 with overlapAvoid that is not a list of \[start, end\] pairs of offsets/)
   await refusal(t, run('no-handler-test'), 'DOCSPLIT_PLUGIN_CONTRACT', /^splitter "no-handler-test": create\(\) must return a handler with push\(event\) and end\(\)$/)
 })
 

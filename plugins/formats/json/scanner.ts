@@ -37,6 +37,16 @@ const OPEN_OBJECT = 2
 
 const LITERALS = ['true', 'false', 'null']
 
+/** Whether only white space with a line feed in it comes before text[i] in this piece. */
+function onNewLine (text: string, i: number): boolean {
+  for (let k = i - 1; k >= 0; k--) {
+    const c = text.charCodeAt(k)
+    if (c === 10) return true
+    if (c !== 32 && c !== 9 && c !== 13) return false
+  }
+  return false
+}
+
 export class JsonScanner {
   private state: S
   private readonly stack = new Uint8Array(MAX_DEPTH + 1)
@@ -262,8 +272,8 @@ export class JsonScanner {
             break
           }
           case S.Done:
-            // Another object or array after the first: JSON Lines in a file named or read as JSON.
-            this.fail(this.lines ? 'more than one JSON value on a line' : c === 123 || c === 91 ? 'another JSON value after the first (for JSON Lines, one value a line, give input_format jsonl)' : 'unexpected data after the JSON value', base + i)
+            // Another object or array on a line after the first: JSON Lines, named or read as JSON.
+            this.fail(this.lines ? 'more than one JSON value on a line' : (c === 123 || c === 91) && onNewLine(text, i) ? 'another JSON value after the first (for JSON Lines, one value a line, give input_format jsonl)' : 'unexpected data after the JSON value', base + i)
             break
           default:
             this.fail('unexpected character', base + i)

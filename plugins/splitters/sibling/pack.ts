@@ -266,9 +266,18 @@ export function createSiblingPacker (ctx: PackerContext<typeof siblingOptions>):
     if (refs.size > 0) draft.refs = [...refs]
     if (first.context !== undefined) draft.context = first.context
     // The next chunk's overlap does not start inside what leads into the unit after it: a
-    // heading (`blocks` of `## Container blocks`), a comment over a declaration.
+    // heading (`blocks` of `## Container blocks`; all of one, though cut in pieces), a comment
+    // over a declaration. Stretches in order, touching ones joined.
     if (overlapping) {
-      for (const u of units) if (u.attachNext && u.text.length > 1) (draft.overlapAvoid ??= []).push([u.start - first.start, u.start - first.start + u.text.length])
+      const avoid: Array<[number, number]> = []
+      for (const u of units) {
+        if (!u.attachNext && u.kind !== 'heading') continue
+        const [from, to] = [u.start - first.start, u.start - first.start + u.text.length]
+        const last = avoid[avoid.length - 1]
+        if (last !== undefined && last[1] === from) last[1] = to
+        else avoid.push([from, to])
+      }
+      if (avoid.length > 0) draft.overlapAvoid = avoid
     }
     // Overlap never carries the end of a section into the next one: a chunk under "Billing"
     // does not start with the last sentence of "Accounts"; nor, under separate_sections, the

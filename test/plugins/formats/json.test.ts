@@ -207,6 +207,7 @@ t.test('JSON errors: line and column, no document text', async (t) => {
   t.notMatch(e.message, /secret/)
   t.match((await rejects('[1, 2,]')).message, /line 1, column 7: expected a value/)
   t.match((await rejects('[1] x')).message, /unexpected data after the JSON value/)
+  t.match((await rejects('[1] [2]')).message, /unexpected data after the JSON value$/, 'two values on one line are no JSON Lines')
   t.match((await rejects('{"a": 1}\n{"a": 2}\n')).message, /line 2, column 1: another JSON value after the first \(for JSON Lines, one value a line, give input_format jsonl\)$/)
   t.match((await rejects('')).message, /no JSON value/)
   t.match((await rejects('"abc')).message, /unexpected end of input/)
