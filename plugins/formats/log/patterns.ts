@@ -214,9 +214,10 @@ export class IndentClassifier {
     }
     this.chained = false
     if (this.panic > 0) {
-      const message = this.panic === 1 && !RUST_CONT.test(line)
+      // Its first line after it, whatever it says (the message since Rust 1.73), then its notes.
+      const first = this.panic === 1
       this.panic = 2
-      if (message || RUST_CONT.test(line)) return false
+      if (first || RUST_CONT.test(line)) return false
       this.panic = 0
     }
     if (this.nodeCrash >= 0) {

@@ -52,7 +52,7 @@ export function headingLike (paragraph: string, next = ''): boolean {
   let count = 0
   let title = true
   for (const raw of lines) {
-    const line = raw.replace(/^[\s\f]+|\s+$/g, '')
+    const line = raw.trim()
     if (line === '') continue
     if (++count > MAX_LINES) return false
     title &&= titleLine(line)
