@@ -195,7 +195,7 @@ async function splitInput (command: SplitCommand, stream: AsyncIterable<Buffer> 
       if (!started && verifier !== undefined) {
         const { metadata } = await chunks.start
         verifier.start(await tokenizerByName(metadata.tokenizer).load(), metadata.max_tokens)
-        verifier.decodeAs(typeof metadata.options.encoding === 'string' ? metadata.options.encoding : undefined)
+        verifier.decodeAs(typeof metadata.options.encoding === 'string' ? metadata.options.encoding : undefined, String(metadata.options.invalid_bytes))
       }
       started = true
       for (const chunk of batch) if (chunk.protected) protectedChunks++
@@ -228,6 +228,10 @@ async function splitInput (command: SplitCommand, stream: AsyncIterable<Buffer> 
   // the chunks are right for the bytes read, but they are not the whole file that was opened.
   if (size !== undefined && reading.bytes < size) {
     process.stderr.write(`docsplit: note: "${command.file}" shrank while it was read: the chunks cover its first ${reading.bytes.toLocaleString('en-US')} of the ${size.toLocaleString('en-US')} bytes it had when opened\n`)
+  }
+  const replaced = summary.document.replaced
+  if (replaced !== undefined && replaced.sequences > 0) {
+    process.stderr.write(`docsplit: note: ${of}${replaced.sequences.toLocaleString('en-US')} invalid UTF-8 sequence${replaced.sequences === 1 ? '' : 's'} read as U+FFFD (the first at byte ${replaced.first_byte!.toLocaleString('en-US')})\n`)
   }
   if (protectedChunks > 0 && verifier === undefined) {
     // Most chunks over: entries likely run together (a start pattern that never matches).

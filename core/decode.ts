@@ -1,6 +1,8 @@
 /**
  * Streaming decode of input bytes: one TextDecoder in stream mode, fatal on invalid input, so
- * a character split across two pieces is joined and bad bytes are an error, never U+FFFD.
+ * a character split across two pieces is joined and bad bytes are an error, never U+FFFD;
+ * or, asked to (`invalid_bytes: replace`), invalid UTF-8 read as U+FFFD with its bytes kept
+ * in a map, so byte offsets still count the bytes as received.
  * A BOM selects UTF-8 or UTF-16 and is stripped; byte offsets still count it.
  */
 import { isAscii, isUtf8 } from 'node:buffer'
@@ -66,6 +68,32 @@ export function firstInvalidUtf8 (bytes: Uint8Array, final: boolean): number {
   return -1
 }
 
+/**
+ * The length of the invalid UTF-8 sequence at `bytes[i]` that one U+FFFD stands for, as the
+ * WHATWG decoder (and so Node's) reads it: the lead byte and the continuation bytes that are
+ * valid after it (its "maximal subpart"), or the one byte that starts no sequence.
+ */
+export function invalidSequenceLength (bytes: Uint8Array, i: number): number {
+  const b = bytes[i]!
+  let need: number
+  let low = 0x80
+  let high = 0xbf
+  if (b >= 0xc2 && b <= 0xdf) need = 1
+  else if (b >= 0xe0 && b <= 0xef) { need = 2; if (b === 0xe0) low = 0xa0; else if (b === 0xed) high = 0x9f } else if (b >= 0xf0 && b <= 0xf4) { need = 3; if (b === 0xf0) low = 0x90; else if (b === 0xf4) high = 0x8f } else return 1
+  let n = 1
+  while (n <= need && i + n < bytes.length) {
+    const c = bytes[i + n]!
+    if (c < low || c > high) break
+    low = 0x80
+    high = 0xbf
+    n++
+  }
+  return n
+}
+
+/** UTF-8 bytes of U+FFFD. */
+const REPLACEMENT_BYTES = 3
+
 /** The encoding a byte order mark at the start of `bytes` selects, and its length; undefined without one. */
 export function byteOrderMark (bytes: Uint8Array): { label: 'utf-8' | 'utf-16le' | 'utf-16be', length: number } | undefined {
   if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return { label: 'utf-8', length: 3 }
@@ -120,9 +148,53 @@ export class StreamDecoder {
    * bad bytes (so that what came before them is split and written); every later call throws it.
    */
   failure: DocsplitError | undefined
+  /** Invalid UTF-8 sequences read as U+FFFD (with `replace`), and the byte offset of the first. */
+  replaced = 0
+  firstReplacedByte = -1
+  /** UTF-16 units of text given out so far (with `replace`: where the next U+FFFD is). */
+  private decodedChars = 0
+  /**
+   * The U+FFFD that stand for fewer bytes than the three of its own UTF-8: their string
+   * offsets, ascending, and that difference (negative); entries before `fixHead` are done with.
+   */
+  private fixAt: number[] = []
+  private fixBy: number[] = []
+  private fixHead = 0
 
-  constructor (label: string) {
+  /** `replace`: invalid UTF-8 becomes U+FFFD instead of an error (UTF-16 must still be valid). */
+  constructor (label: string, private readonly replace = false) {
     this.encoding = encodingInfo(label)
+  }
+
+  /**
+   * Bytes of `text`, found at string offset `at` of the decoded text, in the input as received:
+   * a U+FFFD that replaced invalid bytes counts those bytes.
+   */
+  readonly byteLength = (text: string, at: number): number => {
+    let n = this.encoding.byteLength(text)
+    const fixAt = this.fixAt
+    if (fixAt.length === this.fixHead) return n
+    let lo = this.fixHead
+    let hi = fixAt.length
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if (fixAt[mid]! < at) lo = mid + 1
+      else hi = mid
+    }
+    const end = at + text.length
+    for (let i = lo; i < fixAt.length && fixAt[i]! < end; i++) n += this.fixBy[i]!
+    return n
+  }
+
+  /** byteLength is not asked again about text before string offset `before`. */
+  forget (before: number): void {
+    const fixAt = this.fixAt
+    while (this.fixHead < fixAt.length && fixAt[this.fixHead]! < before) this.fixHead++
+    if (this.fixHead > 4096 && this.fixHead * 2 > fixAt.length) {
+      this.fixAt = fixAt.slice(this.fixHead)
+      this.fixBy = this.fixBy.slice(this.fixHead)
+      this.fixHead = 0
+    }
   }
 
   private start (bytes: Uint8Array): Uint8Array {
@@ -209,6 +281,12 @@ export class StreamDecoder {
     // ASCII (most logs, CSV and code): a byte copy makes the same string as a UTF-8 decode, in
     // three quarters of the time.
     const ascii = isAscii(whole)
+    if (!ascii && !isUtf8(whole) && this.replace) {
+      this.tail = Uint8Array.prototype.slice.call(bytes, cut)
+      const text = this.withReplacements(whole)
+      this.decodedBytes += cut
+      return text
+    }
     if (!ascii && !isUtf8(whole)) {
       const at = Math.max(0, firstInvalidUtf8(bytes, final))
       this.failure = this.invalidUtf8(this.decodedBytes + at)
@@ -219,11 +297,42 @@ export class StreamDecoder {
     // Buffer's slice is a view).
     this.tail = Uint8Array.prototype.slice.call(bytes, cut)
     this.decodedBytes += cut
-    return Buffer.from(whole.buffer, whole.byteOffset, whole.length).toString(ascii ? 'latin1' : 'utf8')
+    const text = Buffer.from(whole.buffer, whole.byteOffset, whole.length).toString(ascii ? 'latin1' : 'utf8')
+    this.decodedChars += text.length
+    return text
+  }
+
+  /**
+   * `whole` (no sequence cut by its end but an invalid one) decoded with each invalid sequence
+   * read as U+FFFD, as Node's own decoder reads it; the bytes of each noted.
+   */
+  private withReplacements (whole: Uint8Array): string {
+    const parts: string[] = []
+    let pos = 0
+    while (pos < whole.length) {
+      const bad = firstInvalidUtf8(whole.subarray(pos), true)
+      const stop = bad === -1 ? whole.length : pos + bad
+      if (stop > pos) {
+        const valid = Buffer.from(whole.buffer, whole.byteOffset + pos, stop - pos).toString('utf8')
+        parts.push(valid)
+        this.decodedChars += valid.length
+      }
+      if (bad === -1) break
+      const n = invalidSequenceLength(whole, stop)
+      if (this.replaced++ === 0) this.firstReplacedByte = this.decodedBytes + stop
+      if (n !== REPLACEMENT_BYTES) {
+        this.fixAt.push(this.decodedChars)
+        this.fixBy.push(n - REPLACEMENT_BYTES)
+      }
+      parts.push('\uFFFD')
+      this.decodedChars++
+      pos = stop + n
+    }
+    return parts.join('')
   }
 
   private invalidUtf8 (offset: number): DocsplitError {
-    return new DocsplitError('DOCSPLIT_INVALID_UTF8', `the input is not valid UTF-8 at byte ${offset}; set the encoding option (encoding, --encoding) if it is text in another one, such as latin1, or utf-16le or utf-16be for UTF-16 without a byte order mark; compressed or binary files are not text`)
+    return new DocsplitError('DOCSPLIT_INVALID_UTF8', `the input is not valid UTF-8 at byte ${offset}; set the encoding option (encoding, --encoding) if it is text in another one, such as latin1, or utf-16le or utf-16be for UTF-16 without a byte order mark; set invalid_bytes to replace (--invalid-bytes replace) to read bytes that are not UTF-8 as U+FFFD and go on; compressed or binary files are not text`)
   }
 
   private invalid (): DocsplitError {

@@ -141,7 +141,10 @@ interface Batch {
 function inEffect (options: Record<string, unknown>, schemas: Array<TObject | undefined>, readsBytes: boolean): Record<string, unknown> {
   const own = new Set([...Object.keys(baseOptions), ...schemas.flatMap((schema) => pluginOptionNames(schema))])
   // A parser of bytes (xlsx) decodes nothing: the text encoding does not apply.
-  if (readsBytes) own.delete('encoding')
+  if (readsBytes) {
+    own.delete('encoding')
+    own.delete('invalid_bytes')
+  }
   return Object.fromEntries(Object.entries(options).filter(([name]) => own.has(name)))
 }
 
@@ -308,7 +311,9 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
     segmenters,
     source: (start, end) => sourceText?.slice(start, end),
     emit (draft) {
-      tracker ??= new PositionTracker(encoding.byteLength, decoder?.bomBytes ?? 0, encoding === UTF8)
+      tracker ??= decoder !== undefined
+        ? new PositionTracker(decoder.byteLength, decoder.bomBytes, encoding === UTF8, (before) => { decoder!.forget(before) })
+        : new PositionTracker(encoding.byteLength, 0, encoding === UTF8)
       if (typeof draft.text !== 'string') contract(`splitter "${packerPlugin.name}" emitted a chunk at ${draft.start} whose text is not a string`)
       if (draft.text.length === 0) contract(`splitter "${packerPlugin.name}" emitted an empty chunk at ${draft.start}; a chunk holds at least one character`)
       if (draft.start !== tracker.end || draft.end !== draft.start + draft.text.length) {
@@ -612,7 +617,7 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
       for (let at = 0; at < piece.length; at += decodePart) decode(piece.subarray(at, at + decodePart))
       return
     }
-    decoder ??= new StreamDecoder(options.encoding)
+    decoder ??= new StreamDecoder(options.encoding, options.invalid_bytes === 'replace')
     const text = decoder.decode(piece)
     encoding = decoder.encoding
     decodedLength += text.length
@@ -762,6 +767,7 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
         title,
         front_matter: frontMatter,
         encoding: parser.reads === 'bytes' ? 'binary' : encoding.name,
+        ...(options.invalid_bytes === 'replace' && parser.reads === 'text' ? { replaced: { sequences: decoder?.replaced ?? 0, first_byte: decoder !== undefined && decoder.replaced > 0 ? decoder.firstReplacedByte : null } } : {}),
         info,
       },
       metadata,

@@ -61,7 +61,11 @@ export class PositionTracker {
 
   private readonly ascii: (text: string, bytes: number) => boolean
 
-  constructor (private readonly byteLength: (text: string) => number, bomBytes: number, utf8: boolean) {
+  /**
+   * `byteLength(text, at)`: bytes of `text`, at string offset `at`, in the input as received.
+   * `forget(before)`: nothing before string offset `before` is asked about again.
+   */
+  constructor (private readonly byteLength: (text: string, at: number) => number, bomBytes: number, utf8: boolean, private readonly forget?: (before: number) => void) {
     this.bytes = bomBytes
     this.ascii = utf8 ? (text, bytes) => bytes === text.length : () => false
   }
@@ -84,10 +88,11 @@ export class PositionTracker {
       if (firstAdded !== LF) this.lines++
       this.pendingCR = false
     }
+    this.forget?.(start)
     const charStart = this.chars - codePoints(repeated)
-    const byteStart = this.bytes - this.byteLength(repeated)
+    const byteStart = this.bytes - this.byteLength(repeated, start)
     const linesBefore = this.lines - lineBreaks(repeated, firstAdded)
-    const addedBytes = this.byteLength(added)
+    const addedBytes = this.byteLength(added, this.offset)
     this.offset += added.length
     // As many UTF-8 bytes as UTF-16 units means pure ASCII: no surrogate pairs to look for.
     this.chars += this.ascii(added, addedBytes) ? added.length : codePoints(added)

@@ -16,6 +16,7 @@ export interface ResolvedOptions {
   tokenizer: string
   overlap_tokens: number
   encoding: string
+  invalid_bytes: 'error' | 'replace'
   /** Options declared by plugins (`log_start`, `delimiter`, ...). */
   [name: string]: unknown
 }

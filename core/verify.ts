@@ -42,6 +42,8 @@ export class Verifier {
   /** The split reads bytes: they are not kept or decoded. */
   private binary = false
   private byteEnd = -1
+  /** Where the checked chunks end in the decoded text, in UTF-16 units. */
+  private unitEnd = 0
   private lineStart = 1
   /** Byte findings: dropped at the end for a binary format, whose offsets are not of text. */
   private readonly byteViolations: Violation[] = []
@@ -64,13 +66,13 @@ export class Verifier {
    * The encoding the split uses (its effective `encoding` option: given, declared or the
    * default); undefined for a format read as bytes (xlsx), whose chunks are not decoded input.
    */
-  decodeAs (encoding: string | undefined): void {
+  decodeAs (encoding: string | undefined, invalidBytes?: string): void {
     if (encoding === undefined) {
       this.binary = true
       this.pending = []
       return
     }
-    this.decoder = new StreamDecoder(encoding)
+    this.decoder = new StreamDecoder(encoding, invalidBytes === 'replace')
     for (const piece of this.pending.splice(0)) this.addBytes(piece)
     if (this.ended) this.decode(() => this.decoder!.end())
   }
@@ -127,17 +129,20 @@ export class Verifier {
 
   private checkBytes (chunk: Chunk, head: string): void {
     if (this.decoder === undefined) return
-    const byteLength = this.decoder.encoding.byteLength
+    const byteLength = this.decoder.byteLength
     if (this.byteEnd < 0) this.byteEnd = this.decoder.bomBytes
+    // Where the chunk starts in the decoded text (UTF-16 units): a U+FFFD counts the bytes it replaced.
+    const at = this.unitEnd - head.length
     const add = (detail: string): void => {
       this.byteFound++
       if (this.byteViolations.length < SHOWN) this.byteViolations.push({ chunk: chunk.index, rule: 'offsets', detail })
     }
-    const length = byteLength(chunk.text)
+    const length = byteLength(chunk.text, at)
     if (chunk.byte_end - chunk.byte_start !== length) add(`byte_start..byte_end spans ${chunk.byte_end - chunk.byte_start} bytes, the text has ${length}`)
-    const expected = this.byteEnd - byteLength(head)
+    const expected = this.byteEnd - byteLength(head, at)
     if (chunk.byte_start !== expected) add(`byte_start is ${chunk.byte_start}; after the previous chunk it is ${expected}`)
     this.byteEnd = chunk.byte_end
+    this.unitEnd = Math.max(this.unitEnd, at + chunk.text.length)
   }
 
   /** line_start: the previous chunk's, plus the breaks before this one starts; line_end: plus the breaks before the last character. */

@@ -83,6 +83,10 @@ t.test('should exit 2 on usage errors, 3 on input errors', async (t) => {
   const bad = docsplit(['split', file('bad.txt', Buffer.from([0x61, 0xff, 0x62])), '--input-format', 'text'])
   t.equal(bad.code, 3)
   t.match(bad.stderr, /DOCSPLIT_INVALID_UTF8: the input is not valid UTF-8 at byte 1/)
+  const replaced = docsplit(['split', join(dir, 'bad.txt'), '--input-format', 'text', '--invalid-bytes', 'replace', '--verify'])
+  t.equal(replaced.code, 0, '--invalid-bytes replace goes on, and --verify checks its byte offsets')
+  t.equal(JSON.parse(replaced.stdout).chunks[0].text, 'a\uFFFDb')
+  t.match(replaced.stderr, /note: 1 invalid UTF-8 sequence read as U\+FFFD \(the first at byte 1\)/)
   t.notMatch(bad.stderr, new RegExp(dir), 'no file paths beyond what the user typed')
   // A directory on standard input is refused as `cat` does, not read as an empty document.
   const fromDir = spawnSync(process.execPath, [bin, 'split', '-'], { stdio: [openSync(dir, 'r'), 'pipe', 'pipe'], encoding: 'utf8' })

@@ -141,6 +141,63 @@ t.test('should decode UTF-8 cut anywhere, ASCII pieces and others alike, as one 
   t.pass('500 random texts and cuts')
 })
 
+/** UTF-8 with bad bytes mixed in: stray bytes, cut and overlong sequences, surrogates, a BOM. */
+const dirtyBytes = fc.array(fc.oneof(
+  fc.string({ unit: 'grapheme', maxLength: 12 }).map((s) => [...Buffer.from(s, 'utf8')]),
+  fc.constantFrom([0xff], [0xe9], [0x80], [0xc0, 0x80], [0xe0, 0x80], [0xed, 0xa0, 0x80], [0xf0, 0x9f, 0x98], [0xf4, 0x90], [0xc3], [0xef, 0xbb, 0xbf], [0x0a], [0x0d, 0x0a]),
+), { maxLength: 30 }).map((parts) => Uint8Array.from(parts.flat()))
+
+t.test('invalid_bytes replace: each invalid sequence is one U+FFFD, as Node decodes it, however the pieces cut it', async (t) => {
+  fc.assert(fc.property(dirtyBytes, fc.array(fc.nat(), { maxLength: 6 }), (data, cuts) => {
+    const at = [...new Set(cuts.map((c) => c % (data.length + 1)))].sort((a, b) => a - b)
+    const decoder = new StreamDecoder('utf-8', true)
+    let out = ''
+    let from = 0
+    for (const to of [...at, data.length]) {
+      out += decoder.decode(data.subarray(from, to))
+      from = to
+    }
+    out += decoder.end()
+    const bom = data[0] === 0xef && data[1] === 0xbb && data[2] === 0xbf ? 3 : 0
+    const expected = Buffer.from(data.subarray(bom)).toString('utf8')
+    if (out !== expected) throw new Error(`decoded ${JSON.stringify(out)}, Node ${JSON.stringify(expected)}`)
+    // Every byte is counted once: the whole text's length in bytes is the input's.
+    if (decoder.byteLength(out, 0) + bom !== data.length) throw new Error(`${decoder.byteLength(out, 0) + bom} bytes counted of ${data.length}`)
+    return true
+  }), { numRuns: 1000 })
+  t.pass('1000 random inputs and cuts')
+})
+
+t.test('invalid_bytes replace: chunks hold the bytes they cover, and the response says what was replaced', async (t) => {
+  await fc.assert(fc.asyncProperty(dirtyBytes, fc.constantFrom(8, 16, 64), fc.constantFrom(0, 4), fc.constantFrom('text', 'log', 'markdown'), async (data, max, overlap, format) => {
+    const r = await split(onePerByte(data), { input_format: format, max_tokens: max, overlap_tokens: overlap, invalid_bytes: 'replace' })
+    for (const c of r.chunks) {
+      const back = Buffer.from(data.subarray(c.byte_start, c.byte_end)).toString('utf8')
+      if (back !== c.text) throw new Error(`chunk ${c.index} at bytes ${c.byte_start}..${c.byte_end}: ${JSON.stringify(back)} in the input, ${JSON.stringify(c.text)} in the chunk`)
+    }
+    const whole = await split(data, { input_format: format, max_tokens: max, overlap_tokens: overlap, invalid_bytes: 'replace' })
+    if (JSON.stringify(whole.chunks) !== JSON.stringify(r.chunks)) throw new Error('one piece and one byte at a time differ')
+    if (data.length > 0 && r.document.byte_count !== data.length) throw new Error(`byte_count ${r.document.byte_count} of ${data.length}`)
+    const bad = firstInvalidUtf8(data, true)
+    if ((r.document.replaced?.first_byte ?? -1) !== bad) throw new Error(`first_byte ${r.document.replaced?.first_byte}, first invalid byte ${bad}`)
+    return true
+  }), { numRuns: 300 })
+  t.pass('300 random inputs')
+})
+
+t.test('invalid_bytes replace: a stray byte in a log no longer stops the split', async (t) => {
+  const data = bytes('2024-01-01 10:00:00 INFO caf', [0xe9], ' opened\n2024-01-01 10:00:01 INFO next ', [0xff, 0xfe], '\n')
+  await t.rejects(split(data, { filename: 'app.log' }), { code: 'DOCSPLIT_INVALID_UTF8', message: /invalid_bytes to replace/ })
+  const r = await split(data, { filename: 'app.log', invalid_bytes: 'replace' })
+  t.same(r.document.replaced, { sequences: 3, first_byte: 28 })
+  t.equal(r.chunks.map((c) => c.text).join(''), '2024-01-01 10:00:00 INFO caf\uFFFD opened\n2024-01-01 10:00:01 INFO next \uFFFD\uFFFD\n')
+  t.equal(r.document.byte_count, data.length)
+  t.equal(r.metadata.options.invalid_bytes, 'replace')
+  t.equal((await split(bytes('clean'), { input_format: 'text', invalid_bytes: 'replace' })).document.replaced?.sequences, 0, 'reported as 0 when nothing was replaced')
+  t.equal((await split(bytes('clean'), { input_format: 'text' })).document.replaced, undefined, 'left out by default')
+  await t.rejects(split(bytes('x'), { input_format: 'text', invalid_bytes: 'ignore' }), { code: 'DOCSPLIT_INVALID_OPTION', message: /error.*replace/ })
+})
+
 t.test('should split empty input into zero chunks and a valid response', async (t) => {
   for (const input of ['', new Uint8Array(0), Buffer.from([0xef, 0xbb, 0xbf])]) {
     const r = await split(input, { input_format: 'text' })

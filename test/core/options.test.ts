@@ -154,5 +154,5 @@ t.test('encoding advertises no default: a client that sends every default must n
 
 t.test('metadata lists the options in effect: another format\'s option is accepted but not listed', async (t) => {
   const r = await split('a,b\n1,2\n', { input_format: 'csv', sheets: ['1'], log_start: '^x', delimiter: ',' })
-  t.same(Object.keys(r.metadata.options), ['input_format', 'max_tokens', 'splitter', 'tokenizer', 'overlap_tokens', 'encoding', 'delimiter', 'header'])
+  t.same(Object.keys(r.metadata.options), ['input_format', 'max_tokens', 'splitter', 'tokenizer', 'overlap_tokens', 'encoding', 'invalid_bytes', 'delimiter', 'header'])
 })

@@ -201,6 +201,9 @@ t.test('errors', async (t) => {
     const bad = new Uint8Array([...Buffer.from(SECRET), 0x41, 0xc3, 0x28, 0x0a])
     const body = await problem(t, await postFile(s.url + FILE, bad, 'a.txt'), 422, 'DOCSPLIT_INVALID_UTF8')
     t.match(body.detail, /byte/)
+    const replaced = await postFile(s.url + FILE, bad, 'a.txt', { invalid_bytes: 'replace' })
+    t.equal(replaced.status, 200, 'invalid_bytes replace: the same upload splits')
+    t.same((await replaced.json() as { document: { replaced: unknown } }).document.replaced, { sequences: 1, first_byte: SECRET.length + 1 })
   })
 
   t.test('500: an unexpected failure says nothing', async (t) => {
