@@ -69,11 +69,12 @@ export function firstInvalidUtf8 (bytes: Uint8Array, final: boolean): number {
 }
 
 /**
- * The length of the invalid UTF-8 sequence at `bytes[i]` that one U+FFFD stands for, as the
- * WHATWG decoder (and so Node's) reads it: the lead byte and the continuation bytes that are
- * valid after it (its "maximal subpart"), or the one byte that starts no sequence.
+ * The bytes from `bytes[i]` (0x80 or more) that one UTF-8 reading takes: a whole sequence, or,
+ * where it is invalid, what one U+FFFD stands for as the WHATWG decoder (and so Node's) reads
+ * it: the lead byte and the continuation bytes valid after it (its "maximal subpart"), or the
+ * one byte that starts no sequence.
  */
-export function invalidSequenceLength (bytes: Uint8Array, i: number): number {
+function sequenceLength (bytes: Uint8Array, i: number): number {
   const b = bytes[i]!
   let need: number
   let low = 0x80
@@ -91,8 +92,11 @@ export function invalidSequenceLength (bytes: Uint8Array, i: number): number {
   return n
 }
 
-/** UTF-8 bytes of U+FFFD. */
-const REPLACEMENT_BYTES = 3
+/** U+FFFD in UTF-8. */
+const REPLACEMENT = Uint8Array.of(0xef, 0xbf, 0xbd)
+/** Input bytes read into one block of replacedBlock: each may become three. */
+const REPLACE_BLOCK = 1 << 16
+const replacedBlock = Buffer.allocUnsafeSlow(REPLACE_BLOCK * 3 + 4)
 
 /** The encoding a byte order mark at the start of `bytes` selects, and its length; undefined without one. */
 export function byteOrderMark (bytes: Uint8Array): { label: 'utf-8' | 'utf-16le' | 'utf-16be', length: number } | undefined {
@@ -304,31 +308,50 @@ export class StreamDecoder {
 
   /**
    * `whole` (no sequence cut by its end but an invalid one) decoded with each invalid sequence
-   * read as U+FFFD, as Node's own decoder reads it; the bytes of each noted.
+   * read as U+FFFD, as Node's own decoder reads it; the bytes of each noted. The bytes are
+   * copied with U+FFFD's own in place of each invalid sequence and decoded natively a block at
+   * a time: a decode per valid stretch took 700 ns per replacement (Latin-1 text read as UTF-8).
    */
   private withReplacements (whole: Uint8Array): string {
     const parts: string[] = []
-    let pos = 0
-    while (pos < whole.length) {
-      const bad = firstInvalidUtf8(whole.subarray(pos), true)
-      const stop = bad === -1 ? whole.length : pos + bad
-      if (stop > pos) {
-        const valid = Buffer.from(whole.buffer, whole.byteOffset + pos, stop - pos).toString('utf8')
-        parts.push(valid)
-        this.decodedChars += valid.length
+    const out = replacedBlock
+    let o = 0
+    let blockStart = 0
+    let chars = this.decodedChars
+    for (let pos = 0; pos < whole.length;) {
+      if (pos - blockStart >= REPLACE_BLOCK) {
+        parts.push(out.toString('utf8', 0, o))
+        o = 0
+        blockStart = pos
       }
-      if (bad === -1) break
-      const n = invalidSequenceLength(whole, stop)
-      if (this.replaced++ === 0) this.firstReplacedByte = this.decodedBytes + stop
-      if (n !== REPLACEMENT_BYTES) {
-        this.fixAt.push(this.decodedChars)
-        this.fixBy.push(n - REPLACEMENT_BYTES)
+      const b = whole[pos]!
+      if (b < 0x80) {
+        // ASCII in a tight loop, up to the block's end.
+        const stop = Math.min(whole.length, blockStart + REPLACE_BLOCK)
+        const first = pos
+        do { out[o++] = whole[pos++]! } while (pos < stop && whole[pos]! < 0x80)
+        chars += pos - first
+        continue
       }
-      parts.push('\uFFFD')
-      this.decodedChars++
-      pos = stop + n
+      const n = sequenceLength(whole, pos)
+      if (b >= 0xc2 && b <= 0xf4 && n === (b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : 2)) {
+        for (let k = 0; k < n; k++) out[o++] = whole[pos + k]!
+        chars += n === 4 ? 2 : 1
+      } else {
+        if (this.replaced++ === 0) this.firstReplacedByte = this.decodedBytes + pos
+        if (n !== REPLACEMENT.length) {
+          this.fixAt.push(chars)
+          this.fixBy.push(n - REPLACEMENT.length)
+        }
+        out.set(REPLACEMENT, o)
+        o += REPLACEMENT.length
+        chars++
+      }
+      pos += n
     }
-    return parts.join('')
+    if (o > 0) parts.push(out.toString('utf8', 0, o))
+    this.decodedChars = chars
+    return parts.length === 1 ? parts[0]! : parts.join('')
   }
 
   private invalidUtf8 (offset: number): DocsplitError {
