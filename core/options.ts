@@ -93,6 +93,16 @@ export function shown (value: unknown): string {
   return typeof value === 'number' || typeof value === 'boolean' ? ` (got ${String(value)})` : ''
 }
 
+/**
+ * "NAME must be ...", with the value given: after a short description, before a long one (a
+ * list of 47 tokenizers), which a message cut at its end would lose it with.
+ */
+export function mustBe (name: string, schema: TSchema, value: unknown): string {
+  const described = describeSchema(schema)
+  const got = shown(value)
+  return described.length > 160 ? `${name}${got} must be ${described}` : `${name} must be ${described}${got}`
+}
+
 let fullCheck: ((schema: TSchema, value: unknown) => boolean) | undefined
 
 /** Loads TypeBox's full validator if a given option has a schema beyond `checkSimple`. */
@@ -145,7 +155,7 @@ export function resolveOptions (raw: Record<string, unknown> = {}): ResolvedOpti
     if (valid === undefined) throw new DocsplitError('DOCSPLIT_INTERNAL', `option "${name}" is checked by TypeBox: await prepareOptionChecks() first`)
     if (!valid) {
       const code = name === 'max_tokens' || name === 'overlap_tokens' ? 'DOCSPLIT_INVALID_BUDGET' : 'DOCSPLIT_INVALID_OPTION'
-      throw new DocsplitError(code, `${name} must be ${describeSchema(schema)}${shown(value)}`)
+      throw new DocsplitError(code, mustBe(name, schema, value))
     }
     out[name] = value
   }

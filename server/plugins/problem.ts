@@ -10,7 +10,7 @@ import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { TSchema } from 'typebox'
 import { DocsplitError, isDocsplitError, listValues, type ErrorCode } from '../../core/errors.js'
-import { describeSchema, OPTION_ALIASES, shown } from '../../core/options.js'
+import { describeSchema, mustBe, OPTION_ALIASES } from '../../core/options.js'
 import { didYouMean } from '../../core/suggest.js'
 import { toProblem, type ProblemReply } from '../problem.js'
 import { logPath, noteRoutePath, noteSocketAnswer, requestLine } from './access-log.js'
@@ -99,7 +99,7 @@ export function validationError (errors: AjvError[], options: Record<string, TSc
     const meant = didYouMean(given, allowed.map(String))
     if (meant !== '') return new DocsplitError(code, `${name} ${JSON.stringify(given.slice(0, 64))} is not known${meant}; it must be ${describeSchema(schema)}`)
   }
-  return new DocsplitError(code, `${name} must be ${describeSchema(schema)}${shown(given)}`)
+  return new DocsplitError(code, mustBe(name, schema, given))
 }
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const

@@ -56,6 +56,8 @@ t.test('errors', async (t) => {
     await problem(t, await postJson(s.url + TEXT, `{"text": "${SECRET}`), 400, 'DOCSPLIT_INVALID_REQUEST')
     const budget = await problem(t, await postJson(s.url + TEXT, { text: SECRET, max_tokens: 2 }), 400, 'DOCSPLIT_INVALID_BUDGET')
     t.equal(budget.detail, 'max_tokens must be an integer from 8 to 1000000 (got 2)', 'the value given, as the library and the CLI say it')
+    const tokenizer = await problem(t, await postJson(s.url + TEXT, { text: SECRET, tokenizer: 7 }), 400, 'DOCSPLIT_INVALID_OPTION')
+    t.match(tokenizer.detail, /^tokenizer \(got 7\) must be one of "approx", /, 'the value before a long list, which the detail may be cut in')
     await problem(t, await postJson(s.url + TEXT, { text: SECRET, max_tokens: '64' }), 400, 'DOCSPLIT_INVALID_BUDGET')
     const unknown = await problem(t, await postJson(s.url + TEXT, { text: SECRET, maxTokens: 64 }), 400, 'DOCSPLIT_UNKNOWN_OPTION')
     t.match(unknown.detail, /^unknown option "maxTokens" \(did you mean "max_tokens"\?\); accepted: /)
