@@ -67,6 +67,13 @@ const MAX_OPENED_AT_END = 16
 /** UTF-8 bytes of a UTF-16 code unit at most: an element under the budget divided by this is under it in bytes. */
 const MOST_BYTES_PER_UNIT = 3
 
+/**
+ * Elements open at once, at most (libxml2 stops at 256 unless told otherwise). Each chunk's
+ * path holds the open elements: 50 MB of tags never closed made chunks of paths 700,000 deep,
+ * 1.3 GB of memory and a minute before the parse error at the end.
+ */
+const MAX_DEPTH = 1000
+
 /** Characters of a title kept (as markdown's title is a heading, not a page). */
 const MAX_TITLE = 1024
 /** Elements under the root whose `title` child is the document's. */
@@ -157,6 +164,7 @@ export class XmlHandler implements ParserHandler<string> {
     const start = p.startTagPosition - 1
     const depth = this.stack.length
     const parent = this.stack[depth - 1]
+    if (depth >= MAX_DEPTH) this.ctx.fail('DOCSPLIT_LIMIT_EXCEEDED', `XML nested too deep: more than ${MAX_DEPTH} elements open at once at line ${p.line + 1}, column ${p.column + 1}`)
     if (depth === 0) {
       if (this.rootName !== undefined) {
         this.ctx.fail('DOCSPLIT_PARSE_ERROR', `invalid XML at line ${p.line + 1}, column ${p.column + 1}: more than one root element`)
@@ -326,7 +334,7 @@ export class XmlHandler implements ParserHandler<string> {
     for (let opened = 0; current !== undefined && opened < MAX_OPENED_AT_END; opened++) {
       let splits: Open | undefined = current
       while (splits !== undefined && splits.kids?.length === 1) splits = splits.lastKid
-      if (splits === undefined || (splits.kids?.length ?? 0) < 2 || !this.tooLong(current, end, true)) break
+      if (splits === undefined || (splits.kids?.length ?? 0) < 2 || !this.tooLong(current, currentEnd, true)) break
       for (let e: Open = current; ; e = e.lastKid!) {
         this.stack.push(e)
         this.openRecord()

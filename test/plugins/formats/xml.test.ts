@@ -264,9 +264,13 @@ t.test('hostile XML: entities are never expanded, nothing is fetched, never a ha
   for (const size of [1000, 65536]) t.same(await collectEvents(xml, longAttr, {}, size), la, `200 KB attribute and comment, pieces of ${size}`)
   const e = await rejects('<a b="' + 'x'.repeat(4 * 1024 * 1024 + 70_000))
   t.equal(e.code, 'DOCSPLIT_LIMIT_EXCEEDED', 'an attribute value over 4 MiB')
-  const deep = '<a>'.repeat(50_000) + '</a>'.repeat(50_000)
+  const deep = '<a>'.repeat(1000) + '</a>'.repeat(1000)
   const dev = await collectEvents(xml, deep, { max_tokens: 8 }, 65536)
   assertTiles(dev, deep)
+  // Deeper is refused as it opens, not after a long parse: each chunk's path holds the open elements.
+  const tooDeep = await rejects('<root>' + '<item><t>text</t><body>lorem ipsum '.repeat(400_000))
+  t.equal(tooDeep.code, 'DOCSPLIT_LIMIT_EXCEEDED', 'more than 1000 elements open at once')
+  t.match(tooDeep.message, /more than 1000 elements open at once at line 1, column \d+/)
 })
 
 // ---- generated documents ----
