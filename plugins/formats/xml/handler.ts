@@ -48,8 +48,13 @@ interface Open {
   counts?: Map<string, number>
   /** Its children are records (the root, or a record opened because it was too long). */
   opened?: boolean
-  /** Inside a record that may still be opened: where its child elements start, and their labels. */
-  kids?: Array<{ start: number, label: string }>
+  /** Its label among its siblings (`item[3]`), inside a record. */
+  label?: string
+  /**
+   * Inside a record that may still be opened: its child elements (with theirs, once they have
+   * ended), so that a child over the budget can be opened too when this element is.
+   */
+  kids?: Open[]
   /** Its length when it is estimated next: the length doubles between estimates, so each reads it about twice in all. */
   checkAt?: number
   /** Inside a record that may still be opened: its last child element, once that has ended. */
@@ -179,8 +184,8 @@ export class XmlHandler implements ParserHandler<string> {
     if (this.recordDepth !== -1) {
       if (this.recordElement !== undefined) return
       // inside a record that may be opened: remember where each element starts in its parent
-      const label = this.childLabel(parent, name)
-      ;(parent.kids ??= []).push({ start, label })
+      el.label = this.childLabel(parent, name)
+      ;(parent.kids ??= []).push(el)
       // too long: open the record, then its current child, ... while still too long (the
       // element's own length: not the text before it, which is not part of what is opened).
       // Not a record whose only child is the element starting: opened, it would be the same
@@ -264,14 +269,44 @@ export class XmlHandler implements ParserHandler<string> {
     el.opened = true
     // its start tag (and what comes before its first child) is markup, not part of that child
     if (kids.length > 0 && kids[0]!.start > this.recStart) this.emitMarkup(kids[0]!.start)
-    for (let k = 1; k < kids.length; k++) {
-      this.label = kids[k - 1]!.label
-      this.emitRecord(kids[k]!.start)
-    }
+    for (let k = 1; k < kids.length; k++) this.emitChild(kids[k - 1]!, kids[k]!.start, 0)
     this.label = kids[kids.length - 1]?.label ?? this.label
     el.kids = undefined
     this.records += kids.length
     this.recordDepth++
+  }
+
+  /**
+   * A child of an element opened, which ended before it was opened, as the record that runs to
+   * `next`; opened in turn when it is over the budget, down its children of one child to one of
+   * more (as openAtEnd opens the last), at most MAX_OPENED_AT_END levels below the record:
+   * without this a `<section>` of nested sections that ended before its parent was found too
+   * long went whole, over the budget.
+   */
+  private emitChild (child: Open, next: number, levels: number): void {
+    const chain: Open[] = [child]
+    while (chain[chain.length - 1]!.kids?.length === 1) chain.push(chain[chain.length - 1]!.kids![0]!)
+    const splits = chain[chain.length - 1]!
+    if (child.end === undefined || (splits.kids?.length ?? 0) < 2 || levels >= MAX_OPENED_AT_END || !this.tooLong(child, child.end, true)) {
+      this.label = child.label!
+      this.emitRecord(next)
+      return
+    }
+    for (const e of chain) {
+      this.ctx.emit({ type: 'enter', kind: 'element', label: e.label!, start: e.start })
+      this.emitMarkup(e.kids![0]!.start)
+    }
+    const kids = splits.kids!
+    for (let k = 1; k < kids.length; k++) this.emitChild(kids[k - 1]!, kids[k]!.start, levels + 1)
+    const last = kids[kids.length - 1]!
+    this.emitChild(last, last.end!, levels + 1)
+    this.records += kids.length
+    // the end tags (and any text after the last child), then what comes before `next`
+    for (let i = chain.length - 1; i >= 0; i--) {
+      this.emitMarkup(chain[i]!.end!)
+      this.ctx.emit({ type: 'exit', end: this.recStart })
+    }
+    this.emitMarkup(next)
   }
 
   /**
@@ -307,11 +342,24 @@ export class XmlHandler implements ParserHandler<string> {
       this.recordEnd = opening ? this.openAtEnd(el) : this.parser.position
       this.recordDepth = -1
       // opened at its end: its last child is the record, and the end tags after it are markup
-      if (this.recordEnd < this.parser.position) this.endRecord()
+      if (this.recordEnd < this.parser.position) this.endTags()
     } else if (el === this.entered[this.entered.length - 1]) {
       // an element whose children are records ends: so does its last record, before the end tags
-      this.endRecord()
+      this.endTags()
     }
+  }
+
+  /**
+   * An element whose children are records has ended: its last record ends, and the markup after
+   * it up to the element's end tag goes now, inside the element (but the root's), apart from the
+   * spaces before the next record (an item that fits with its `</item>` but not with the indentation after it
+   * was cut before its end tag).
+   */
+  private endTags (): void {
+    this.endRecord()
+    if (this.stack.length === 0) return // the root: what follows is all markup
+    this.emitMarkup(this.parser.position)
+    this.markup = true
   }
 
   /** The current record ends at recordEnd; what follows, up to the next record, is markup. */

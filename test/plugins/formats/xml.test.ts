@@ -64,7 +64,8 @@ t.test('a record over the budget is opened into its children, recursively', asyn
   const ev = await collectEvents(xml, feed, { max_tokens: 8 })
   assertTiles(ev, feed)
   t.same(summary(ev).filter((x) => Array.isArray(x)).map((x) => (x as string[])[0]), [
-    'enter', 'header', 'enter', 'markup', 'title[1]', 'markup', 'enter', 'markup', 't[1]', 'u[1]', 'markup', 'item[2]', 'markup', 'item[3]', 'markup', 'foot[1]', 'markup',
+    // an opened element's end tags are markup inside it, the spaces after them outside
+    'enter', 'header', 'enter', 'markup', 'title[1]', 'markup', 'enter', 'markup', 't[1]', 'u[1]', 'markup', 'markup', 'item[2]', 'markup', 'item[3]', 'markup', 'markup', 'foot[1]', 'markup',
   ])
   // An opened record keeps its label as a record (`item[1]`, beside `item[2]`).
   t.same(ev.filter((e) => e.type === 'enter').map((e) => e.type === 'enter' && e.label), ['rss', 'channel[1]', 'item[1]'])
@@ -138,6 +139,33 @@ t.test('a record found too long at its end is opened down its last children: thr
   t.ok(r.chunks.every((c) => !c.protected), `${r.chunks.map((c) => c.token_count).join(', ')} tokens`)
   t.ok(r.chunks.some((c) => c.path.join('/') === 'rdf:RDF/channel[1]/items[1]/rdf:Seq[1]'), 'split by rdf:li')
 })
+t.test('an element opened: its children over the budget are opened too, its last child measured to its own end, its end tag inside it', async (t) => {
+  // k ended before r was found too long (the elements in it all start near its start): still opened
+  const nested = `<root><r><k><a>x</a><b>${'word '.repeat(400)}</b></k><z>end</z></r></root>`
+  const n = await split(nested, { input_format: 'xml', max_tokens: 64 })
+  t.same(n.chunks.filter((c) => c.protected).map((c) => c.path.join('/')), ['root/r[1]/k[1]/b[1]'], 'only b, text without elements, is over the budget')
+  t.same(invariantProblems(n, nested, { tokenizer: await tokenizerByName('approx').load() }), [])
+  // the last child of a record opened at its end fits with its own end tag: it stays whole,
+  // though with the comment and end tags after it, it would not
+  const words = 'alpha beta gamma delta epsilon zeta eta theta iota kappa '.repeat(3)
+  const execution = `<execution>\n      <id>plain</id>\n      <configuration><include>${words.slice(0, 100)}</include><trim>false</trim></configuration>\n    </execution>`
+  const pom = `<project>\n  <plugin>\n    <artifactId>${words}</artifactId>\n    ${execution}\n    <!-- ${words} ${words} ${words} -->\n  </plugin>\n</project>\n`
+  const p = await split(pom, { input_format: 'xml', max_tokens: 64 })
+  const from = pom.indexOf(execution)
+  t.same(p.chunks.slice(0, -1).map((c) => c.char_end).filter((end) => end > from && end < from + execution.length), [], '<execution> is not cut')
+  // with an exact tokenizer an element that fits it may still be opened (approx decides, and
+  // counts prose higher): its end tag then goes with its children, not with the next item
+  const o200k = await tokenizerByName('o200k_base').load().catch(() => undefined)
+  if (o200k !== undefined) {
+    const prose = 'The council approved the new budget on Tuesday after a long debate about schools, roads and the future of the harbour district. '
+    const item = (i: number): string => `<item>\n      <title>Story ${i}: council approves budget</title>\n      <description>${prose.repeat(3)}</description>\n    </item>`
+    const feed = `<rss>\n  <channel>\n    <title>Feed</title>\n    ${item(1)}\n    ${item(2)}\n  </channel>\n</rss>\n`
+    const max = o200k.count(item(1))
+    const r = await split(feed, { input_format: 'xml', max_tokens: max, tokenizer: 'o200k_base' })
+    t.ok(r.chunks.some((c) => c.text === item(1)), `item 1 (${max} o200k tokens) is one chunk, end tag included`)
+  }
+})
+
 t.test('the document title: an RSS channel\'s, an Atom feed\'s, an XHTML head\'s; not an item\'s', async (t) => {
   const title = async (doc: string): Promise<unknown> => (await split(doc, { input_format: 'xml' })).document.title
   t.equal(await title(feed), 'T & U', 'the channel title, its entity decoded')
@@ -158,7 +186,8 @@ t.test('record_element: elements of that name, at any depth, with their ancestor
     ['item[1]', feed.slice(feed.indexOf('<item id="1"'), feed.indexOf('<item id="2"'))],
     ['item[2]', feed.slice(feed.indexOf('<item id="2"'), feed.indexOf('<item id="3"'))],
     ['item[3]', '<item id="3"/>'],
-    ['markup', feed.slice(feed.indexOf('<item id="3"/>') + '<item id="3"/>'.length)],
+    ['markup', feed.slice(feed.indexOf('<item id="3"/>') + '<item id="3"/>'.length, feed.indexOf('</channel>') + '</channel>'.length)],
+    ['markup', feed.slice(feed.indexOf('</channel>') + '</channel>'.length)],
     'exit', 'exit',
   ])
   const root = await collectEvents(xml, feed, { record_element: 'rss' })
@@ -168,7 +197,7 @@ t.test('record_element: elements of that name, at any depth, with their ancestor
   const doc = '<r><g><e>1<e>inner</e></e><e>2</e></g><h><e>3</e></h></r>'
   const ev2 = await collectEvents(xml, doc, { record_element: 'e' })
   assertTiles(ev2, doc)
-  t.same(summary(ev2), [['enter', 'r'], ['enter', 'g'], ['header', '<r><g>'], ['e[1]', '<e>1<e>inner</e></e>'], ['e[2]', '<e>2</e>'], 'exit', ['enter', 'h'], ['markup', '</g><h>'], ['e[1]', '<e>3</e>'], ['markup', '</h></r>'], 'exit', 'exit'])
+  t.same(summary(ev2), [['enter', 'r'], ['enter', 'g'], ['header', '<r><g>'], ['e[1]', '<e>1<e>inner</e></e>'], ['e[2]', '<e>2</e>'], ['markup', '</g>'], 'exit', ['enter', 'h'], ['markup', '<h>'], ['e[1]', '<e>3</e>'], ['markup', '</h>'], ['markup', '</r>'], 'exit', 'exit'])
 })
 
 t.test('record_element naming no element: DOCSPLIT_INVALID_OPTION with counts, no document text', async (t) => {
@@ -216,7 +245,8 @@ t.test('record_element in a namespaced document: compared as written, with its p
     ['a:entry[2]', doc.slice(doc.indexOf('<a:entry>y'), doc.indexOf('<a:entry>z'))],
     ['enter', 'a:meta'],
     ['a:entry[1]', '<a:entry>z</a:entry>'],
-    ['markup', '</a:meta></a:feed>\n'],
+    ['markup', '</a:meta>'],
+    ['markup', '</a:feed>\n'],
     'exit', 'exit',
   ], 'the prefixed name as written matches')
   // a prefixed document without record_element is unchanged: the children of the root
