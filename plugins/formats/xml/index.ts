@@ -11,7 +11,9 @@ const xml = definePlugin({
   docsplit: '^1',
   description: 'XML (RSS, Atom, SVG, OSM, TEI, ...): the children of the root element, or the elements named by `record_element`, as records.',
   formats: ['xml'],
-  extensions: ['.xml', '.rss', '.atom', '.rdf', '.svg', '.osm', '.osc', '.xhtml', '.tei', '.xsd', '.xsl', '.xslt', '.gpx', '.kml', '.plist'],
+  extensions: ['.xml', '.rss', '.atom', '.rdf', '.svg', '.osm', '.osc', '.xhtml', '.tei', '.xsd', '.xsl', '.xslt', '.gpx', '.kml', '.plist',
+    // .NET and other XML that seldom starts with a declaration: MSBuild, XAML, resources, config, NuGet, WSDL, XLIFF
+    '.csproj', '.vbproj', '.fsproj', '.vcxproj', '.props', '.targets', '.xaml', '.resx', '.config', '.nuspec', '.wsdl', '.xlf', '.xliff'],
   reads: 'text',
   defaultSplitter: 'record',
   options: Type.Object({
@@ -29,8 +31,10 @@ const xml = definePlugin({
   detect (sample: string): number {
     const t = sample.trimStart()
     if (t.startsWith('<?xml')) return 0.95
-    if (/^<(!--|!DOCTYPE|[A-Za-z_][\w.:-]*[\s>/])/.test(t) && t.includes('</')) return 0.5
-    return 0
+    if (!/^<(!--|!DOCTYPE|[A-Za-z_][\w.:-]*[\s>/])/.test(t) || !t.includes('</')) return 0
+    // No declaration (MSBuild, XAML): a root element, not HTML's, that the sample ends by closing.
+    const root = /^(?:<!--(?:(?!-->)[^])*-->\s*)*<([A-Za-z_][\w.:-]*)[\s>/]/.exec(t)?.[1]
+    return root !== undefined && root.toLowerCase() !== 'html' && t.trimEnd().endsWith(`</${root}>`) ? 0.8 : 0.5
   },
   // The handler (and sax under it) loads with the first XML document.
   create: async (ctx) => await (await import('./handler.js')).createXmlHandler(ctx),

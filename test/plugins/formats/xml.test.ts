@@ -39,6 +39,14 @@ t.test('plugin', async (t) => {
   t.ok(xml.options?.properties.record_element !== undefined, 'record_element option')
   t.ok(xml.detect!('<?xml version="1.0"?><a/>') > 0.9)
   t.equal(xml.detect!('# title\n'), 0)
+  // without a declaration (MSBuild, XAML): by the extension, or by a root the sample closes
+  const csproj = '<Project Sdk="Microsoft.NET.Sdk">\n  <PropertyGroup>\n    <TargetFramework>net8.0</TargetFramework>\n  </PropertyGroup>\n</Project>\n'
+  for (const filename of ['app.csproj', 'Directory.Build.props', 'build.targets', 'MainWindow.xaml', 'Strings.resx', 'web.config', undefined]) {
+    t.equal((await split(csproj, filename === undefined ? {} : { filename })).document.input_format, 'xml', filename ?? 'by content')
+  }
+  t.equal(xml.detect!('<!-- c -->\n' + csproj), 0.8, 'after a comment')
+  t.equal(xml.detect!('<html><body><p>x</p></body></html>'), 0.5, 'not HTML')
+  t.equal(xml.detect!(csproj.slice(0, -12)), 0.5, 'not when the root is not closed in the sample')
 })
 
 const feed = '<?xml version="1.0"?>\n<!-- feed -->\n<rss version="2.0"><channel><title>T &amp; U</title>\n' +
