@@ -62,10 +62,23 @@ export class Meter {
 
 /**
  * The estimate parsers decide structure by (ParserContext.estimate): the default tokenizer's
- * count when it is cheap (approx), else UTF-8 bytes / 2; never the request's tokenizer, so
- * events do not depend on it.
+ * count when it is cheap (approx), else UTF-8 bytes / 2; never the request's tokenizer, whose
+ * count would be the cost of a second count of the document (confirmOver asks it only near
+ * the budget).
  */
 export function structureEstimate (defaultTokenizer: Tokenizer | undefined): (text: string) => number {
   if (defaultTokenizer?.cheap === true) return (text) => defaultTokenizer.count(text)
   return (text) => Math.ceil(Buffer.byteLength(text, 'utf8') / 2)
+}
+
+/** Estimates this many times the budget or more are over it by any tokenizer (approx over-counts Korean 2.35x at most). */
+const SURELY_OVER = 3
+
+/**
+ * ParserContext.confirmOver for a split that counts with `tokenizer` (the estimate's own when
+ * `estimating` is true) to `maxTokens`.
+ */
+export function overConfirmer (tokenizer: Tokenizer, estimating: boolean, maxTokens: number): (text: string, estimated: number) => boolean {
+  if (estimating) return () => true
+  return (text, estimated) => estimated >= SURELY_OVER * maxTokens || tokenizer.count(text) > maxTokens
 }

@@ -13,7 +13,7 @@
  */
 import { constants } from 'node:buffer'
 import type { TObject } from 'typebox'
-import { Meter, structureEstimate } from './budget.js'
+import { Meter, overConfirmer, structureEstimate } from './budget.js'
 import { chunkId } from './chunk-id.js'
 import { StreamDecoder, UTF16_HEAD, UTF8, encodingInfo, utf16WithoutBom, type EncodingInfo } from './decode.js'
 import type { BlockEvent, DocEvent, RecordEvent } from './events.js'
@@ -448,6 +448,7 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
       else pushEvent(event)
     },
     estimate: structureEstimate(defaultTokenizer),
+    confirmOver: overConfirmer(tokenizer, tokenizer === defaultTokenizer && tokenizer.cheap === true, maxTokens),
     fail (code: ParserErrorCode, message: string): never {
       // A document the content made look like another format (JSON log lines, then a panic's
       // plain lines) says how to choose the format it is.

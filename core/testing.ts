@@ -10,7 +10,7 @@
 import fc from 'fast-check'
 import type { DocEvent } from './events.js'
 import { DocsplitError, isDocsplitError, parserFailError } from './errors.js'
-import { structureEstimate } from './budget.js'
+import { overConfirmer, structureEstimate } from './budget.js'
 import { DEFAULT_TOKENIZER } from './base-options.js'
 import { EVENT_TYPES, eventFieldProblem, UNKNOWN_EVENT_TYPE } from './event-check.js'
 import { isPromise, silence } from './plugin-values.js'
@@ -67,10 +67,13 @@ export async function parserEvents (plugin: ParserPlugin, input: string | Uint8A
   const out: DocEvent[] = []
   const resolved = { input_format: plugin.formats[0], max_tokens: 512, splitter: plugin.defaultSplitter, tokenizer: DEFAULT_TOKENIZER, overlap_tokens: 0, encoding: 'utf-8', ...options } as ResolvedOptions
   // As the pipeline estimates (the default tokenizer, when the built-ins are registered).
-  const defaultTokenizer = await (async () => { try { return await tokenizerByName(DEFAULT_TOKENIZER).load() } catch { return undefined } })()
+  const load = async (name: string): Promise<Tokenizer | undefined> => { try { return await tokenizerByName(name).load() } catch { return undefined } }
+  const defaultTokenizer = await load(DEFAULT_TOKENIZER)
+  const tokenizer = resolved.tokenizer === DEFAULT_TOKENIZER ? defaultTokenizer : await load(resolved.tokenizer)
   const handler = await plugin.create({
     options: resolved,
     estimate: structureEstimate(defaultTokenizer),
+    confirmOver: tokenizer === undefined ? () => true : overConfirmer(tokenizer, tokenizer === defaultTokenizer && tokenizer.cheap === true, resolved.max_tokens),
     emit: (e) => { out.push(e) },
     fail: (code, message) => { throw parserFailError(plugin.name, code, message) },
   }) as ParserHandler<string | Uint8Array>

@@ -119,9 +119,16 @@ export interface ParserContext<O extends TObject = NoOwnOptions> {
   /**
    * An estimate of the tokens in `text`, for decisions about structure (is this member too long
    * to stay one record?): the default tokenizer's count (approx, which errs high against the real
-   * encodings), whatever tokenizer the request names, so events never depend on it.
+   * encodings), whatever tokenizer the request names.
    */
   estimate (text: string): number
+  /**
+   * Whether `text`, which `estimate` put at `estimated` tokens, over max_tokens, is over it by the
+   * request's tokenizer too: with approx, yes; with an exact one, its count decides while the
+   * estimate is under three times the budget (above, yes). Ask it before opening a record, so
+   * that one that fits the named tokenizer is not opened because approx counts it higher.
+   */
+  confirmOver (text: string, estimated: number): boolean
 }
 
 export interface ParserHandler<Input = string> {

@@ -197,9 +197,10 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
     }
     if (this.estimated <= this.maxTokens) return false
     if (!ended && 4 * length < 5 * this.countedLength) return false
-    this.estimated = this.ctx.estimate(this.slice(this.recStart, end))
+    const text = this.slice(this.recStart, end)
+    this.estimated = this.ctx.estimate(text)
     this.countedLength = length
-    return this.estimated > this.maxTokens
+    return this.estimated > this.maxTokens && this.ctx.confirmOver(text, this.estimated)
   }
 
   private get top (): Frame {

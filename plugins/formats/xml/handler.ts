@@ -397,7 +397,8 @@ export class XmlHandler implements ParserHandler<string> {
 
   /**
    * Whether the element, from its start to `end`, is over the budget by the token estimate (not
-   * its length: forty paragraphs of CJK text are twice the budget in half its characters). No
+   * its length: forty paragraphs of CJK text are twice the budget in half its characters) and
+   * the request's tokenizer (ParserContext.confirmOver). No
    * encoding spends more tokens than bytes, so an element of fewer bytes than the budget is not
    * estimated. Before the element ends (`final` false) it is looked at each time its length doubles.
    */
@@ -407,7 +408,9 @@ export class XmlHandler implements ParserHandler<string> {
     if (!final && length < (el.checkAt ?? 0)) return false
     el.checkAt = length * 2
     const text = this.textOf(el.start, end)
-    return Buffer.byteLength(text, 'utf8') > this.maxTokens && this.ctx.estimate(text) > this.maxTokens
+    if (Buffer.byteLength(text, 'utf8') <= this.maxTokens) return false
+    const estimated = this.ctx.estimate(text)
+    return estimated > this.maxTokens && this.ctx.confirmOver(text, estimated)
   }
 
   /** The document's text from `start` (not before the current record) to `end` (read already). */

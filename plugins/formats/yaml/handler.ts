@@ -272,7 +272,8 @@ export class YamlHandler implements ParserHandler<string> {
   }
 
   /**
-   * Whether the text in [start, end) is over the budget by the context's estimate: on prefixes
+   * Whether the text in [start, end) is over the budget by the context's estimate (and the
+   * request's tokenizer: ParserContext.confirmOver): on prefixes
    * that double (PREFIX_CHARS_PER_TOKEN), within the allowance (else false).
    */
   private over (start: number, end: number): boolean {
@@ -280,7 +281,9 @@ export class YamlHandler implements ParserHandler<string> {
     if (length * MOST_BYTES_PER_UNIT <= this.maxTokens) return false
     for (let prefix = Math.min(length, PREFIX_CHARS_PER_TOKEN * this.maxTokens); ; prefix = Math.min(length, 2 * prefix)) {
       if (!this.spend(prefix)) return false
-      if (this.ctx.estimate(this.src.slice(start, start + prefix)) > this.maxTokens) return true
+      const text = this.src.slice(start, start + prefix)
+      const estimated = this.ctx.estimate(text)
+      if (estimated > this.maxTokens && this.ctx.confirmOver(text, estimated)) return true
       if (prefix === length) return false
     }
   }

@@ -290,6 +290,7 @@ async function estimating (text: string, maxTokens: number): Promise<{ events: D
   const handler = await yaml.create({
     options: { input_format: 'yaml', max_tokens: maxTokens, splitter: 'record', tokenizer: 'approx', overlap_tokens: 0, encoding: 'utf-8' },
     estimate: (s) => { estimated += s.length; return tokenizer.count(s) },
+    confirmOver: () => true,
     emit: (e) => { events.push(e) },
     fail: (code, message) => { throw new DocsplitError(code, message) },
   })
@@ -595,6 +596,7 @@ t.test('generated YAML: exact records, records whole, opened while over the budg
     const handler = await yaml.create({
       options: { input_format: 'yaml', max_tokens: maxTokens, splitter: 'record', tokenizer: 'approx', overlap_tokens: 0, encoding: 'utf-8' },
       estimate: (text) => tokenizer.count(text),
+      confirmOver: () => true,
       emit: (e) => { pieces.push(e) },
       fail: (code, message) => { throw new DocsplitError(code, message) },
     })
