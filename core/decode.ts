@@ -8,6 +8,7 @@
 import { isAscii, isUtf8 } from 'node:buffer'
 import { TextDecoder } from 'node:util'
 import { DocsplitError } from './errors.js'
+import { ReplacementMap } from './replacements.js'
 
 /** WHATWG encodings where every character is one byte, so byte offsets are string offsets. */
 const SINGLE_BYTE = new Set([
@@ -157,13 +158,8 @@ export class StreamDecoder {
   firstReplacedByte = -1
   /** UTF-16 units of text given out so far (with `replace`: where the next U+FFFD is). */
   private decodedChars = 0
-  /**
-   * The U+FFFD that stand for fewer bytes than the three of its own UTF-8: their string
-   * offsets, ascending, and that difference (negative); entries before `fixHead` are done with.
-   */
-  private fixAt: number[] = []
-  private fixBy: number[] = []
-  private fixHead = 0
+  /** The U+FFFD that stand for fewer bytes than the three of their own UTF-8. */
+  private readonly replacements = new ReplacementMap()
 
   /** `replace`: invalid UTF-8 becomes U+FFFD instead of an error (UTF-16 must still be valid). */
   constructor (label: string, private readonly replace = false) {
@@ -174,31 +170,12 @@ export class StreamDecoder {
    * Bytes of `text`, found at string offset `at` of the decoded text, in the input as received:
    * a U+FFFD that replaced invalid bytes counts those bytes.
    */
-  readonly byteLength = (text: string, at: number): number => {
-    let n = this.encoding.byteLength(text)
-    const fixAt = this.fixAt
-    if (fixAt.length === this.fixHead) return n
-    let lo = this.fixHead
-    let hi = fixAt.length
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1
-      if (fixAt[mid]! < at) lo = mid + 1
-      else hi = mid
-    }
-    const end = at + text.length
-    for (let i = lo; i < fixAt.length && fixAt[i]! < end; i++) n += this.fixBy[i]!
-    return n
-  }
+  readonly byteLength = (text: string, at: number): number =>
+    this.encoding.byteLength(text) + this.replacements.sum(at, at + text.length)
 
   /** byteLength is not asked again about text before string offset `before`. */
   forget (before: number): void {
-    const fixAt = this.fixAt
-    while (this.fixHead < fixAt.length && fixAt[this.fixHead]! < before) this.fixHead++
-    if (this.fixHead > 4096 && this.fixHead * 2 > fixAt.length) {
-      this.fixAt = fixAt.slice(this.fixHead)
-      this.fixBy = this.fixBy.slice(this.fixHead)
-      this.fixHead = 0
-    }
+    this.replacements.forget(before)
   }
 
   private start (bytes: Uint8Array): Uint8Array {
@@ -339,10 +316,7 @@ export class StreamDecoder {
         chars += n === 4 ? 2 : 1
       } else {
         if (this.replaced++ === 0) this.firstReplacedByte = this.decodedBytes + pos
-        if (n !== REPLACEMENT.length) {
-          this.fixAt.push(chars)
-          this.fixBy.push(n - REPLACEMENT.length)
-        }
+        if (n !== REPLACEMENT.length) this.replacements.add(chars, n - REPLACEMENT.length)
         out.set(REPLACEMENT, o)
         o += REPLACEMENT.length
         chars++
@@ -359,6 +333,7 @@ export class StreamDecoder {
   }
 
   private invalid (): DocsplitError {
-    return new DocsplitError('DOCSPLIT_PARSE_ERROR', `the input is not valid ${this.encoding.name} (near byte ${this.received})`)
+    const replacing = this.replace ? ' (invalid_bytes replace reads only UTF-8 that way)' : ''
+    return new DocsplitError('DOCSPLIT_PARSE_ERROR', `the input is not valid ${this.encoding.name} (in the bytes from ${this.received})${replacing}`)
   }
 }

@@ -133,6 +133,7 @@ export class Verifier {
     if (this.byteEnd < 0) this.byteEnd = this.decoder.bomBytes
     // Where the chunk starts in the decoded text (UTF-16 units): a U+FFFD counts the bytes it replaced.
     const at = this.unitEnd - head.length
+    this.decoder.forget(at)
     const add = (detail: string): void => {
       this.byteFound++
       if (this.byteViolations.length < SHOWN) this.byteViolations.push({ chunk: chunk.index, rule: 'offsets', detail })
