@@ -45,8 +45,21 @@ t.test('plugin', async (t) => {
     t.equal((await split(csproj, filename === undefined ? {} : { filename })).document.input_format, 'xml', filename ?? 'by content')
   }
   t.equal(xml.detect!('<!-- c -->\n' + csproj), 0.8, 'after a comment')
-  t.equal(xml.detect!('<html><body><p>x</p></body></html>'), 0.5, 'not HTML')
   t.equal(xml.detect!(csproj.slice(0, -12)), 0.5, 'not when the root is not closed in the sample')
+  // nor what only looks like it: no root, HTML, JSX (before, such inputs split as text: keep them so)
+  for (const [name, sample] of [
+    ['log4j XMLLayout (records, no root)', '<log4j:event level="INFO"><log4j:message><![CDATA[started]]></log4j:message></log4j:event>\n<log4j:event level="WARN"><log4j:message>slow</log4j:message></log4j:event>\n'],
+    ['wevtutil export', '<Event><System><EventID>4624</EventID></System></Event><Event><System><EventID>4634</EventID></System></Event>'],
+    ['HTML with void elements', '<section>\n  <p>First line<br>second line</p>\n</section>\n'],
+    ['well-formed HTML', '<html><body><p>x</p></body></html>'],
+    ['a prefixed html root', '<xhtml:html><xhtml:body>x</xhtml:body></xhtml:html>'],
+    ['an HTML fragment', '<div class="note"><p>Hello <b>world</b></p></div>'],
+    ['JSX', '<Layout title="Home"><Header user={user} /></Layout>'],
+    ['a bare ampersand', '<note><to>Tom & Jerry</to></note>'],
+  ] as const) {
+    t.equal(xml.detect!(sample), 0.5, name)
+    t.equal((await split(sample, {})).document.input_format, 'text', `${name}: split as text`)
+  }
 })
 
 const feed = '<?xml version="1.0"?>\n<!-- feed -->\n<rss version="2.0"><channel><title>T &amp; U</title>\n' +
