@@ -63,9 +63,16 @@ interface Open {
   end?: number
 }
 
+/** Whether opening `el` splits it, now or further down its only children: some element there has two children or more. */
+function splitsBelow (el: Open): boolean {
+  let e: Open | undefined = el
+  while (e !== undefined && e.kids?.length === 1) e = e.kids[0]
+  return (e?.kids?.length ?? 0) >= 2
+}
+
 /**
- * Elements of two children or more opened at a record's end: each costs an estimate of its
- * last child, so a deep nest of them is bounded to this many estimates of the record.
+ * Levels opened at a record's end, or below a child of an opened element: each costs an
+ * estimate of the element opened, so a deep nest of them is bounded to this many estimates.
  */
 const MAX_OPENED_AT_END = 16
 
@@ -284,28 +291,21 @@ export class XmlHandler implements ParserHandler<string> {
    * long went whole, over the budget.
    */
   private emitChild (child: Open, next: number, levels: number): void {
-    const chain: Open[] = [child]
-    while (chain[chain.length - 1]!.kids?.length === 1) chain.push(chain[chain.length - 1]!.kids![0]!)
-    const splits = chain[chain.length - 1]!
-    if (child.end === undefined || (splits.kids?.length ?? 0) < 2 || levels >= MAX_OPENED_AT_END || !this.tooLong(child, child.end, true)) {
+    const kids = child.kids
+    if (child.end === undefined || kids === undefined || !splitsBelow(child) || levels >= MAX_OPENED_AT_END || !this.tooLong(child, child.end, true)) {
       this.label = child.label!
       this.emitRecord(next)
       return
     }
-    for (const e of chain) {
-      this.ctx.emit({ type: 'enter', kind: 'element', label: e.label!, start: e.start })
-      this.emitMarkup(e.kids![0]!.start)
-    }
-    const kids = splits.kids!
+    this.ctx.emit({ type: 'enter', kind: 'element', label: child.label!, start: child.start })
+    this.emitMarkup(kids[0]!.start)
     for (let k = 1; k < kids.length; k++) this.emitChild(kids[k - 1]!, kids[k]!.start, levels + 1)
     const last = kids[kids.length - 1]!
     this.emitChild(last, last.end!, levels + 1)
     this.records += kids.length
-    // the end tags (and any text after the last child), then what comes before `next`
-    for (let i = chain.length - 1; i >= 0; i--) {
-      this.emitMarkup(chain[i]!.end!)
-      this.ctx.emit({ type: 'exit', end: this.recStart })
-    }
+    // its end tag (and any text after its last child), then what comes before `next`
+    this.emitMarkup(child.end)
+    this.ctx.emit({ type: 'exit', end: this.recStart })
     this.emitMarkup(next)
   }
 
@@ -342,10 +342,10 @@ export class XmlHandler implements ParserHandler<string> {
       this.recordEnd = opening ? this.openAtEnd(el) : this.parser.position
       this.recordDepth = -1
       // opened at its end: its last child is the record, and the end tags after it are markup
-      if (this.recordEnd < this.parser.position) this.endTags()
-    } else if (el === this.entered[this.entered.length - 1]) {
+      if (this.recordEnd < this.parser.position) this.endTags(el)
+    } else if (this.entered.includes(el)) {
       // an element whose children are records ends: so does its last record, before the end tags
-      this.endTags()
+      this.endTags(el)
     }
   }
 
@@ -355,10 +355,16 @@ export class XmlHandler implements ParserHandler<string> {
    * spaces before the next record (an item that fits with its `</item>` but not with the indentation after it
    * was cut before its end tag).
    */
-  private endTags (): void {
+  private endTags (el: Open): void {
     this.endRecord()
     if (this.stack.length === 0) return // the root: what follows is all markup
-    this.emitMarkup(this.parser.position)
+    // the elements opened inside it at its end have ended too, each at its end tag
+    const at = this.entered.lastIndexOf(el)
+    while (this.entered.length > at) {
+      const inner = this.entered.pop()!
+      this.emitMarkup(inner === el ? this.parser.position : inner.end ?? this.recStart)
+      this.ctx.emit({ type: 'exit', end: this.recStart })
+    }
     this.markup = true
   }
 
@@ -379,16 +385,13 @@ export class XmlHandler implements ParserHandler<string> {
     let current: Open | undefined = record
     /** Where the record current at the end ends: the record, or the last child opened into. */
     let currentEnd = end
+    // A level at a time, so that an only child that fits is the record (its parent was over
+    // for the text or tags around it).
     for (let opened = 0; current !== undefined && opened < MAX_OPENED_AT_END; opened++) {
-      let splits: Open | undefined = current
-      while (splits !== undefined && splits.kids?.length === 1) splits = splits.lastKid
-      if (splits === undefined || (splits.kids?.length ?? 0) < 2 || !this.tooLong(current, currentEnd, true)) break
-      for (let e: Open = current; ; e = e.lastKid!) {
-        this.stack.push(e)
-        this.openRecord()
-        if (e === splits) break
-      }
-      current = splits.lastKid
+      if (!splitsBelow(current) || !this.tooLong(current, currentEnd, true)) break
+      this.stack.push(current)
+      this.openRecord()
+      current = current.lastKid
       currentEnd = current?.end ?? currentEnd
     }
     if (this.stack.length > depth) this.stack.length = depth

@@ -187,6 +187,51 @@ t.test('an element opened: its children over the budget are opened too, its last
   }
 })
 
+/** An element of words and child elements. */
+interface Tree { name: string, words: string | undefined, kids: Tree[], indent: boolean }
+const treeWords = fc.array(fc.constantFrom('lorem', 'ipsum', 'council', 'budget', 'é', '中文', '&amp;'), { minLength: 1, maxLength: 60 }).map((w) => w.join(' '))
+const tree = fc.letrec<{ el: Tree }>((tie) => ({
+  el: fc.record({
+    name: fc.constantFrom('a', 'sec', 'item', 'p'),
+    words: fc.option(treeWords, { nil: undefined }),
+    kids: fc.oneof({ depthSize: 'small', withCrossShrink: true }, fc.constant([]), fc.array(tie('el'), { minLength: 1, maxLength: 3 })),
+    indent: fc.boolean(),
+  }),
+})).el
+/** Opening it splits it: it, or an element down its only children, has two children or more. */
+const splitsTree = (el: Tree): boolean => el.kids.length >= 2 || (el.kids.length === 1 && splitsTree(el.kids[0]!))
+/** The element's text, and the span of every element in it (`at`: where it starts in the document). */
+function render (el: Tree, at: number, spans: Array<{ start: number, end: number, splits: boolean }>): string {
+  let text = `<${el.name}>${el.words ?? ''}`
+  for (const k of el.kids) text += (el.indent ? '\n  ' : '') + render(k, at + text.length + (el.indent ? 3 : 0), spans)
+  text += `</${el.name}>`
+  spans.push({ start: at, end: at + text.length, splits: splitsTree(el) })
+  return text
+}
+
+t.test('generated nested XML: no boundary inside an element that fits, no protected chunk that could be split', async (t) => {
+  const approx = await tokenizerByName('approx').load()
+  await fc.assert(fc.asyncProperty(fc.array(tree, { minLength: 1, maxLength: 5 }), fc.constantFrom(20, 40, 80, 150), async (children, max) => {
+    let doc = '<root>'
+    const spans: Array<{ start: number, end: number, splits: boolean }> = []
+    for (const c of children) doc += render(c, doc.length, spans)
+    doc += '</root>\n'
+    const r = await split(doc, { input_format: 'xml', max_tokens: max })
+    const ends = r.chunks.slice(0, -1).map((c) => c.char_end) // BMP only: code points are UTF-16 units
+    for (const s of spans) {
+      if (approx.count(doc.slice(s.start, s.end)) > max) continue
+      const inside = ends.find((e) => e > s.start && e < s.end)
+      if (inside !== undefined) throw new Error(`a chunk ends at ${inside}, inside ${doc.slice(s.start, s.end).slice(0, 40)}… (${s.start}..${s.end}), which fits ${max}`)
+    }
+    for (const c of r.chunks.filter((c) => c.protected)) {
+      const whole = spans.filter((s) => s.start >= c.char_start && s.end <= c.char_end && s.splits)
+      if (whole.some((s) => !whole.some((o) => o !== s && o.start <= s.start && o.end >= s.end))) throw new Error(`protected chunk ${c.index} (${c.token_count} tokens) holds an element that opens into two or more`)
+    }
+    return true
+  }), { numRuns: 300 })
+  t.pass('300 generated documents')
+})
+
 t.test('the document title: an RSS channel\'s, an Atom feed\'s, an XHTML head\'s; not an item\'s', async (t) => {
   const title = async (doc: string): Promise<unknown> => (await split(doc, { input_format: 'xml' })).document.title
   t.equal(await title(feed), 'T & U', 'the channel title, its entity decoded')
@@ -208,8 +253,9 @@ t.test('record_element: elements of that name, at any depth, with their ancestor
     ['item[2]', feed.slice(feed.indexOf('<item id="2"'), feed.indexOf('<item id="3"'))],
     ['item[3]', '<item id="3"/>'],
     ['markup', feed.slice(feed.indexOf('<item id="3"/>') + '<item id="3"/>'.length, feed.indexOf('</channel>') + '</channel>'.length)],
+    'exit',
     ['markup', feed.slice(feed.indexOf('</channel>') + '</channel>'.length)],
-    'exit', 'exit',
+    'exit',
   ])
   const root = await collectEvents(xml, feed, { record_element: 'rss' })
   // the line break after it is markup: a record near the budget is not pushed over by spaces
@@ -218,7 +264,7 @@ t.test('record_element: elements of that name, at any depth, with their ancestor
   const doc = '<r><g><e>1<e>inner</e></e><e>2</e></g><h><e>3</e></h></r>'
   const ev2 = await collectEvents(xml, doc, { record_element: 'e' })
   assertTiles(ev2, doc)
-  t.same(summary(ev2), [['enter', 'r'], ['enter', 'g'], ['header', '<r><g>'], ['e[1]', '<e>1<e>inner</e></e>'], ['e[2]', '<e>2</e>'], ['markup', '</g>'], 'exit', ['enter', 'h'], ['markup', '<h>'], ['e[1]', '<e>3</e>'], ['markup', '</h>'], ['markup', '</r>'], 'exit', 'exit'])
+  t.same(summary(ev2), [['enter', 'r'], ['enter', 'g'], ['header', '<r><g>'], ['e[1]', '<e>1<e>inner</e></e>'], ['e[2]', '<e>2</e>'], ['markup', '</g>'], 'exit', ['enter', 'h'], ['markup', '<h>'], ['e[1]', '<e>3</e>'], ['markup', '</h>'], 'exit', ['markup', '</r>'], 'exit'])
 })
 
 t.test('record_element naming no element: DOCSPLIT_INVALID_OPTION with counts, no document text', async (t) => {
@@ -267,8 +313,9 @@ t.test('record_element in a namespaced document: compared as written, with its p
     ['enter', 'a:meta'],
     ['a:entry[1]', '<a:entry>z</a:entry>'],
     ['markup', '</a:meta>'],
+    'exit',
     ['markup', '</a:feed>\n'],
-    'exit', 'exit',
+    'exit',
   ], 'the prefixed name as written matches')
   // a prefixed document without record_element is unchanged: the children of the root
   t.same(records(await collectEvents(xml, doc)).map(labelOf), ['header', 'a:entry[1]', 'a:entry[2]', 'a:meta[1]'])
