@@ -768,7 +768,7 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
         title,
         front_matter: frontMatter,
         encoding: parser.reads === 'bytes' ? 'binary' : encoding.name,
-        ...(options.invalid_bytes === 'replace' && parser.reads === 'text' ? { replaced: { sequences: decoder?.replaced ?? 0, first_byte: decoder !== undefined && decoder.replaced > 0 ? decoder.firstReplacedByte : null } } : {}),
+        ...(options.invalid_bytes === 'replace' && parser.reads === 'text' && encoding === UTF8 ? { replaced: { sequences: decoder?.replaced ?? 0, first_byte: decoder !== undefined && decoder.replaced > 0 ? decoder.firstReplacedByte : null } } : {}),
         info,
       },
       metadata,

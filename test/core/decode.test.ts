@@ -195,6 +195,7 @@ t.test('invalid_bytes replace: a stray byte in a log no longer stops the split',
   t.equal(r.metadata.options.invalid_bytes, 'replace')
   t.equal((await split(bytes('clean'), { input_format: 'text', invalid_bytes: 'replace' })).document.replaced?.sequences, 0, 'reported as 0 when nothing was replaced')
   t.equal((await split(bytes('clean'), { input_format: 'text' })).document.replaced, undefined, 'left out by default')
+  t.equal((await split(bytes('caf', [0xe9]), { input_format: 'text', encoding: 'latin1', invalid_bytes: 'replace' })).document.replaced, undefined, 'and for another encoding, where it does not apply')
   await t.rejects(split(bytes('x'), { input_format: 'text', invalid_bytes: 'ignore' }), { code: 'DOCSPLIT_INVALID_OPTION', message: /error.*replace/ })
 })
 
