@@ -286,7 +286,7 @@ t.test('header and header_row, csv\'s options, are xlsx\'s too: listed in metada
   t.notOk('delimiter' in given.metadata.options, 'csv\'s other options are still not xlsx\'s')
   await t.rejects(split(bytes, { input_format: 'xlsx', header_row: 0 }), { code: 'DOCSPLIT_INVALID_OPTION', message: /header_row must be an integer from 1 to 1048576/ })
   const csv = await split('k,v\na,b\n', { input_format: 'csv', header_row: 1, sheets: ['S'] })
-  t.same(Object.keys(csv.metadata.options), ['input_format', 'max_tokens', 'splitter', 'tokenizer', 'overlap_tokens', 'encoding', 'header', 'header_row'], 'csv unchanged: xlsx\'s sheets not listed')
+  t.same(Object.keys(csv.metadata.options), ['input_format', 'max_tokens', 'splitter', 'tokenizer', 'overlap_tokens', 'encoding', 'invalid_bytes', 'header', 'header_row'], 'csv unchanged: xlsx\'s sheets not listed')
 })
 
 t.test('hidden sheets are read and marked; hidden_sheets: false leaves them out, but for one named in `sheets`', async (t) => {
