@@ -88,6 +88,7 @@ export function hostileCases (): HostileCase[] {
     { name: 'XML external entity (file)', input: '<?xml version="1.0"?>\n<!DOCTYPE r [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>\n<r><a>&xxe;</a><a>x</a></r>\n', filename: 'xxe.xml', codes: ['DOCSPLIT_PARSE_ERROR', 'DOCSPLIT_LIMIT_EXCEEDED'], splitOk: true, text: true, forbid: /root:/ },
     // The http entity points at a loopback listener the suites watch: it must never be connected.
     { name: 'XML external entity (http)', input: '<?xml version="1.0"?>\n<!DOCTYPE r [<!ENTITY xxe SYSTEM "http://127.0.0.1:@PORT@/xxe">]>\n<r><a>&xxe;</a><a>x</a></r>\n', filename: 'xxe-http.xml', codes: ['DOCSPLIT_PARSE_ERROR', 'DOCSPLIT_LIMIT_EXCEEDED'], splitOk: true, text: true, forbid: /XXE-PAYLOAD/ },
+    { name: 'XML 100,000 elements never closed', input: '<root>' + '<item><t>text</t><body>lorem '.repeat(100_000), filename: 'open.xml', codes: ['DOCSPLIT_LIMIT_EXCEEDED'], splitOk: false, text: true },
     { name: 'YAML billion laughs', input: yamlBillionLaughs(), filename: 'lol.yaml', codes: ['DOCSPLIT_PARSE_ERROR', 'DOCSPLIT_LIMIT_EXCEEDED'], splitOk: true, text: true, forbid: /(lol.{0,4}){2000}/s },
     { name: 'YAML 20,000 nested block sequences', input: '- '.repeat(20_000) + 'x\n', filename: 'deep.yaml', codes: ['DOCSPLIT_LIMIT_EXCEEDED'], splitOk: false, text: true },
     { name: 'markdown front matter 20,000 deep', input: '---\n' + '- '.repeat(20_000) + 'x\n---\n# Title\n', filename: 'front.md', codes: [], splitOk: true, text: true },

@@ -119,24 +119,24 @@ t.test('memory: a split past the worker memory limit is a 422 and the worker is 
 })
 
 t.test('a JSON answer past an eighth of the worker memory is a 422 asking for NDJSON, which still streams it', async (t) => {
-  // 128 MB of worker heap: JSON answers up to 16 MB. Nested XML at max_tokens 8 makes a chunk
-  // of about 650 characters of JSON (its path) per 8 of input: 40,000 levels, some 26 MB.
+  // 128 MB of worker heap: JSON answers up to 16 MB. A log line of 6 tokens at max_tokens 8 is
+  // a chunk of about 330 characters of JSON per 24 of input: 60,000 lines (1.4 MB), some 20 MB.
   const s = await serve({ maxConcurrentSplits: 1, workerMaxMemoryMb: 128 })
   t.teardown(s.close)
-  const deep = '<r>' + '<a>x'.repeat(40_000) + '</a>'.repeat(40_000) + '</r>'
-  const json = await postJson(s.url + TEXT, { text: deep, input_format: 'xml', max_tokens: 8 })
+  const lines = Array.from({ length: 60_000 }, (_, i) => `l${i} alpha beta gamma`).join('\n') + '\n'
+  const json = await postJson(s.url + TEXT, { text: lines, input_format: 'log', max_tokens: 8 })
   t.equal(json.status, 422)
   const body = await json.json() as ProblemJson
   t.equal(body.code, 'DOCSPLIT_LIMIT_EXCEEDED')
   t.match(body.detail, /the JSON answer would be larger than 16 MB .*ask for NDJSON/)
-  const streamed = await fetch(s.url + TEXT, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/x-ndjson' }, body: JSON.stringify({ text: deep, input_format: 'xml', max_tokens: 8 }) })
+  const streamed = await fetch(s.url + TEXT, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/x-ndjson' }, body: JSON.stringify({ text: lines, input_format: 'log', max_tokens: 8 }) })
   t.equal(streamed.status, 200)
-  const lines = (await streamed.text()).trimEnd().split('\n')
-  t.equal((JSON.parse(lines.at(-1)!) as { chunk_count: number }).chunk_count, lines.length - 2, 'every chunk, streamed')
+  const answer = (await streamed.text()).trimEnd().split('\n')
+  t.equal((JSON.parse(answer.at(-1)!) as { chunk_count: number }).chunk_count, answer.length - 2, 'every chunk, streamed')
   // Under the cap, the answer is the library's, byte for byte.
   const small = '<r>' + '<a>x'.repeat(500) + '</a>'.repeat(500) + '</r>'
-  const answer = await postJson(s.url + TEXT, { text: small, input_format: 'xml', max_tokens: 8 })
-  t.equal(await answer.text(), JSON.stringify(await split(small, { input_format: 'xml', max_tokens: 8 })))
+  const whole = await postJson(s.url + TEXT, { text: small, input_format: 'xml', max_tokens: 8 })
+  t.equal(await whole.text(), JSON.stringify(await split(small, { input_format: 'xml', max_tokens: 8 })))
 })
 
 t.test('queue bound: past it 503 with Retry-After; health answers while both workers are busy', async (t) => {
