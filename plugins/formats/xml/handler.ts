@@ -61,6 +61,8 @@ interface Open {
   lastKid?: Open
   /** Where it ended (just after its end tag), once it has, inside a record. */
   end?: number
+  /** Opened: the `context` of the records in it (see leadOf). */
+  context?: string
 }
 
 /** Whether opening `el` splits it, now or further down its only children: some element there has two children or more. */
@@ -85,6 +87,9 @@ const MOST_BYTES_PER_UNIT = 3
  * 1.3 GB of memory and a minute before the parse error at the end.
  */
 const MAX_DEPTH = 1000
+
+/** Characters of a first child that is an opened element's `context` (a title), at most. */
+const MAX_CONTEXT = 256
 
 /** Characters of a title kept (as markdown's title is a heading, not a page). */
 const MAX_TITLE = 1024
@@ -121,6 +126,8 @@ export class XmlHandler implements ParserHandler<string> {
   private readonly stack: Open[] = []
   /** Ancestor elements entered (enter emitted) for the current record. */
   private readonly entered: Open[] = []
+  /** Children of opened elements opened in turn (emitChild), outermost first: inside `entered`. */
+  private readonly inner: Open[] = []
   /** Text from `bufStart`, plus pieces not yet joined to it. */
   private buf = ''
   private readonly pending: string[] = []
@@ -274,6 +281,7 @@ export class XmlHandler implements ParserHandler<string> {
     this.ctx.emit({ type: 'enter', kind: 'element', label: this.label, start: el.start })
     this.entered.push(el)
     el.opened = true
+    el.context = this.leadOf(el)
     // its start tag (and what comes before its first child) is markup, not part of that child
     if (kids.length > 0 && kids[0]!.start > this.recStart) this.emitMarkup(kids[0]!.start)
     for (let k = 1; k < kids.length; k++) this.emitChild(kids[k - 1]!, kids[k]!.start, 0)
@@ -298,6 +306,8 @@ export class XmlHandler implements ParserHandler<string> {
       return
     }
     this.ctx.emit({ type: 'enter', kind: 'element', label: child.label!, start: child.start })
+    child.context = this.leadOf(child)
+    this.inner.push(child)
     this.emitMarkup(kids[0]!.start)
     for (let k = 1; k < kids.length; k++) this.emitChild(kids[k - 1]!, kids[k]!.start, levels + 1)
     const last = kids[kids.length - 1]!
@@ -305,8 +315,29 @@ export class XmlHandler implements ParserHandler<string> {
     this.records += kids.length
     // its end tag (and any text after its last child), then what comes before `next`
     this.emitMarkup(child.end)
+    this.inner.pop()
     this.ctx.emit({ type: 'exit', end: this.recStart })
     this.emitMarkup(next)
+  }
+
+  /**
+   * What the records of an opened element are read with: its first child, when that has ended
+   * and is a short leaf (RSS's, Atom's, DocBook's `<title>`, TEI's `<head>`, a pom's `<groupId>`),
+   * as the source has it. A chunk of an item's description then names the item.
+   */
+  private leadOf (el: Open): string | undefined {
+    const first = el.kids?.[0]
+    if (first?.end === undefined || (first.kids?.length ?? 0) > 0 || first.end - first.start > MAX_CONTEXT) return undefined
+    return this.textOf(first.start, first.end)
+  }
+
+  /** The leads of the opened elements around the current record, outermost first, one a line. */
+  private recordContext (): string | undefined {
+    let context: string | undefined
+    for (const list of [this.entered, this.inner]) {
+      for (const e of list) if (e.context !== undefined) context = context === undefined ? e.context : `${context}\n${e.context}`
+    }
+    return context
   }
 
   /**
@@ -468,7 +499,8 @@ export class XmlHandler implements ParserHandler<string> {
     // block per record costs time.
     let last = text.length
     if (MOST_BYTES_PER_UNIT * last > this.maxTokens) while (last > 1 && isSpace(text.charCodeAt(last - 1))) last--
-    this.ctx.emit({ type: 'record', start, end: start + last, text: last === text.length ? text : text.slice(0, last), label: this.label })
+    const context = this.recordContext()
+    this.ctx.emit({ type: 'record', start, end: start + last, text: last === text.length ? text : text.slice(0, last), label: this.label, ...(context !== undefined ? { context } : {}) })
     this.recStart = start + last
     if (last < text.length) this.emitMarkup(end)
   }

@@ -232,6 +232,20 @@ t.test('generated nested XML: no boundary inside an element that fits, no protec
   t.pass('300 generated documents')
 })
 
+t.test('an opened element\'s first child, a short leaf such as its title, is the context of its records', async (t) => {
+  const prose = 'The council approved the new budget on Tuesday after a long debate about schools. '
+  const item = (i: number, n: number): string => `<item>\n      <title>Story ${i}</title>\n      <description>${prose.repeat(n)}</description>\n    </item>`
+  const feed = `<rss>\n  <channel>\n    <title>Feed</title>\n    ${item(1, 12)}\n    ${item(2, 2)}\n  </channel>\n</rss>\n`
+  const r = await split(feed, { input_format: 'xml', max_tokens: 64 })
+  const description = r.chunks.find((c) => c.path.join('/') === 'rss/channel[1]/item[1]/description[1]')!
+  t.equal(description.context, '<title>Feed</title>\n<title>Story 1</title>', 'the feed\'s title, then the item\'s')
+  t.equal(r.chunks.find((c) => c.text.includes('Story 2'))!.context?.endsWith('<title>Story 2</title>'), true)
+  t.equal(r.chunks[0]!.context, undefined, 'the header record: none')
+  // not a first child with elements of its own, or a long one
+  const book = `<book><chapter><section><para>${prose.repeat(3)}</para><para>${prose.repeat(3)}</para></section><title>T</title><para>${prose.repeat(3)}</para></chapter></book>`
+  t.same((await split(book, { input_format: 'xml', max_tokens: 64 })).chunks.map((c) => c.context).filter((c) => c !== undefined), [])
+})
+
 t.test('the document title: an RSS channel\'s, an Atom feed\'s, an XHTML head\'s; not an item\'s', async (t) => {
   const title = async (doc: string): Promise<unknown> => (await split(doc, { input_format: 'xml' })).document.title
   t.equal(await title(feed), 'T & U', 'the channel title, its entity decoded')
