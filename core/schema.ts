@@ -30,7 +30,7 @@ export const Chunk = Type.Object({
   protected: Type.Boolean({ description: 'True only for a single record over budget (the `record` splitter): emitted whole, never cut.' }),
   record_start: Type.Optional(Type.Integer({ minimum: 0, description: 'Index (from 0) of the first record in the chunk. Under the `record` splitter, on every chunk that holds a record (a file of comments or blank lines only has none); `sibling` leaves it out.' })),
   record_count: Type.Optional(Type.Integer({ minimum: 0, description: 'Number of records in the chunk. Under the `record` splitter, on every chunk that holds a record (a file of comments or blank lines only has none); `sibling` leaves it out.' })),
-  context: Type.Optional(Type.String({ description: 'What the chunk needs to be read alone: the CSV header row of its records, the header of the markdown table whose rows it starts with, or the first child (a `<title>`) of each XML element opened around its records, one a line. Not part of `text` or `token_count`.' })),
+  context: Type.Optional(Type.String({ description: 'What the chunk needs to be read alone: the CSV header row of its records, the header of the markdown table whose rows it starts with, the first child (a `<title>`) of each XML element opened around its records, or the first lines of each YAML mapping opened around them (a Kubernetes document\'s `apiVersion`, `kind`, `metadata`), one a line. Not part of `text` or `token_count`.' })),
 }, { $id: 'Chunk', additionalProperties: true, description: 'One chunk (docsplit.chunk.v1). A parser may add fields of its own (declared as its `chunkFields`).' })
 
 export const ReferenceDefinition = Type.Object({

@@ -48,6 +48,9 @@ const PREFIX_CHARS_PER_TOKEN = 8
  */
 const ESTIMATED_PER_CHARACTER = 16
 
+/** Characters of an opened record's first items that lead its records, at most (see pushLead). */
+const MAX_LEAD = 256
+
 /** The yaml library loads with the first YAML document, not with docsplit (70 modules). */
 let lib: typeof import('yaml') | undefined
 /**
@@ -96,6 +99,8 @@ interface Frame {
   end: number
   /** Known to be over the budget (a single item spanning all of it is too). */
   over: boolean
+  /** Its lead (see leadOf) is in `leads` while its records are emitted. */
+  lead: boolean
 }
 
 /** The block collection a value is, or undefined: scalars and flow collections are never opened. */
@@ -185,6 +190,8 @@ export class YamlHandler implements ParserHandler<string> {
   private readonly maxTokens: number
   /** Characters that may still be estimated (see ESTIMATED_PER_CHARACTER); -1 once spent. */
   private allowance = 0
+  /** The leads of the records opened around the records being emitted, outermost first. */
+  private readonly leads: string[] = []
 
   constructor (private readonly ctx: ParserContext) {
     this.maxTokens = typeof ctx.options.max_tokens === 'number' ? ctx.options.max_tokens : 512
@@ -300,12 +307,13 @@ export class YamlHandler implements ParserHandler<string> {
    * whose value opens: enter, its items' records, exit, and so on down. An explicit stack, not
    * recursion: nesting goes to MAX_DEPTH levels. `over`: [start, end) is known over the budget.
    */
-  private emitSpans (spans: Span[], start: number, end: number, over: boolean): void {
-    const stack: Frame[] = [{ spans, next: 0, start, end, over }]
+  private emitSpans (spans: Span[], start: number, end: number, over: boolean, lead: boolean): void {
+    const stack: Frame[] = [{ spans, next: 0, start, end, over, lead: this.pushLead(spans, end, lead) }]
     while (stack.length > 0) {
       const f = stack[stack.length - 1]!
       if (f.next === f.spans.length) {
         stack.pop()
+        if (f.lead) this.leads.pop()
         if (stack.length > 0) this.ctx.emit({ type: 'exit', end: f.end })
         continue
       }
@@ -325,11 +333,42 @@ export class YamlHandler implements ParserHandler<string> {
           this.ctx.emit({ type: 'block', kind: 'key', start: s.start, end: own, text: this.text.slice(s.start, own) })
           kids[0]!.start = own
         }
-        stack.push({ spans: kids, next: 0, start: s.start, end: e, over: true })
+        stack.push({ spans: kids, next: 0, start: s.start, end: e, over: true, lead: this.pushLead(kids, e, body.type === 'block-map') })
       } else {
         this.emitRecord(s.start, e, s.label)
       }
     }
+  }
+
+  /**
+   * An opened mapping's lead: its first pairs while they come to at most MAX_LEAD characters and
+   * leave one pair or more after them (a Kubernetes document's `apiVersion`, `kind` and a short
+   * `metadata`; a step's `name:`), as the source has them; the `context` of its records, with
+   * the leads of the mappings opened around it. Not a sequence's first items, nor the pairs of a
+   * file's single document (its first settings). Pushed on `leads` when there is one.
+   */
+  private pushLead (spans: Span[], end: number, wanted: boolean): boolean {
+    if (!wanted || spans.length < 2) return false
+    const from = spans[0]!.start
+    let i = 1
+    while (i < spans.length && spans[i]!.start - from <= MAX_LEAD) i++
+    let lead = this.text.slice(from, spans[i - 1]!.start).trimEnd()
+    // The first pair that did not fit, when it is a mapping with a `name` (Kubernetes' `metadata`):
+    // its key line and that name.
+    const over = spans[i - 1]!
+    const overEnd = i < spans.length ? spans[i]!.start : end
+    if (over.body?.type === 'block-map' && i - 1 > 0) {
+      const own = this.firstItemStart(over.body, over.start, overEnd)
+      const pairs = this.spans(over.body, own, overEnd)
+      const k = pairs.findIndex((p) => p.label === 'name' && p.body === undefined)
+      if (own > over.start && k !== -1) {
+        const name = this.text.slice(pairs[k]!.start, k + 1 < pairs.length ? pairs[k + 1]!.start : overEnd).trimEnd()
+        if (name.length <= MAX_LEAD) lead = `${lead}\n${this.text.slice(over.start, own).trimEnd()}\n${name.replace(/^\n+/, '')}`
+      }
+    }
+    if (lead === '') return false
+    this.leads.push(lead)
+    return true
   }
 
   /**
@@ -370,7 +409,8 @@ export class YamlHandler implements ParserHandler<string> {
    */
   private emitRecord (start: number, end: number, label: string): void {
     const last = this.contentEnd(start, end)
-    this.ctx.emit({ type: 'record', start, end: last, text: this.text.slice(start, last), label })
+    const context = this.leads.length === 0 ? undefined : this.leads.join('\n')
+    this.ctx.emit({ type: 'record', start, end: last, text: this.text.slice(start, last), label, ...(context !== undefined ? { context } : {}) })
     if (last < end) this.ctx.emit({ type: 'block', kind: 'whitespace', start: last, end, text: this.text.slice(last, end) })
   }
 
@@ -428,7 +468,8 @@ export class YamlHandler implements ParserHandler<string> {
         return
       }
       emit({ type: 'enter', kind: 'document', label, start })
-      this.emitSpans(spans, start, end, over)
+      // a stream's document opened: its first lines (`kind`, `metadata.name`) lead its records
+      this.emitSpans(spans, start, end, over, !single && body!.type === 'block-map')
       emit({ type: 'exit', end })
     }
     try {

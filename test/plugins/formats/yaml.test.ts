@@ -670,6 +670,24 @@ async function e2e (text: string, maxTokens: number): Promise<string[]> {
   return invariantProblems(r, text, { tokenizer, recordBoundaries: recordBoundaries(events) })
 }
 
+t.test('an opened mapping\'s first pairs are the context of its records: a Kubernetes document names itself', async (t) => {
+  const env = Array.from({ length: 40 }, (_, i) => `            - name: SETTING_${i}\n              value: "value number ${i} of the payments service"`).join('\n')
+  const deployment = `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  labels:\n    app.kubernetes.io/name: payments\n    app.kubernetes.io/part-of: shop\n    app.kubernetes.io/managed-by: helm\n    team: checkout-and-payments\n  name: payments-api\n  namespace: prod\nspec:\n  replicas: 3\n  template:\n    spec:\n      containers:\n        - name: api\n          image: shop/payments:1.2.3\n          env:\n${env}\n`
+  const stream = `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: prod\n---\n${deployment}`
+  const r = await split(stream, { input_format: 'yaml', max_tokens: 128 })
+  const inSpec = r.chunks.filter((c) => c.path.includes('spec'))
+  t.ok(inSpec.length > 1, 'the deployment is opened')
+  for (const c of inSpec) t.ok(c.context?.startsWith('---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n') === true && c.context.includes('\n  name: payments-api'), `${c.path.join('/')}: ${JSON.stringify(c.context?.slice(0, 90))}`)
+  // metadata too long for the lead: its key line and its name still are
+  const labels = Array.from({ length: 12 }, (_, i) => `    example.com/label-${i}: a-label-value-${i}`).join('\n')
+  const long = stream.replace('  labels:\n', `  labels:\n${labels}\n`)
+  const opened = (await split(long, { input_format: 'yaml', max_tokens: 128 })).chunks.filter((c) => c.path.includes('spec'))
+  t.ok(opened.length > 1 && opened.every((c) => c.context?.startsWith('---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: payments-api') === true), JSON.stringify(opened[0]?.context))
+  // a file's single document: its first pairs are settings, not a title
+  const values = `replicaCount: 1\nimage:\n  repository: nginx\n${Array.from({ length: 60 }, (_, i) => `setting${i}: "a value that takes some tokens ${i}"`).join('\n')}\n`
+  t.same((await split(values, { input_format: 'yaml', max_tokens: 64 })).chunks.filter((c) => c.context !== undefined).map((c) => c.context), [])
+})
+
 t.test('end to end: split() keeps records whole and holds the invariants', async (t) => {
   await fc.assert(fc.asyncProperty(yamlStream, fc.constantFrom(8, 32, 128), async (g, maxTokens) => {
     const problems = await e2e(g.text, maxTokens)
