@@ -122,22 +122,22 @@ t.test('should give the same chunks whatever the piece sizes', async (t) => {
   t.same(pieces.chunks, whole.chunks)
 })
 
+/** `data` decoded in pieces cut at the offsets `cuts` (taken modulo its length + 1). */
+function decodeCut (decoder: StreamDecoder, data: Uint8Array, cuts: number[]): string {
+  const at = [...new Set(cuts.map((c) => c % (data.length + 1)))].sort((a, b) => a - b)
+  let out = ''
+  let from = 0
+  for (const to of [...at, data.length]) {
+    out += decoder.decode(data.subarray(from, to))
+    from = to
+  }
+  return out + decoder.end()
+}
+
 t.test('should decode UTF-8 cut anywhere, ASCII pieces and others alike, as one decode of the whole', async (t) => {
   // ASCII pieces take a byte copy, the others a UTF-8 decode: a piece boundary may fall between.
   const text = fc.array(fc.oneof(fc.string({ unit: 'binary-ascii', maxLength: 40 }), fc.string({ unit: 'grapheme', maxLength: 8 })), { maxLength: 12 }).map((parts) => parts.join(''))
-  fc.assert(fc.property(text, fc.array(fc.nat(), { maxLength: 6 }), (s, cuts) => {
-    const data = Buffer.from(s, 'utf8')
-    const at = [...new Set(cuts.map((c) => c % (data.length + 1)))].sort((a, b) => a - b)
-    const decoder = new StreamDecoder('utf-8')
-    let out = ''
-    let from = 0
-    for (const to of [...at, data.length]) {
-      out += decoder.decode(data.subarray(from, to))
-      from = to
-    }
-    out += decoder.end()
-    return out === s
-  }), { numRuns: 500 })
+  fc.assert(fc.property(text, fc.array(fc.nat(), { maxLength: 6 }), (s, cuts) => decodeCut(new StreamDecoder('utf-8'), Buffer.from(s, 'utf8'), cuts) === s), { numRuns: 500 })
   t.pass('500 random texts and cuts')
 })
 
@@ -149,15 +149,8 @@ const dirtyBytes = fc.array(fc.oneof(
 
 t.test('invalid_bytes replace: each invalid sequence is one U+FFFD, as Node decodes it, however the pieces cut it', async (t) => {
   fc.assert(fc.property(dirtyBytes, fc.array(fc.nat(), { maxLength: 6 }), (data, cuts) => {
-    const at = [...new Set(cuts.map((c) => c % (data.length + 1)))].sort((a, b) => a - b)
     const decoder = new StreamDecoder('utf-8', true)
-    let out = ''
-    let from = 0
-    for (const to of [...at, data.length]) {
-      out += decoder.decode(data.subarray(from, to))
-      from = to
-    }
-    out += decoder.end()
+    const out = decodeCut(decoder, data, cuts)
     const bom = data[0] === 0xef && data[1] === 0xbb && data[2] === 0xbf ? 3 : 0
     const expected = Buffer.from(data.subarray(bom)).toString('utf8')
     if (out !== expected) throw new Error(`decoded ${JSON.stringify(out)}, Node ${JSON.stringify(expected)}`)
