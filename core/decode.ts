@@ -262,13 +262,13 @@ export class StreamDecoder {
     // ASCII (most logs, CSV and code): a byte copy makes the same string as a UTF-8 decode, in
     // three quarters of the time.
     const ascii = isAscii(whole)
-    if (!ascii && !isUtf8(whole) && this.replace) {
-      this.tail = Uint8Array.prototype.slice.call(bytes, cut)
-      const text = this.withReplacements(whole)
-      this.decodedBytes += cut
-      return text
-    }
     if (!ascii && !isUtf8(whole)) {
+      if (this.replace) {
+        this.tail = Uint8Array.prototype.slice.call(bytes, cut)
+        const text = this.withReplacements(whole)
+        this.decodedBytes += cut
+        return text
+      }
       const at = Math.max(0, firstInvalidUtf8(bytes, final))
       this.failure = this.invalidUtf8(this.decodedBytes + at)
       this.decodedBytes += at
