@@ -11,7 +11,8 @@
  * own, of kind `header`, as a CSV header row is: the packer puts it with the first records when
  * they fit, and alone when they do not (glued to the first record, a long channel header made
  * that record go over the budget). Ancestors of records are reported with enter/exit (the chunk
- * `path`), records are labelled XPath style (`item[3]`, 1-based among same-name siblings).
+ * `path`), records are labelled XPath style (`item[3]`, 1-based among same-name siblings); the
+ * records of an opened element carry its title-like first child as `context` (leadOf).
  * Names are compared as written (qualified, case-sensitive; namespace URIs are not resolved).
  * A `record_element` that names no element (but the root) is DOCSPLIT_INVALID_OPTION at the
  * end; its message gives counts only (element names are document content, never in messages).
@@ -383,8 +384,8 @@ export class XmlHandler implements ParserHandler<string> {
   /**
    * An element whose children are records has ended: its last record ends, and the markup after
    * it up to the element's end tag goes now, inside the element (but the root's), apart from the
-   * spaces before the next record (an item that fits with its `</item>` but not with the indentation after it
-   * was cut before its end tag).
+   * spaces before the next record (an item that fit with its `</item>` but not with the
+   * indentation after it was cut before its end tag).
    */
   private endTags (el: Open): void {
     this.endRecord()
