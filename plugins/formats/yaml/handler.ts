@@ -18,7 +18,8 @@
  * before (the blank lines as a block of kind `whitespace` after a record that may come near the
  * budget). Directives and `---` go with the first record; an opened record's key line (`paths:`)
  * is a block of kind `key` before its first item's record, so that a record that fits is not
- * pushed over the budget by the keys above it.
+ * pushed over the budget by the keys above it. An opened mapping's first pairs (a Kubernetes
+ * document's `kind` and `metadata.name`) are the `context` of its records (see pushLead).
  *
  * YAML does not stream: the text is buffered and parsed at the end. Aliases are never expanded
  * (nothing is converted to JS values), so an alias bomb costs no more than its own text.
@@ -99,7 +100,7 @@ interface Frame {
   end: number
   /** Known to be over the budget (a single item spanning all of it is too). */
   over: boolean
-  /** Its lead (see leadOf) is in `leads` while its records are emitted. */
+  /** Its lead (see pushLead) is in `leads` while its records are emitted. */
   lead: boolean
 }
 
