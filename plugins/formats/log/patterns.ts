@@ -9,7 +9,7 @@
 /** Characters of a line that start patterns and heuristics look at. */
 export const HEAD = 1024
 
-const MONTH = '(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)'
+export const MONTH = '(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)'
 const WEEKDAY = '(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)'
 export const LEVEL = '(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|FATAL|CRITICAL|CRIT|SEVERE|ALERT|EMERG|PANIC)'
 

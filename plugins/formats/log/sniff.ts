@@ -5,9 +5,7 @@
  * address comes first, a container prefix `api-1 | `, BGL's alert flag).
  */
 import { sampleLines } from './parse.js'
-import { LEVEL, START_PATTERNS, isBlankLine, looksLikeContinuation, startsIndented } from './patterns.js'
-
-const MONTH = '(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)'
+import { LEVEL, MONTH, START_PATTERNS, isBlankLine, looksLikeContinuation, startsIndented } from './patterns.js'
 
 /**
  * A timestamp: a date with a time, a CLF or syslog date, a time of day, or epoch seconds.
