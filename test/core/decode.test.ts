@@ -215,6 +215,14 @@ t.test('UTF-16 without a byte order mark is told from its first bytes when no en
   t.equal(utf16WithoutBom(Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00, 0x00, 0x00, 0x08, 0x00, 0x21, 0x00])), undefined, 'a zip header: zeros on both sides')
   t.equal(utf16WithoutBom(Buffer.from('abc', 'utf16le')), undefined, 'fewer than 8 bytes')
   t.equal(utf16WithoutBom(Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('id,name\n', 'utf16le')])), undefined, 'a BOM decides on its own')
+  // Text of other scripts is told by the ASCII among it (spaces, commas, digits); a character
+  // whose low byte is zero (U+4E00, `00 4E`) does not turn it around.
+  t.equal(utf16WithoutBom(Buffer.from('stern Asia,Корейская Народно-Дем', 'utf16le')), 'utf-16le', 'Cyrillic with a comma and spaces')
+  t.equal(utf16WithoutBom(Buffer.from('ورية ناميبيا,纳米比亚,,Southern Afri', 'utf16le').swap16()), 'utf-16be', 'Arabic and Chinese in a CSV line')
+  t.equal(utf16WithoutBom(Buffer.from('第一章 (chapter 一): an introduction', 'utf16le')), 'utf-16le', 'U+4E00: a zero on the other side')
+  t.equal(utf16WithoutBom(Buffer.from('纳米比亚纳米比亚纳米比亚纳米比亚', 'utf16le')), undefined, 'no ASCII at all: not told')
+  const gzip = Buffer.from('1f8b0808a1b2c3d40003666f6f2e74787400a5934f6fdb300cc5effa1484b3b6c8', 'hex')
+  t.equal(utf16WithoutBom(gzip), undefined, 'a gzip header with a file name: two zeros on one side are too few')
 
   const text = 'id,name\n1,Zoë\n2,Bob\n'
   const le = Buffer.from(text, 'utf16le')
