@@ -91,11 +91,12 @@ const FORMATS_HELP = `Usage:
  * `--no-header` and `--header false` are `--header=false` (parseArgs' booleans take no value
  * and, on Node 20, no negation); the engine reads "true" and "false" as it does from a form.
  * `TRUE` and `False` are read as those; a value that only looks boolean (`no`, `0`) is refused
- * by name rather than taken for a FILE. A negative number after a number's flag is its value
- * (`--max-tokens -1` as `--max-tokens=-1`), refused by the option's own check: parseArgs took it
+ * by name rather than taken for a FILE, as is a negative number. A negative number after the
+ * flag of an option that takes a value is its value (`--max-tokens -1` as `--max-tokens=-1`,
+ * `--sheets -1` a sheet's name), refused or used by the option's own check: parseArgs took it
  * for a flag ("argument is ambiguous").
  */
-function flagValues (argv: string[], names: Set<string>, numbers: Set<string>): string[] {
+function flagValues (argv: string[], names: Set<string>, valued: Set<string>): string[] {
   const out: string[] = []
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!
@@ -103,7 +104,7 @@ function flagValues (argv: string[], names: Set<string>, numbers: Set<string>): 
       out.push(...argv.slice(i))
       break
     }
-    if (arg.startsWith('--') && numbers.has(arg.slice(2)) && /^-\d/.test(argv[i + 1] ?? '')) {
+    if (arg.startsWith('--') && valued.has(arg.slice(2)) && /^-\d/.test(argv[i + 1] ?? '')) {
       out.push(`${arg}=${argv[++i]!}`)
       continue
     }
@@ -133,7 +134,7 @@ function flagValues (argv: string[], names: Set<string>, numbers: Set<string>): 
 }
 
 /** Values meant as a boolean that the CLI does not take as one (rather than as a FILE). */
-const BOOLEAN_LOOKALIKE = /^(?:yes|no|on|off|y|n|0|1|t|f)$/
+const BOOLEAN_LOOKALIKE = /^(?:yes|no|on|off|y|n|0|1|t|f|-\d[\d.]*)$/
 
 /**
  * `--plugin` values, wherever they appear before `--` (after it every argument is a file name),
@@ -209,7 +210,7 @@ async function main (argv: string[]): Promise<number | typeof SERVING> {
     plugin: { type: 'string', multiple: true },
   }
   const booleans = new Set<string>()
-  const numbers = new Set<string>()
+  const valued = new Set<string>()
   const schemaFlags = Object.keys(schema.properties).map(kebab)
   const ownFlags = commandFlags(schemaFlags)
   for (const [name, s] of Object.entries(schema.properties)) {
@@ -217,9 +218,9 @@ async function main (argv: string[]): Promise<number | typeof SERVING> {
     // A list option (`--sheets`) may repeat, one value each; given once, it is a comma-separated list.
     flags[kebab(name)] = { type: 'string', multiple: type === 'array' }
     if (type === 'boolean') booleans.add(kebab(name))
-    if (type === 'integer' || type === 'number') numbers.add(kebab(name))
+    else valued.add(kebab(name))
   }
-  const args = flagValues(argv, booleans, numbers)
+  const args = flagValues(argv, booleans, valued)
   let parsed
   try {
     parsed = parseArgs({ args, options: flags, allowPositionals: true, strict: true })

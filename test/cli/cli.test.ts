@@ -192,6 +192,10 @@ t.test('an option of another format than the input\'s is left out and told on st
   const negative = docsplit(['split', path, '--max-tokens', '-1'])
   t.equal(negative.code, 2)
   t.equal(negative.stderr, 'docsplit: DOCSPLIT_INVALID_BUDGET: max_tokens must be an integer from 8 to 1000000 (got -1)\n')
+  // So for any option that takes a value; a boolean's flag refuses it by name.
+  t.equal(docsplit(['split', path, '--input-format', 'csv', '--header-row', '-2']).stderr, 'docsplit: DOCSPLIT_INVALID_OPTION: header_row must be an integer from 1 to 1048576 (got -2)\n')
+  t.match(docsplit(['split', path, '--input-format', 'csv', '--delimiter', '-1']).stderr, /^docsplit: DOCSPLIT_INVALID_OPTION: delimiter must be one of .*\(got "-1"\)\n$/)
+  t.equal(docsplit(['split', path, '--input-format', 'csv', '--header', '-1']).stderr, 'docsplit: DOCSPLIT_INVALID_OPTION: --header takes true or false (or give --no-header), not "-1"; see docsplit --help\n')
 })
 
 t.test('should print help and version', async (t) => {
