@@ -577,9 +577,14 @@ t.test('a stream read for its format: a note says what the split waits for, and 
     let out = ''
     child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
     child.stdout.on('data', (d: Buffer) => { out += d.toString() })
-    // A producer that stalls after its first line, as `tail -f app.log |` does.
+    // A producer that stalls after its first line, as `tail -f app.log |` does: until the note
+    // comes (a slow start on a loaded machine delays it) or, with nothing to wait for, 3.5 s.
     child.stdin.write('2024-01-01 10:00:00 INFO request 1 served\n')
-    await new Promise((resolve) => setTimeout(resolve, 3500))
+    const stall = args.length === 0 ? 30_000 : 3500
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, stall)
+      child.stderr.on('data', () => { clearTimeout(timer); resolve() })
+    })
     child.stdin.end('2024-01-01 10:00:01 INFO request 2 served\n')
     const code = await new Promise((resolve) => child.on('close', resolve))
     return { stderr, out, code }
