@@ -13,23 +13,20 @@ export const NDJSON = 'application/x-ndjson'
 const SLICE = 64 * 1024
 
 /**
- * A long body as a stream of slices. Each slice the client takes counts as activity on the
- * connection, so a client that reads slowly is not cut off as idle (a single write of the whole
- * body counts only once all of it is taken).
+ * A long body as a stream of slices (views, not copies). Each slice the client takes counts as
+ * activity on the connection, so a client that reads slowly is not cut off as idle (a single
+ * write of the whole body counts only once all of it is taken).
  */
-export function sliced (text: string): Readable {
+export function sliced (bytes: Uint8Array): Readable {
   let at = 0
   return new Readable({
     read () {
-      if (at >= text.length) {
+      if (at >= bytes.length) {
         this.push(null)
         return
       }
-      let end = Math.min(text.length, at + SLICE)
-      // Each slice is encoded to UTF-8 on its own: never cut a surrogate pair.
-      const last = text.charCodeAt(end - 1)
-      if (end < text.length && last >= 0xd800 && last <= 0xdbff) end++
-      this.push(text.slice(at, end))
+      const end = Math.min(bytes.length, at + SLICE)
+      this.push(Buffer.from(bytes.buffer, bytes.byteOffset + at, end - at))
       at = end
     },
   })
@@ -105,6 +102,6 @@ export async function sendSplit (
   else reply.raw.once('close', held.release)
   const { json } = held
   reply.type('application/json; charset=utf-8')
-  if (json.length <= SLICE) return reply.send(json)
-  return reply.header('content-length', held.bytes).send(sliced(json))
+  if (json.length <= SLICE) return reply.send(Buffer.from(json.buffer, json.byteOffset, json.length))
+  return reply.header('content-length', json.length).send(sliced(json))
 }

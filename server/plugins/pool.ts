@@ -33,9 +33,8 @@ export interface PoolOptions {
 
 /** A JSON answer held in the main process; `release` once it is sent or its client is gone. */
 export interface HeldJson {
-  json: string
-  /** Its UTF-8 length. */
-  bytes: number
+  /** The answer in UTF-8, moved from the worker that made it. */
+  json: Uint8Array
   release: () => void
 }
 
@@ -218,8 +217,8 @@ async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<voi
       if (heldJson >= opts.jsonResponseBytes) throw noRoomForJson()
       const result = await submit({ input, options }, undefined, cancel)
       if (!result.ok) throw failureError(result)
-      const json = result.json ?? '{}'
-      const bytes = Buffer.byteLength(json)
+      const json = result.json ?? new TextEncoder().encode('{}')
+      const bytes = json.byteLength
       // Splits that started together finish one after another: each answer must fit beside
       // those already held, or it is dropped here (one answer alone always goes out).
       if (heldJson > 0 && heldJson + bytes > opts.jsonResponseBytes) throw noRoomForJson()
@@ -227,7 +226,6 @@ async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<voi
       let released = false
       return {
         json,
-        bytes,
         release: () => {
           if (released) return
           released = true
