@@ -265,7 +265,8 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
     max_tokens: maxTokens,
     overlap_tokens: overlapTokens,
     engine_version: VERSION,
-    options: inTableOrder(inEffect({ ...options, input_format: formatName }, [parser.options, packerPlugin.options], parser.reads === 'bytes')) as ResolvedOptions,
+    // Names as the engine reads them: `markdown` for `md`, `windows-1252` for `ISO-8859-1`.
+    options: inTableOrder(inEffect({ ...options, input_format: formatName, encoding: encodingInfo(options.encoding).name }, [parser.options, packerPlugin.options], parser.reads === 'bytes')) as ResolvedOptions,
   }
 
   // Document information gathered from events.
