@@ -242,17 +242,37 @@ async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<voi
       const write = (line: string): boolean => body.destroyed || body.write(`${line}\n`)
       // Backpressure: the worker counts the chunk lines it sends in `unsent` and waits while
       // too many are on their way; a line is taken off once the body has room for it. A client
-      // that reads slowly (or not at all) holds the worker back instead of filling this memory.
+      // slower than the split has its lines wait here instead, in the memory for JSON answers
+      // while it has room (`spilled` bytes), so that the split ends within its budget and frees
+      // its worker; once that memory is used up, the client holds the worker back.
       const unsent = new Int32Array(new SharedArrayBuffer(4))
       let held = 0
+      let spilled = 0
       const taken = (size: number): void => {
         Atomics.sub(unsent, 0, size)
         Atomics.notify(unsent, 0)
       }
+      const unspill = (): void => {
+        heldJson -= spilled
+        spilled = 0
+      }
       body.on('drain', () => {
         taken(held)
         held = 0
+        unspill()
       })
+      body.on('close', unspill)
+      const writeChunk = (line: string): void => {
+        if (write(line)) return taken(line.length)
+        const bytes = Buffer.byteLength(line) + 1
+        if (body.destroyed || heldJson + bytes > opts.jsonResponseBytes) {
+          held += line.length
+          return
+        }
+        heldJson += bytes
+        spilled += bytes
+        taken(line.length)
+      }
       return new Promise<Readable>((resolve, reject) => {
         // The header line waits for the first chunk (or the end): a failure before any chunk is
         // then always an ordinary problem response, never a 200 whose stream ends in an error.
@@ -291,8 +311,7 @@ async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<voi
             header = message.line
           } else if (message.kind === 'chunk') {
             begin()
-            if (write(message.line)) taken(message.line.length)
-            else held += message.line.length
+            writeChunk(message.line)
           } else if (message.kind === 'end') {
             begin()
             finish(message.line)

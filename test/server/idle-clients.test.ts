@@ -1,9 +1,9 @@
 /**
  * Clients that stop reading their answer, through real sockets: the connection is closed once
  * nothing has moved for the split budget plus DOCSPLIT_WEB_IDLE_TIMEOUT_SECONDS, not twice that
- * (the answer is freed, the request logged as 499); an NDJSON stream does not run ahead of its client (the
- * worker waits instead of filling memory). A client that reads slowly gets the whole answer,
- * and a split longer than the idle time is not cut.
+ * (the answer is freed, the request logged as 499); an NDJSON stream runs ahead of its client
+ * only into the answer memory (then the worker waits instead). A client that reads slowly gets
+ * the whole answer, and a split longer than the idle time is not cut.
  */
 import { connect, type Socket } from 'node:net'
 import t from 'tap'
@@ -34,9 +34,11 @@ t.test('a client that stops reading is cut off after the split budget plus the i
   const splitSeconds = 10
   const idleMs = (splitSeconds + 1) * 1000
   const services: Served[] = []
-  // One at a time: the services of one process register their plugins in turn.
+  // One at a time: the services of one process register their plugins in turn. The NDJSON
+  // one has 1 MB of answer memory: too little for its lines to wait in, so its client holds
+  // the split back (the next test gives them room).
   for (let i = 0; i < 2; i++) {
-    const s = await serve({ maxConcurrentSplits: 1, maxQueuedSplits: 0, splitTimeoutSeconds: splitSeconds, idleTimeoutSeconds: 1, maxBodyBytes: 4 * 1024 * 1024 })
+    const s = await serve({ maxConcurrentSplits: 1, maxQueuedSplits: 0, splitTimeoutSeconds: splitSeconds, idleTimeoutSeconds: 1, maxBodyBytes: 4 * 1024 * 1024, jsonResponseMemoryMb: i === 0 ? 512 : 1 })
     t.teardown(s.close)
     services.push(s)
   }
@@ -68,6 +70,41 @@ t.test('a client that stops reading is cut off after the split budget plus the i
     t.equal(next.status, 200, `${accept}: the service carries on`)
     await next.arrayBuffer()
   }))
+})
+
+t.test('an NDJSON client slower than its split: its lines wait in the answer memory, the split ends and frees its worker', async (t) => {
+  // The split takes about a second; the client reads nothing for longer than the split's budget.
+  const splitSeconds = 8
+  const s = await serve({ maxConcurrentSplits: 1, maxQueuedSplits: 0, splitTimeoutSeconds: splitSeconds, idleTimeoutSeconds: 30, maxBodyBytes: 4 * 1024 * 1024 })
+  t.teardown(s.close)
+  const socket = request(s, 'application/x-ndjson')
+  t.teardown(() => { socket.destroy() })
+  const parts: Buffer[] = []
+  await new Promise<void>((resolve) => {
+    socket.once('data', (data: Buffer) => {
+      socket.pause()
+      parts.push(data)
+      resolve()
+    })
+  })
+  // The worker is free while the client still reads nothing: another split is answered.
+  await waitFor(async () => (await postJson(s.url + TEXT, { text: 'meanwhile' })).status === 200, splitSeconds * 1000, 'the worker to be free again')
+  await sleep(splitSeconds * 1000 + 500)
+  socket.on('data', (data: Buffer) => { parts.push(data) })
+  socket.resume()
+  await new Promise<void>((resolve) => {
+    const done = (): void => { resolve() }
+    socket.on('close', done)
+    socket.on('end', done)
+    // A chunked answer ends with its last, empty chunk.
+    socket.on('data', () => { if (Buffer.concat(parts.slice(-2)).toString('latin1').endsWith('0\r\n\r\n')) resolve() })
+  })
+  const raw = Buffer.concat(parts).toString('utf8')
+  const lines = raw.slice(raw.indexOf('\r\n\r\n') + 4).split('\r\n').filter((_, i) => i % 2 === 1).join('').trimEnd().split('\n')
+  const last = JSON.parse(lines[lines.length - 1]!) as Record<string, unknown>
+  t.equal(last.error, undefined, 'no DOCSPLIT_TIMEOUT though the client read after the split\'s budget')
+  const chunks = lines.slice(1, -1).map((l) => (JSON.parse(l) as { text: string }).text)
+  t.equal(chunks.join(''), SOURCE, 'every chunk came, in order')
 })
 
 t.test('a client that reads slowly gets the whole answer', async (t) => {
