@@ -14,8 +14,7 @@
  * `items:` > ...). Scalars and flow collections (`{...}`, `[...]`) are never opened: over the
  * budget, they are a record alone.
  * A record starts at the start of its line; comment lines right above an item or a `---` (not
- * more indented than the item) belong to it (those above a stream's document go as a block of
- * their own when the document fits without them and not with them); blank lines and trailing comments go with the record
+ * more indented than the item) belong to it; blank lines and trailing comments go with the record
  * before (the blank lines as a block of kind `whitespace` after a record that may come near the
  * budget). Directives and `---` go with the first record; an opened record's key line (`paths:`)
  * is a block of kind `key` before its first item's record, so that a record that fits is not
@@ -455,19 +454,13 @@ export class YamlHandler implements ParserHandler<string> {
     this.allowance = ESTIMATED_PER_CHARACTER * src.length
     const emit = (e: DocEvent): void => { this.ctx.emit(e) }
     /** The document read last, waiting for the start of the next (or the end) to know its end. */
-    let held: { doc: CST.Document, start: number, own: number } | undefined
+    let held: { doc: CST.Document, start: number } | undefined
     let index = 0
     let count = 0
     let pending: number | undefined
-    const emitDocument = (doc: CST.Document, start: number, own: number, end: number, single: boolean): void => {
+    const emitDocument = (doc: CST.Document, start: number, end: number, single: boolean): void => {
       const label = `doc[${index++}]`
       const body = collection(doc.value)
-      // the comment lines above a stream's document (a banner, `# Source: ...`) that alone put a
-      // document that fits over the budget go as a block of their own, not into an opened document
-      if (!single && own > start && this.over(start, this.contentEnd(start, end)) && !this.over(own, this.contentEnd(own, end))) {
-        emit({ type: 'block', kind: 'comment', start, end: own, text: text.slice(start, own) })
-        start = own
-      }
       // a single document is always opened; one of a stream when it is over the budget
       const over = !single && opens(body) && this.over(start, this.contentEnd(start, end))
       const spans = body !== undefined && itemCount(body) > 0 && (single || over) ? this.spans(body, start, end) : undefined
@@ -488,8 +481,8 @@ export class YamlHandler implements ParserHandler<string> {
         if (t.type === 'document') {
           // Leading top-level comments and directives go with the document after them.
           const start = held === undefined ? 0 : this.boundary(pending ?? t.offset, 0, held.start)
-          if (held !== undefined) emitDocument(held.doc, held.start, held.own, start, false)
-          held = { doc: t, start, own: Math.max(start, src.lastIndexOf('\n', t.offset - 1) + 1) }
+          if (held !== undefined) emitDocument(held.doc, held.start, start, false)
+          held = { doc: t, start }
           count++
           pending = undefined
         } else if (t.type === 'doc-end') {
@@ -507,7 +500,7 @@ export class YamlHandler implements ParserHandler<string> {
       emit({ type: 'block', kind: 'comment', start: 0, end: text.length, text })
       return
     }
-    emitDocument(held.doc, held.start, held.own, src.length, count === 1)
+    emitDocument(held.doc, held.start, src.length, count === 1)
   }
 }
 
