@@ -223,6 +223,9 @@ t.test('UTF-16 without a byte order mark is told from its first bytes when no en
   t.equal(utf16WithoutBom(Buffer.from('纳米比亚纳米比亚纳米比亚纳米比亚', 'utf16le')), undefined, 'no ASCII at all: not told')
   const gzip = Buffer.from('1f8b0808a1b2c3d40003666f6f2e74787400a5934f6fdb300cc5effa1484b3b6c8', 'hex')
   t.equal(utf16WithoutBom(gzip), undefined, 'a gzip header with a file name: two zeros on one side are too few')
+  const terminfo = Buffer.from('1a012800020005008700ae00616d706578323332777c416d706578203233322077', 'hex')
+  t.equal(utf16WithoutBom(terminfo), undefined, 'compiled terminfo: 16-bit numbers are controls, not text')
+  t.equal(utf16WithoutBom(Buffer.from('a.txt\0b.txt\0c.txt\0d.txt\0e.txt\0f.txt\0g.txt\0h.txt\0i.txt\0j.txt\0')), undefined, 'a NUL-separated list (find -print0): no three characters in a row')
 
   const text = 'id,name\n1,Zoë\n2,Bob\n'
   const le = Buffer.from(text, 'utf16le')
