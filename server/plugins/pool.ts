@@ -199,6 +199,11 @@ async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<voi
   // (a 5 MB document at max_tokens 8 makes about 95 MB of JSON) to a slow reader stays in
   // this process for as long as it reads. Their total is kept under a budget.
   let heldJson = 0
+  // NDJSON lines held for clients slower than their splits (see ndjson), in the same memory: at
+  // most half of it, so that JSON answers always have the other half; they do not count as
+  // answers held when a JSON answer alone is sent.
+  let spilledNdjson = 0
+  const heldAll = (): number => heldJson + spilledNdjson
   function noRoomForJson (): DocsplitError {
     return Object.assign(new DocsplitError('DOCSPLIT_OVERLOADED',
       `the JSON answers being sent use the memory set aside for them (DOCSPLIT_WEB_JSON_RESPONSE_MEMORY_MB = ${Math.round(opts.jsonResponseBytes / 2 ** 20)}); retry later, or ask for NDJSON (Accept: application/x-ndjson), which is streamed`),
@@ -208,20 +213,20 @@ async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<voi
   const splitPool: SplitPool = {
     refusal (json) {
       if (queueFull()) return overloaded()
-      if (json && heldJson >= opts.jsonResponseBytes) return noRoomForJson()
+      if (json && heldAll() >= opts.jsonResponseBytes) return noRoomForJson()
       return undefined
     },
 
     async json (input, options, cancel) {
       // Refused before the split starts while the budget is used up.
-      if (heldJson >= opts.jsonResponseBytes) throw noRoomForJson()
+      if (heldAll() >= opts.jsonResponseBytes) throw noRoomForJson()
       const result = await submit({ input, options }, undefined, cancel)
       if (!result.ok) throw failureError(result)
       const json = result.json ?? new TextEncoder().encode('{}')
       const bytes = json.byteLength
       // Splits that started together finish one after another: each answer must fit beside
       // those already held, or it is dropped here (one answer alone always goes out).
-      if (heldJson > 0 && heldJson + bytes > opts.jsonResponseBytes) throw noRoomForJson()
+      if (heldJson > 0 && heldAll() + bytes > opts.jsonResponseBytes) throw noRoomForJson()
       heldJson += bytes
       let released = false
       return {
@@ -243,8 +248,9 @@ async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<voi
       // Backpressure: the worker counts the chunk lines it sends in `unsent` and waits while
       // too many are on their way; a line is taken off once the body has room for it. A client
       // slower than the split has its lines wait here instead, in the memory for JSON answers
-      // while it has room (`spilled` bytes), so that the split ends within its budget and frees
-      // its worker; once that memory is used up, the client holds the worker back.
+      // while its half for such lines has room (`spilled` bytes), so that the split ends within
+      // its budget and frees its worker; once that half is used up, the client holds the worker
+      // back. Released once the body has taken them all ('drain'; after the end, at 'close').
       const unsent = new Int32Array(new SharedArrayBuffer(4))
       let held = 0
       let spilled = 0
@@ -253,7 +259,7 @@ async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<voi
         Atomics.notify(unsent, 0)
       }
       const unspill = (): void => {
-        heldJson -= spilled
+        spilledNdjson -= spilled
         spilled = 0
       }
       body.on('drain', () => {
@@ -265,11 +271,11 @@ async function poolPlugin (app: FastifyInstance, opts: PoolOptions): Promise<voi
       const writeChunk = (line: string): void => {
         if (write(line)) return taken(line.length)
         const bytes = Buffer.byteLength(line) + 1
-        if (body.destroyed || heldJson + bytes > opts.jsonResponseBytes) {
+        if (body.destroyed || 2 * (spilledNdjson + bytes) > opts.jsonResponseBytes || heldAll() + bytes > opts.jsonResponseBytes) {
           held += line.length
           return
         }
-        heldJson += bytes
+        spilledNdjson += bytes
         spilled += bytes
         taken(line.length)
       }

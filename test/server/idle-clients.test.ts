@@ -107,6 +107,20 @@ t.test('an NDJSON client slower than its split: its lines wait in the answer mem
   t.equal(chunks.join(''), SOURCE, 'every chunk came, in order')
 })
 
+t.test('NDJSON lines that wait for a client use half the answer memory at most: JSON answers keep the other half', async (t) => {
+  const s = await serve({ maxConcurrentSplits: 2, splitTimeoutSeconds: 10, idleTimeoutSeconds: 30, maxBodyBytes: 4 * 1024 * 1024, jsonResponseMemoryMb: 4 })
+  t.teardown(s.close)
+  const socket = request(s, 'application/x-ndjson')
+  t.teardown(() => { socket.destroy() })
+  await new Promise<void>((resolve) => { socket.once('data', () => { socket.pause(); resolve() }) })
+  // Some 9 MB of lines, most past what the kernel's buffers take: the client holds its split
+  // back once 2 MB wait here, and a JSON answer still has room.
+  await sleep(2000)
+  const json = await postJson(s.url + TEXT, { text: 'x'.repeat(100_000), max_tokens: 8 })
+  t.equal(json.status, 200, 'a JSON split is answered while the NDJSON client reads nothing')
+  t.ok((await json.arrayBuffer()).byteLength > 1024 * 1024, 'an answer of more than a megabyte')
+})
+
 t.test('a client that reads slowly gets the whole answer', async (t) => {
   const s = await serve({ maxConcurrentSplits: 1, splitTimeoutSeconds: 10, idleTimeoutSeconds: 1, maxBodyBytes: 4 * 1024 * 1024 })
   t.teardown(s.close)
