@@ -104,7 +104,7 @@ function flagValues (argv: string[], names: Set<string>, valued: Set<string>): s
       out.push(...argv.slice(i))
       break
     }
-    if (arg.startsWith('--') && valued.has(arg.slice(2)) && /^-\d/.test(argv[i + 1] ?? '')) {
+    if (arg.startsWith('--') && valued.has(arg.slice(2)) && /^-\.?\d/.test(argv[i + 1] ?? '')) {
       out.push(`${arg}=${argv[++i]!}`)
       continue
     }
@@ -134,7 +134,7 @@ function flagValues (argv: string[], names: Set<string>, valued: Set<string>): s
 }
 
 /** Values meant as a boolean that the CLI does not take as one (rather than as a FILE). */
-const BOOLEAN_LOOKALIKE = /^(?:yes|no|on|off|y|n|0|1|t|f|-\d[\d.]*)$/
+const BOOLEAN_LOOKALIKE = /^(?:yes|no|on|off|y|n|0|1|t|f|-\.?\d[\d.]*)$/
 
 /**
  * `--plugin` values, wherever they appear before `--` (after it every argument is a file name),

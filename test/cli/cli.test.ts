@@ -192,6 +192,7 @@ t.test('an option of another format than the input\'s is left out and told on st
   const negative = docsplit(['split', path, '--max-tokens', '-1'])
   t.equal(negative.code, 2)
   t.equal(negative.stderr, 'docsplit: DOCSPLIT_INVALID_BUDGET: max_tokens must be an integer from 8 to 1000000 (got -1)\n')
+  t.equal(docsplit(['split', path, '--max-tokens', '-.5']).stderr, 'docsplit: DOCSPLIT_INVALID_BUDGET: max_tokens must be an integer from 8 to 1000000 (got "-.5")\n', 'a fraction too')
   // So for any option that takes a value; a boolean's flag refuses it by name.
   t.equal(docsplit(['split', path, '--input-format', 'csv', '--header-row', '-2']).stderr, 'docsplit: DOCSPLIT_INVALID_OPTION: header_row must be an integer from 1 to 1048576 (got -2)\n')
   t.match(docsplit(['split', path, '--input-format', 'csv', '--delimiter', '-1']).stderr, /^docsplit: DOCSPLIT_INVALID_OPTION: delimiter must be one of .*\(got "-1"\)\n$/)
@@ -583,7 +584,11 @@ t.test('a stream read for its format: a note says what the split waits for, and 
     const stall = args.length === 0 ? 30_000 : 3500
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, stall)
-      child.stderr.on('data', () => { clearTimeout(timer); resolve() })
+      child.stderr.on('data', () => {
+        if (!stderr.includes('note:')) return
+        clearTimeout(timer)
+        resolve()
+      })
     })
     child.stdin.end('2024-01-01 10:00:01 INFO request 2 served\n')
     const code = await new Promise((resolve) => child.on('close', resolve))
