@@ -8,12 +8,15 @@
  * answer fills the buffers of a client that does not read, the write left pending has been
  * partly taken; at the first expiry Node counts that as progress and waits the whole time
  * again (net.Socket#_onTimeout), so such a client was cut off after twice the time: 122 s
- * instead of 60 by default. Here what the client takes is watched directly.
+ * instead of 60 by default. Here what the client takes is watched directly, and, where Linux
+ * tells it, what it reads of what the kernel holds (see send-queues.ts): a client reading
+ * 19 KB/s was cut off mid-answer as if it had stopped.
  */
 import type { ServerResponse } from 'node:http'
 import { Socket } from 'node:net'
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
+import { connectionKey, sendQueues } from './send-queues.js'
 
 export interface StalledConnectionsOptions {
   /** How long nothing may move on a connection that carries a request. */
@@ -24,9 +27,14 @@ interface Watch {
   socket: Socket
   /** What had moved when last looked at (see `moved`). */
   mark: string
-  /** When `mark` last changed. */
+  /** When `mark` last changed, or the kernel's send queue last shrank. */
   since: number
+  /** The kernel's send queue when last looked at (once nothing else moved for a while). */
+  queued: number | undefined
 }
+
+/** Nothing else has moved for this part of the allowed time: the kernel's send queue is read. */
+const QUEUE_AFTER = 1 / 4
 
 /**
  * What has moved on a socket: bytes received; bytes of writes the kernel took whole
@@ -50,6 +58,8 @@ async function stalledConnections (app: FastifyInstance, opts: StalledConnection
   }
   const look = (): void => {
     const now = performance.now()
+    /** The send queues, read once a look when some connection needs them (null: not yet). */
+    let queues: Map<string, number> | undefined | null = null
     for (const [res, watch] of watched) {
       // Answered in full, or gone. (Looked at here: a 'close' listener per answer would pass
       // Node's warning limit of ten on the response.)
@@ -61,7 +71,20 @@ async function stalledConnections (app: FastifyInstance, opts: StalledConnection
       if (mark !== watch.mark) {
         watch.mark = mark
         watch.since = now
-      } else if (now - watch.since >= opts.idleMs) {
+        watch.queued = undefined
+        continue
+      }
+      if (now - watch.since >= opts.idleMs * QUEUE_AFTER) {
+        // A client that reads what the kernel holds is not idle, though the kernel takes
+        // nothing more from the service until it has read a third of its buffer.
+        if (queues === null) queues = sendQueues()
+        const { localPort, remotePort } = watch.socket
+        const queued = localPort === undefined || remotePort === undefined ? undefined : queues?.get(connectionKey(localPort, remotePort))
+        const known = queued !== undefined && queued >= 0 ? queued : undefined
+        if (known !== undefined && watch.queued !== undefined && known < watch.queued) watch.since = now
+        watch.queued = known
+      }
+      if (now - watch.since >= opts.idleMs) {
         watched.delete(res)
         watch.socket.destroy()
       }
@@ -72,7 +95,7 @@ async function stalledConnections (app: FastifyInstance, opts: StalledConnection
     const socket = request.raw.socket
     // Injected requests (light-my-request) have no real socket to watch.
     if (!(socket instanceof Socket)) return
-    watched.set(reply.raw, { socket, mark: moved(socket), since: performance.now() })
+    watched.set(reply.raw, { socket, mark: moved(socket), since: performance.now(), queued: undefined })
     if (timer === undefined) {
       timer = setInterval(look, everyMs)
       timer.unref()
