@@ -10,13 +10,14 @@
  * again (net.Socket#_onTimeout), so such a client was cut off after twice the time: 122 s
  * instead of 60 by default. Here what the client takes is watched directly, and, where Linux
  * tells it, what it reads of what the kernel holds (see send-queues.ts): a client reading
- * 19 KB/s was cut off mid-answer as if it had stopped.
+ * 19 KB/s was cut off mid-answer as if it had stopped. Node's timer, which covers connections
+ * between requests, still ends one on which the kernel took nothing for about twice the time.
  */
 import type { ServerResponse } from 'node:http'
 import { Socket } from 'node:net'
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
-import { connectionKey, sendQueues } from './send-queues.js'
+import { SendQueueReader, connectionKey } from './send-queues.js'
 
 export interface StalledConnectionsOptions {
   /** How long nothing may move on a connection that carries a request. */
@@ -47,6 +48,12 @@ function moved (socket: Socket): string {
   return `${socket.bytesRead} ${(socket.bytesWritten ?? 0) - socket.writableLength} ${typeof queued === 'number' ? queued : 0}`
 }
 
+/** Whether the service has answer bytes that the kernel has not taken yet. */
+function waitsForKernel (socket: Socket): boolean {
+  const queued = (socket as unknown as { _handle?: { writeQueueSize?: unknown } | null })._handle?.writeQueueSize
+  return socket.writableLength > 0 || (typeof queued === 'number' && queued > 0)
+}
+
 async function stalledConnections (app: FastifyInstance, opts: StalledConnectionsOptions): Promise<void> {
   const watched = new Map<ServerResponse, Watch>()
   // Looked at often enough to close within a twentieth of the time after it (at most a second).
@@ -56,9 +63,10 @@ async function stalledConnections (app: FastifyInstance, opts: StalledConnection
     clearInterval(timer)
     timer = undefined
   }
+  const queueReader = new SendQueueReader()
   const look = (): void => {
     const now = performance.now()
-    /** The send queues, read once a look when some connection needs them (null: not yet). */
+    /** The send queues, asked once a look when some connection needs them (null: not yet). */
     let queues: Map<string, number> | undefined | null = null
     for (const [res, watch] of watched) {
       // Answered in full, or gone. (Looked at here: a 'close' listener per answer would pass
@@ -74,10 +82,11 @@ async function stalledConnections (app: FastifyInstance, opts: StalledConnection
         watch.queued = undefined
         continue
       }
-      if (now - watch.since >= opts.idleMs * QUEUE_AFTER) {
+      if (now - watch.since >= opts.idleMs * QUEUE_AFTER && waitsForKernel(watch.socket)) {
         // A client that reads what the kernel holds is not idle, though the kernel takes
-        // nothing more from the service until it has read a third of its buffer.
-        if (queues === null) queues = sendQueues()
+        // nothing more from the service until it has read a third of its buffer. (Not asked
+        // of a connection whose split is still running: nothing of it waits.)
+        if (queues === null) queues = queueReader.current()
         const { localPort, remotePort } = watch.socket
         const queued = localPort === undefined || remotePort === undefined ? undefined : queues?.get(connectionKey(localPort, remotePort))
         const known = queued !== undefined && queued >= 0 ? queued : undefined

@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs'
 import { createServer, connect, type Socket } from 'node:net'
 import t from 'tap'
-import { connectionKey, parseSendQueues, sendQueues } from '../../server/plugins/send-queues.js'
+import { SendQueueReader, connectionKey, parseSendQueues } from '../../server/plugins/send-queues.js'
 
 t.test('the queues of /proc/net/tcp and tcp6, by local and remote port', async (t) => {
   const tcp = [
@@ -14,6 +14,8 @@ t.test('the queues of /proc/net/tcp and tcp6, by local and remote port', async (
     '   1: 0100007F:1F40 0100007F:C5B2 01 003A2F10:00000000 01:00000014 00000000     0        0 0 3 0000000000000000',
     '   2: 0100007F:1F40 0A00000A:D431 01 00000200:00000000 01:00000014 00000000     0        0 0 3 0000000000000000',
     '   3: 0100007F:1F40 0B00000A:D431 01 00000300:00000000 01:00000014 00000000     0        0 0 3 0000000000000000',
+    '   4: 0100007F:1F40 0100007F:A000 06 00000000:00000000 03:00001770 00000000     0        0 0 3 0000000000000000',
+    '   5: 0100007F:1F40 0100007F:A000 01 00000040:00000000 01:00000014 00000000     0        0 0 3 0000000000000000',
   ].join('\n')
   const tcp6 = [
     '  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode',
@@ -23,6 +25,7 @@ t.test('the queues of /proc/net/tcp and tcp6, by local and remote port', async (
   t.equal(queues.get(connectionKey(8000, 50610)), 0x3a2f10, 'an IPv4 connection of port 8000')
   t.equal(queues.get(connectionKey(8001, 40000)), 16, 'an IPv6 (IPv4-mapped) one')
   t.equal(queues.get(connectionKey(8000, 54321)), -1, 'two clients on the same remote port: not sure which')
+  t.equal(queues.get(connectionKey(8000, 40960)), 64, 'a connection in TIME_WAIT on the same ports is left out')
   t.equal(queues.get(connectionKey(8000, 1)), undefined)
 })
 
@@ -38,11 +41,17 @@ t.test('a connection whose reader stopped holds bytes in its send queue; they go
   const key = connectionKey(accepted.localPort!, accepted.remotePort!)
   accepted.write(Buffer.alloc(32 << 20))
   await new Promise((resolve) => setTimeout(resolve, 300))
-  const held = sendQueues()?.get(key)
+  const reader = new SendQueueReader()
+  const read = async (): Promise<number | undefined> => {
+    reader.current()
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    return reader.current()?.get(key)
+  }
+  const held = await read()
   t.ok(held !== undefined && held > 0, `the kernel holds bytes for a client that reads nothing (${held})`)
   client.resume()
   await new Promise((resolve) => setTimeout(resolve, 300))
-  const after = sendQueues()?.get(key)
+  const after = await read()
   t.ok(after !== undefined && after < held!, `fewer once it reads (${after})`)
   accepted.destroy()
 })
