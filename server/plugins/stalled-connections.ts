@@ -44,14 +44,18 @@ const QUEUE_AFTER = 1 / 4
  * The service's own writes into a full buffer change none of these.
  */
 function moved (socket: Socket): string {
+  return `${socket.bytesRead} ${(socket.bytesWritten ?? 0) - socket.writableLength} ${heldByLibuv(socket)}`
+}
+
+/** What libuv holds of the write in progress (0 when it holds none or does not say). */
+function heldByLibuv (socket: Socket): number {
   const queued = (socket as unknown as { _handle?: { writeQueueSize?: unknown } | null })._handle?.writeQueueSize
-  return `${socket.bytesRead} ${(socket.bytesWritten ?? 0) - socket.writableLength} ${typeof queued === 'number' ? queued : 0}`
+  return typeof queued === 'number' ? queued : 0
 }
 
 /** Whether the service has answer bytes that the kernel has not taken yet. */
 function waitsForKernel (socket: Socket): boolean {
-  const queued = (socket as unknown as { _handle?: { writeQueueSize?: unknown } | null })._handle?.writeQueueSize
-  return socket.writableLength > 0 || (typeof queued === 'number' && queued > 0)
+  return socket.writableLength > 0 || heldByLibuv(socket) > 0
 }
 
 async function stalledConnections (app: FastifyInstance, opts: StalledConnectionsOptions): Promise<void> {
