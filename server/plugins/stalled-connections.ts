@@ -4,14 +4,17 @@
  * client took no answer bytes. Closing it ends the request as a 499, cancels its split and
  * frees its answer.
  *
- * Node's socket timeout (fastify's connectionTimeout, still set) cannot do this alone. When an
- * answer fills the buffers of a client that does not read, the write left pending has been
- * partly taken; at the first expiry Node counts that as progress and waits the whole time
- * again (net.Socket#_onTimeout), so such a client was cut off after twice the time: 122 s
- * instead of 60 by default. Here what the client takes is watched directly, and, where Linux
- * tells it, what it reads of what the kernel holds (see send-queues.ts): a client reading
- * 19 KB/s was cut off mid-answer as if it had stopped. Node's timer, which covers connections
- * between requests, still ends one on which the kernel took nothing for about twice the time.
+ * Node's socket timeout (fastify's connectionTimeout) cannot do this: it counts only what the
+ * kernel takes from the service, and once an answer fills the send buffer the kernel takes
+ * more only after the client has read a third of it (a client reading 120 KB/s with 4 s
+ * allowed was cut off mid-answer); and when it expires with a write partly taken it waits the
+ * whole time again (net.Socket#_onTimeout), so a client that stopped was cut off after twice
+ * the time. So it is off while a request is on the connection (Node arms its keep-alive
+ * timeout once the answer is handed over, and the connection timeout when the next request
+ * begins). Here what the client takes is watched directly, and, where Linux tells it, what it
+ * reads of what the kernel holds (see send-queues.ts): a queue that shrinks by at least
+ * MIN_READ_RATE is a client that reads. A trickle under that (a segment now and then) is idle:
+ * it would otherwise hold the connection and its answer for as long as it likes.
  */
 import type { ServerResponse } from 'node:http'
 import { Socket } from 'node:net'
@@ -22,16 +25,22 @@ import { SendQueueReader, connectionKey } from './send-queues.js'
 export interface StalledConnectionsOptions {
   /** How long nothing may move on a connection that carries a request. */
   idleMs: number
+  /** Bytes a second a client must read of what the kernel holds for its reading to count (default MIN_READ_RATE). */
+  minReadRate?: number
 }
+
+/** The slowest reading that counts as reading: 1 KB/s (Apache's mod_reqtimeout asks 500 B/s of a request body). */
+export const MIN_READ_RATE = 1000
 
 interface Watch {
   socket: Socket
   /** What had moved when last looked at (see `moved`). */
   mark: string
-  /** When `mark` last changed, or the kernel's send queue last shrank. */
+  /** When `mark` last changed, or the client last read enough of the kernel's send queue. */
   since: number
-  /** The kernel's send queue when last looked at (once nothing else moved for a while). */
+  /** The kernel's send queue when first looked at since `since` (once nothing else moved for a while), and when. */
   queued: number | undefined
+  queuedAt: number
 }
 
 /** Nothing else has moved for this part of the allowed time: the kernel's send queue is read. */
@@ -60,6 +69,7 @@ function waitsForKernel (socket: Socket): boolean {
 
 async function stalledConnections (app: FastifyInstance, opts: StalledConnectionsOptions): Promise<void> {
   const watched = new Map<ServerResponse, Watch>()
+  const minReadRate = opts.minReadRate ?? MIN_READ_RATE
   // Looked at often enough to close within a twentieth of the time after it (at most a second).
   const everyMs = Math.min(1000, Math.max(50, Math.round(opts.idleMs / 20)))
   let timer: NodeJS.Timeout | undefined
@@ -94,8 +104,13 @@ async function stalledConnections (app: FastifyInstance, opts: StalledConnection
         const { localPort, remotePort } = watch.socket
         const queued = localPort === undefined || remotePort === undefined ? undefined : queues?.get(connectionKey(localPort, remotePort))
         const known = queued !== undefined && queued >= 0 ? queued : undefined
-        if (known !== undefined && watch.queued !== undefined && known < watch.queued) watch.since = now
-        watch.queued = known
+        if (known === undefined || watch.queued === undefined || known > watch.queued) {
+          watch.queued = known
+          watch.queuedAt = now
+        } else if (known < watch.queued && watch.queued - known >= minReadRate * (now - watch.queuedAt) / 1000) {
+          watch.since = now
+          watch.queued = undefined
+        }
       }
       if (now - watch.since >= opts.idleMs) {
         watched.delete(res)
@@ -108,7 +123,9 @@ async function stalledConnections (app: FastifyInstance, opts: StalledConnection
     const socket = request.raw.socket
     // Injected requests (light-my-request) have no real socket to watch.
     if (!(socket instanceof Socket)) return
-    watched.set(reply.raw, { socket, mark: moved(socket), since: performance.now(), queued: undefined })
+    // Node's timer is off while this watch covers the request (see the top of this file).
+    socket.setTimeout(0)
+    watched.set(reply.raw, { socket, mark: moved(socket), since: performance.now(), queued: undefined, queuedAt: 0 })
     if (timer === undefined) {
       timer = setInterval(look, everyMs)
       timer.unref()
