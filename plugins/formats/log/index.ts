@@ -21,7 +21,7 @@ export default definePlugin({
   options: Type.Object({
     log_start: Type.Optional(Type.String({
       maxLength: 512,
-      description: 'log: a regular expression (JavaScript syntax, no flags) tested on the first 1024 characters of each line: a line that matches starts a log entry, such as `^\\d{4}-\\d{2}-\\d{2}`; other lines continue the entry before them. A pattern that could take more than about 3 million steps on a line of 1024 characters is refused (`(a+)+`, `^.*.*.*x`, `^.{0,1024}.{0,1024}.{0,1024}x`, `\\s*\\s*x` without a leading `^`). Default: detected from windows of 50 lines (timestamps, levels, syslog, brackets; through colour codes and after a Kubernetes CRI, docker compose or `kubectl logs --prefix` prefix), again when the format changes later, else a non-indented line starts an entry.',
+      description: 'log: a regular expression (JavaScript syntax, no flags) tested on the first 1024 characters of each line: a line that matches starts a log entry, such as `^\\d{4}-\\d{2}-\\d{2}`; other lines continue the entry before them. A pattern that could take more than about 3 million steps on a line of 1024 characters is refused (`(a+)+`, `^.*.*.*x`, `^.{0,1024}.{0,1024}.{0,1024}x`, `\\s*\\s*x` without a leading `^`). Default: detected from windows of 50 lines (timestamps, levels, syslog, brackets; through colour codes and after a Kubernetes CRI, docker compose or `kubectl logs --prefix` prefix, and inside Docker json-file lines), again when the format changes later, else a non-indented line starts an entry.',
     })),
   }),
   detect (sample: string): number {

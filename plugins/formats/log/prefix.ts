@@ -6,9 +6,34 @@
 import { SGR } from './patterns.js'
 
 export interface LinePrefix {
-  name: 'cri' | 'compose' | 'kubectl'
+  name: 'cri' | 'compose' | 'kubectl' | 'docker'
   /** Matches the prefix; for CRI, group 1 is the tag: `P` (partial) or `F` (full). */
   regex: RegExp
+  /** For a prefix that wraps the message (docker's JSON string): the message, from what follows the prefix. */
+  unwrap?: (rest: string) => string
+}
+
+/** What a JSON string escape stands for (`\uXXXX` aside). */
+const ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', b: '\b', f: '\f' }
+
+/**
+ * The text of the JSON string that `rest` starts inside (after its opening quote), decoded, up
+ * to its closing quote or the end of `rest` (a line's first 1024 characters may end inside it),
+ * less one line end: the line the program printed.
+ */
+export function jsonStringStart (rest: string): string {
+  let end = rest.length
+  for (let i = 0; i < rest.length; i++) {
+    const c = rest.charCodeAt(i)
+    if (c === 92 /* \ */) i++
+    else if (c === 34 /* " */) { end = i; break }
+  }
+  let text = rest.slice(0, end)
+  if (text.indexOf('\\') !== -1) {
+    text = text.replace(/\\(?:u([0-9a-fA-F]{4})|([^u]))/g, (_, hex: string | undefined, c: string | undefined) =>
+      hex !== undefined ? String.fromCharCode(parseInt(hex, 16)) : ESCAPES[c!] ?? c!)
+  }
+  return text.replace(/\r?\n$/, '')
 }
 
 export const LINE_PREFIXES: LinePrefix[] = [
@@ -20,6 +45,10 @@ export const LINE_PREFIXES: LinePrefix[] = [
   // [pod/api-7d9f8c-x2x4z/api] message (`kubectl logs --prefix`: the pod and container, whose
   // names are DNS labels and subdomains)
   { name: 'kubectl', regex: /^\[pod\/[a-z0-9][a-z0-9.-]{0,252}\/[a-z0-9][a-z0-9-]{0,62}\](?: |$)/ },
+  // {"log":"message\n","stream":"stderr","time":"..."} (Docker's json-file driver: one line the
+  // program printed per JSON line, so a stack trace is several; the message is JSON-escaped,
+  // a tab written `\t`)
+  { name: 'docker', regex: /^\{"log":"/, unwrap: jsonStringStart },
 ]
 
 /** The prefix that more than half of the non-blank sample lines start with, if any. */
@@ -37,7 +66,12 @@ export function choosePrefix (lines: string[]): LinePrefix | undefined {
 /** `line` without its prefix (as is when it has none). */
 export function messageOf (prefix: LinePrefix, line: string): string {
   const m = prefix.regex.exec(line)
-  return m === null ? line : line.slice(m[0].length)
+  return m === null ? line : after(prefix, line, m[0].length)
+}
+
+function after (prefix: LinePrefix, line: string, at: number): string {
+  const rest = line.slice(at)
+  return prefix.unwrap === undefined ? rest : prefix.unwrap(rest)
 }
 
 /** Whether the last line tested was a CRI partial line. */
@@ -52,6 +86,6 @@ export function onMessage (prefix: LinePrefix, state: PrefixState, test: (messag
     const m = prefix.regex.exec(head)
     const continued = state.partial
     state.partial = m !== null && m[1] === 'P'
-    return !continued && test(m === null ? head : head.slice(m[0].length))
+    return !continued && test(m === null ? head : after(prefix, head, m[0].length))
   }
 }

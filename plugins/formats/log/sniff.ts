@@ -6,6 +6,7 @@
  */
 import { sampleLines } from './parse.js'
 import { LEVEL, MONTH, START_PATTERNS, isBlankLine, looksLikeContinuation, startsIndented } from './patterns.js'
+import { LINE_PREFIXES } from './prefix.js'
 
 /**
  * A timestamp: a date with a time, a CLF or syslog date, a time of day, or epoch seconds.
@@ -43,7 +44,26 @@ const SENTENCE = /[.!?]["'”’)]?(?:\s+\p{Lu}|\s*$)/u
 const LOG_MARK = new RegExp(`\\b${LEVEL}\\b|\\w\\[\\d{1,10}\\]:`)
 
 /**
- * 0 to 0.8. Lines that look like continuations (indented, stack traces) are left out; of the
+ * Docker's json-file lines are JSON Lines (0.9), but each holds one line a program printed, so
+ * a stack trace is several of them: read as a log, its entries are found on those lines.
+ */
+const DOCKER_SCORE = 0.95
+const DOCKER_LINE = LINE_PREFIXES.find((p) => p.name === 'docker')!.regex
+
+/** Every non-blank line (the last may be cut by the sample's end), at least two, is a json-file line. */
+function dockerJsonFile (lines: string[]): boolean {
+  let n = 0
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!
+    if (isBlankLine(line)) continue
+    if (!DOCKER_LINE.test(line) || !line.includes('"stream":"')) return n >= 2 && i === lines.length - 1
+    n++
+  }
+  return n >= 2
+}
+
+/**
+ * 0 to 0.8 (0.95 for Docker's json-file). Lines that look like continuations (indented, stack traces) are left out; of the
  * others, the share that starts with (or soon holds) a timestamp or a level sets the score.
  * At most 0.8, so a CSV whose first column is a date-time (0.85, consistent fields) stays CSV.
  * Stamped lines that each open a paragraph of prose (a blank line before nearly every one) are
@@ -52,6 +72,7 @@ const LOG_MARK = new RegExp(`\\b${LEVEL}\\b|\\w\\[\\d{1,10}\\]:`)
  */
 export function logScore (sample: string): number {
   const lines = sampleLines(sample.slice(0, 16 * 1024)).slice(0, MAX_LINES)
+  if (dockerJsonFile(lines)) return DOCKER_SCORE
   let stamps = 0
   let others = 0
   let afterBlank = 0

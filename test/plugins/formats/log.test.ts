@@ -6,7 +6,7 @@ import { basename, join } from 'node:path'
 import log from '../../../plugins/formats/log/index.js'
 import { START_PATTERNS, choosePattern } from '../../../plugins/formats/log/patterns.js'
 import { unsafeRegexReason } from '../../../plugins/formats/log/regex-guard.js'
-import { LINE_PREFIXES } from '../../../plugins/formats/log/prefix.js'
+import { LINE_PREFIXES, jsonStringStart } from '../../../plugins/formats/log/prefix.js'
 import { MAX_ENTRY_CHARS, MAX_LINE_CHARS, sampleLines } from '../../../plugins/formats/log/parse.js'
 import type { DocEvent, RecordEvent } from '../../../core/events.js'
 import { DocsplitError } from '../../../core/errors.js'
@@ -648,6 +648,15 @@ t.test('container prefixes (Kubernetes CRI, docker compose, kubectl --prefix): e
   const kubectlEv = await sameEntries(t, kubectl.text, kubectl.texts)
   t.equal(info(kubectlEv, 'line_prefix'), 'kubectl')
 
+  // Docker json-file: each line the program printed is a JSON line; a tab is written `\t`.
+  const docker = (i: number, line: string): string => JSON.stringify({ log: line + '\n', stream: i % 2 === 0 ? 'stdout' : 'stderr', time: `2024-03-05T10:00:${String(i % 60).padStart(2, '0')}.123456789Z` })
+  const json = logOf(Array.from({ length: 120 }, (_, i) => [`${stampAt(i)} INFO  [worker-${i % 8}] c.e.svc.Handler - "request" ${i}`, ...(i % 8 === 3 ? [...javaTrace(5), ...pyTrace] : [])].map((l) => docker(i, l))))
+  const jsonEv = await sameEntries(t, json.text, json.texts)
+  t.equal(info(jsonEv, 'line_prefix'), 'docker')
+  t.equal(info(jsonEv, 'start_pattern'), ISO, 'the pattern of the message')
+  t.ok(log.detect!(json.text.slice(0, 8192)) > 0.9, 'by content a log, over JSON Lines\' 0.9')
+  t.equal(log.detect!('{"log":"a\\n","stream":"stdout"}\n{"level":"info"}\n{"log":"b\\n","stream":"stdout"}\n'), 0, 'not when some lines are other JSON')
+
   // Messages without timestamps: the fallback rules read the message, and a partial line goes on in the next one.
   const bare = logOf([
     [cri(0, 'F', 'starting server on :8080')],
@@ -658,6 +667,13 @@ t.test('container prefixes (Kubernetes CRI, docker compose, kubectl --prefix): e
   const bareEv = await sameEntries(t, bare.text, bare.texts)
   t.equal(info(bareEv, 'start_pattern'), null)
   for (const p of LINE_PREFIXES) t.equal(unsafeRegexReason(p.regex.source), undefined, `prefix ${p.name}: bounded`)
+})
+
+t.test('the message of a Docker json-file line: its log string, unescaped, up to its end or the line\'s first 1024 characters', async (t) => {
+  t.equal(jsonStringStart(String.raw`\tat a.B(B.java:1)\n","stream":"stderr"}`), '\tat a.B(B.java:1)')
+  t.equal(jsonStringStart(String.raw`say \"hi\" \\ \u00e9\/x\r\n","time":"t"}`), 'say "hi" \\ \u00e9/x')
+  t.equal(jsonStringStart('cut at 1024 with no end'), 'cut at 1024 with no end')
+  t.equal(jsonStringStart(String.raw`two\nlines\n"}`), 'two\nlines', 'one line end is dropped')
 })
 
 // ---- end to end, through split() and the record splitter ----
