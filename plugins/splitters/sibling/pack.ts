@@ -806,10 +806,19 @@ export function createSiblingPacker (ctx: PackerContext<typeof siblingOptions>):
         if (done) continue
       }
       // Over the budget but within max_tokens: whole and alone, or with the unit after it if
-      // it is a heading (cut it, as over the budget, if even that does not fit).
-      const whole = withinLimit(queue[0]!.after === ATTACHED ? 2 : 1, final)
+      // it is a heading. A heading that fits max_tokens only alone is not cut for overlap's
+      // room either: it travels with the first part of the unit after it when that unit is
+      // over max_tokens (as above), else it goes alone. Cut it only over max_tokens.
+      const attached = queue[0]!.after === ATTACHED
+      let whole = withinLimit(attached ? 2 : 1, final)
       if (whole === 'wait') return
       if (whole) continue
+      if (attached && queue.length > 1 && !overLimit(queue[0]!)) {
+        if (overLimit(queue[1]!) && cut(1)) continue
+        whole = withinLimit(1, final)
+        if (whole === 'wait') return
+        if (whole) continue
+      }
       if (!cut(0)) {
         // A single code point over budget: nothing finer exists. Core reports the breach.
         const text = queue[0]!.text

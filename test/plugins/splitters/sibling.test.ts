@@ -276,6 +276,23 @@ t.test('with overlap, a heading over the budget but within max_tokens stays with
   t.same(r.chunks[0]!.kinds, ['heading', 'paragraph'])
 })
 
+t.test('with overlap, a heading that fits max_tokens only alone is not cut: it goes alone, or with the first part of a block over max_tokens', async (t) => {
+  const approx = await tokenizerByName('approx').load()
+  // A table's header (its own block, attached to the rows) fits 32 but not 32 - 16, nor with the row after it.
+  const table = '| Option name | Default value | Description of it |\n|---|---|---|\n| max_tokens | 512 | The budget of every chunk in tokens |\n'
+  for (const [max, overlap] of [[32, 16], [24, 12]] as const) {
+    const r = await split(table, { input_format: 'markdown', max_tokens: max, overlap_tokens: overlap })
+    t.same(r.chunks.map((c) => c.kinds), [['table_header'], ['table_row']], `${max}/${overlap}: the header whole, alone`)
+    t.same(invariantProblems(r, table, { tokenizer: approx }), [])
+  }
+  // A setext heading of 10 tokens, then a paragraph over 16: the heading with its first words.
+  const heading = 'What is docsplit?\n=================\n\n'
+  const md = heading + 'Run npm install and then build it with npm run build.\n'
+  const r = await split(md, { input_format: 'markdown', max_tokens: 16, overlap_tokens: 7 })
+  t.ok(r.chunks[0]!.text.startsWith(heading) && r.chunks[0]!.text.length > heading.length, `the heading whole, then words: ${JSON.stringify(r.chunks[0]!.text)}`)
+  t.same(invariantProblems(r, md, { tokenizer: approx }), [])
+})
+
 t.test('a short lead-in goes with the first children of a container too big for one chunk, whole', async (t) => {
   const items = (n: number): string => Array.from({ length: n }, (_, i) => `- item ${i}: ${'word '.repeat(20).trim()}\n`).join('')
   const big = '# Title\n\nAn intro of a few words.\n\n' + items(12) + '\nAfter.\n'
