@@ -35,6 +35,28 @@ function isSpace (code: number): boolean {
   return code === 32 || code === 10 || code === 13 || code === 9
 }
 
+/**
+ * The text sax reads, with each run of `?` just before `?>` as spaces of the same length (so
+ * positions hold): sax 1.6 never ends a processing instruction whose data ends in `?` (`<?pi
+ * Really??>`, isaacs/sax-js#233), and the document failed as unclosed. sax's reading of such a
+ * run elsewhere (text, an attribute value) goes unused, but for a title's text. Linear: each
+ * `??>` is found once, and the run before it is read back no further than the one before.
+ */
+export function endsOfInstructions (text: string): string {
+  let at = text.indexOf('??>')
+  if (at === -1) return text
+  let out = ''
+  let from = 0
+  while (at !== -1) {
+    let run = at
+    while (run > from && text.charCodeAt(run - 1) === 63 /* ? */) run--
+    out += text.slice(from, run) + ' '.repeat(at + 1 - run)
+    from = at + 1
+    at = text.indexOf('??>', from)
+  }
+  return out + text.slice(from)
+}
+
 /** sax's buffers are checked where the text fed to it reaches a multiple of this many characters. */
 const BLOCK = 65536
 /** The longest name, attribute value, comment, declaration or processing instruction. */
@@ -135,6 +157,8 @@ export class XmlHandler implements ParserHandler<string> {
   private bufStart = 0
   /** How much sax has been given. */
   private fed = 0
+  /** The `?` that end the last piece, not given to sax until what follows them is known (endsOfInstructions). */
+  private marks = ''
   private recStart = 0
   private label = ''
   private records = 0
@@ -510,7 +534,11 @@ export class XmlHandler implements ParserHandler<string> {
     if (piece.length === 0) return
     this.pending.push(piece)
     this.total += piece.length
-    this.feed(piece)
+    const text = this.marks + piece
+    let kept = text.length
+    while (kept > 0 && text.charCodeAt(kept - 1) === 63 /* ? */) kept--
+    this.marks = text.slice(kept)
+    this.feed(endsOfInstructions(text.slice(0, kept)))
     if (this.pending.length === 0 && this.recStart > this.bufStart) {
       this.buf = this.buf.slice(this.recStart - this.bufStart)
       this.bufStart = this.recStart
@@ -557,6 +585,7 @@ export class XmlHandler implements ParserHandler<string> {
   }
 
   end (): void {
+    this.feed(this.marks)
     if (this.fed % BLOCK !== 0) this.checkBuffers()
     this.parser.close()
     if (this.rootName === undefined) {

@@ -3,6 +3,7 @@ import fc from 'fast-check'
 import { readFileSync } from 'node:fs'
 import { basename } from 'node:path'
 import xml from '../../../plugins/formats/xml/index.js'
+import { endsOfInstructions } from '../../../plugins/formats/xml/handler.js'
 import type { DocEvent, RecordEvent } from '../../../core/events.js'
 import { DocsplitError } from '../../../core/errors.js'
 import { split } from '../../../index.js'
@@ -348,6 +349,19 @@ t.test('malformed XML: parse error with line and column, no document text', asyn
   t.match((await rejects('<a x=1/>')).message, /line 1, column \d+/)
   t.match((await rejects('<a>&#0;</a>')).message, /invalid character entity/)
   t.match((await rejects('<a><b></a>', {}, 1)).message, /line 1/)
+})
+
+t.test('a processing instruction whose data ends in ? ends at its ?> (sax alone never ended it); any cuts give the same events', async (t) => {
+  const doc = '<?xml version="1.0"?>\n<root>\n  <?q Really??>\n  <item>1 ?? 2</item>\n  <?pi ????>\n  <item title="a??>b">2</item>\n</root>\n'
+  const ev = await collectEvents(xml, doc, { max_tokens: 100000 })
+  assertTiles(ev, doc)
+  t.same(records(ev).map(labelOf), ['header', 'item[1]', 'item[2]'])
+  for (const size of [1, 2, 3, 7]) t.same(await collectEvents(xml, doc, { max_tokens: 100000 }, size), ev, `piece size ${size}`)
+  t.equal(endsOfInstructions('a??>b???>c?>??'), 'a ?>b  ?>c?>??', 'a run of ? before ?> is spaces, the same length')
+  // Linear in a long run of ?: each ??> found once.
+  const run = '?'.repeat(1_000_000)
+  t.equal(endsOfInstructions(run + '>' + run + '>').length, 2 * run.length + 2)
+  assertTiles(await collectEvents(xml, `<root><?pi ${run}>${run}</root>`, {}, 4096), `<root><?pi ${run}>${run}</root>`)
 })
 
 t.test('hostile XML: entities are never expanded, nothing is fetched, never a hang', async (t) => {
