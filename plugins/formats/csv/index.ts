@@ -22,7 +22,7 @@ export default definePlugin({
   options: Type.Object({
     delimiter: Type.Optional(Type.Union([
       Type.Literal(','), Type.Literal(';'), Type.Literal('|'), Type.Literal('\t'), Type.Literal('\\t'), Type.Literal('tab'), Type.Literal('auto'),
-    ], { description: 'CSV/TSV: the field delimiter: `,`, `;`, `|`, a tab (the character, or `\\t` as typed in a shell, or the word `tab`), or `auto` to detect it from the first lines. Default: `auto` for csv, a tab for tsv.' })),
+    ], { description: 'CSV/TSV: the field delimiter: `,`, `;`, `|`, a tab (the character, or `\\t` as typed in a shell, or the word `tab`), or `auto` to detect it from the first lines (a first line `sep=;`, as Excel writes it, names it). Default: `auto` for csv, a tab for tsv.' })),
     header: Type.Optional(Type.Boolean({
       default: true,
       description: 'CSV/TSV and xlsx: the first row is a header: it is reported as `columns` and every chunk carries it as `context`.',

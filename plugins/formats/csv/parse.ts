@@ -15,7 +15,7 @@
  */
 import { SampleBuffer } from '../../../core/structure.js'
 import type { DocEvent } from '../../../core/events.js'
-import { sniffDelimiter, type Delimiter } from './sniff.js'
+import { SEP_LINE, sniffDelimiter, type Delimiter } from './sniff.js'
 
 export const SAMPLE_LINES = 50
 export const SAMPLE_CHARS = 64 * 1024
@@ -148,6 +148,11 @@ export class CsvParser {
     // However the input was cut: a row read whole within one piece is measured here.
     if (text.length > MAX_ROW_CHARS) {
       this.fail(this.recLine, `longer than ${MAX_ROW_CHARS >> 20} MiB characters with the blank lines after it (a quoted field not closed?): a row is kept whole, so one this long is refused`, 'limit')
+    }
+    if (start === 0 && this.rows === 0 && SEP_LINE.test(text)) {
+      // Excel's delimiter line: not the header, not data.
+      this.emit({ type: 'record', kind: 'sep', label: 'sep', start, end, text })
+      return
     }
     if (this.options.header && this.headerText === undefined && this.isHeader()) {
       const header = text.slice(this.rowStart - start, this.rowEnd - start)

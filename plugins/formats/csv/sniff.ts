@@ -7,6 +7,24 @@ export const DELIMITERS = [',', '\t', ';', '|'] as const
 export type Delimiter = typeof DELIMITERS[number]
 
 /**
+ * Excel's delimiter line (`sep=;`, written by exports for locales whose lists use `;`): the
+ * first line of the document, naming one of DELIMITERS. Excel reads it and shows the next row
+ * as the first; so does the parser (a record of kind `sep`, before the header).
+ */
+export const SEP_LINE = /^sep=([,\t;|])[ \t]*(?:\r\n|\n|\r|$)/i
+
+/** The delimiter a sample's `sep=` line names, if it starts with one. */
+export function sepDelimiter (sample: string): Delimiter | undefined {
+  return SEP_LINE.exec(sample)?.[1] as Delimiter | undefined
+}
+
+/** The sample after its `sep=` line, if it has one. */
+function afterSep (sample: string): string {
+  const m = SEP_LINE.exec(sample)
+  return m === null ? sample : sample.slice(m[0].length)
+}
+
+/**
  * For each row of a sample, how many times `delimiter` separates fields, with the parser's own
  * quoting rules (a quote opens a quoted field only at the start of a field). `stray` counts the
  * other quotes, and the rows that hold one after text (`a "b"`; not `, "b"`, a common laxity).
@@ -72,6 +90,8 @@ function countRows (sample: string, complete: boolean, delimiter: number, stray?
  * of DELIMITERS. No candidate at all: `fallback`.
  */
 export function sniffDelimiter (sample: string, complete: boolean, fallback: Delimiter = ','): Delimiter {
+  const sep = sepDelimiter(sample)
+  if (sep !== undefined) return sep
   let best: Delimiter = fallback
   let bestRows = 0
   let bestCount = 0
@@ -114,6 +134,7 @@ function paragraphs (raw: string[], lines: string[]): boolean {
 
 /** How much a sample looks like delimited rows (for `detect`): 0 to 0.85. */
 export function delimitedScore (sample: string): number {
+  sample = afterSep(sample)
   // A short sample is likely the whole document: its last row counts even without a line end.
   const cut = sample.lastIndexOf('\n')
   const complete = sample.length < 8192

@@ -227,6 +227,22 @@ t.test('delimiters: explicit, auto and the tsv default', async (t) => {
   t.equal(records(single).length, 3)
 })
 
+t.test('Excel\'s sep= first line: a record of its own before the header, naming the delimiter', async (t) => {
+  // Semicolons and commas both split every row into two fields: without the line, auto would pick `,`.
+  const text = 'sep=;\r\nname;city,country\r\nAnna;Berlin,DE\r\nBob;Paris,FR\r\n'
+  const ev = await collectEvents(csv, text)
+  t.equal(info(ev, 'delimiter'), ';')
+  t.same(info(ev, 'columns'), ['name', 'city,country'])
+  t.same(records(ev).map((r) => [r.kind, r.label, r.context]), [['sep', 'sep', undefined], ['header', 'header', 'name;city,country'], ['row', 'row 1', 'name;city,country'], ['row', 'row 2', 'name;city,country']])
+  assertTiles(ev, text)
+  for (const size of [1, 3]) t.same(await collectEvents(csv, text, {}, size), ev, `pieces of ${size}`)
+  t.equal(info(await collectEvents(csv, 'SEP=|\na|b\n1|2\n'), 'delimiter'), '|', 'any case, any of the delimiters')
+  const given = await collectEvents(csv, text, { delimiter: ',' })
+  t.same(records(given).map((r) => r.kind), ['sep', 'header', 'row', 'row'], 'a delimiter given wins; the line is still no header')
+  t.same(records(await collectEvents(csv, 'a,b\nsep=;\n1,2\n')).map((r) => r.kind), ['header', 'row', 'row'], 'only as the first line')
+  t.ok(csv.detect!(text) > 0.5, 'detected as CSV by content')
+})
+
 t.test('unterminated quote: DOCSPLIT_PARSE_ERROR with the line, without document text', async (t) => {
   const secret = 'TOP-SECRET-VALUE'
   const text = `a,b\n1,${secret}\n2,"${secret} never closed\nmore ${secret}\n`
