@@ -32,18 +32,21 @@ export function parseSendQueues (table: string, into = new Map<string, number>()
   return into
 }
 
+/** The queues by connectionKey, and when (performance.now()) their read began: a reading is that old at least. */
+export interface SendQueues { queues: Map<string, number>, at: number }
+
 /**
  * Reads the send queues off the event loop (a read of the tables takes 11 ms with a few
  * connections, 37 ms with 4,000 sockets, most of it the kernel's): `current()` gives those of the
- * last read done and starts the next.
+ * last read done, and when it began, and starts the next.
  */
 export class SendQueueReader {
-  private latest: Map<string, number> | undefined
+  private latest: SendQueues | undefined
   private reading = false
   /** No /proc here (not Linux): never read again. */
   private unavailable = false
 
-  current (): Map<string, number> | undefined {
+  current (): SendQueues | undefined {
     if (!this.unavailable && !this.reading) {
       this.reading = true
       void this.read().finally(() => { this.reading = false })
@@ -52,6 +55,7 @@ export class SendQueueReader {
   }
 
   private async read (): Promise<void> {
+    const at = performance.now()
     const queues = new Map<string, number>()
     let read = false
     for (const path of ['/proc/self/net/tcp', '/proc/self/net/tcp6']) {
@@ -64,6 +68,6 @@ export class SendQueueReader {
       }
     }
     if (!read) this.unavailable = true
-    this.latest = read ? queues : undefined
+    this.latest = read ? { queues, at } : undefined
   }
 }

@@ -45,7 +45,7 @@ t.test('a connection whose reader stopped holds bytes in its send queue; they go
   const read = async (): Promise<number | undefined> => {
     reader.current()
     await new Promise((resolve) => setTimeout(resolve, 200))
-    return reader.current()?.get(key)
+    return reader.current()?.queues.get(key)
   }
   const held = await read()
   t.ok(held !== undefined && held > 0, `the kernel holds bytes for a client that reads nothing (${held})`)

@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
 import Fastify from 'fastify'
 import t from 'tap'
-import stalledConnections from '../../server/plugins/stalled-connections.js'
+import stalledConnections, { readsEnough } from '../../server/plugins/stalled-connections.js'
 
 const IDLE_MS = 1000
 const ANSWER = Buffer.alloc(6_000_000, 'a')
@@ -22,6 +22,10 @@ async function answering (minReadRate?: number, keepAliveTimeout?: number): Prom
   await app.register(stalledConnections, { idleMs: IDLE_MS, ...(minReadRate !== undefined ? { minReadRate } : {}) })
   app.get('/answer', async (_request, reply) => reply.type('application/octet-stream').send(ANSWER))
   app.get('/short', async () => 'short')
+  // Answered before any route or hook runs, as fastify answers a path that does not decode.
+  app.server.prependListener('request', (request, response) => {
+    if (request.url === '/early') response.end('early')
+  })
   await app.listen({ host: '127.0.0.1', port: 0 })
   return { port: (app.server.address() as { port: number }).port, closedAt: () => closedAt, close: async () => { await app.close() } }
 }
@@ -99,4 +103,54 @@ t.test('between requests, the keep-alive timeout closes an idle connection again
   await new Promise((resolve) => socket.once('close', resolve))
   const seconds = (performance.now() - answered) / 1000
   t.ok(seconds < 5, `closed ${seconds.toFixed(1)} s after the answer (keep-alive timeout 0.3 s, and about a second more)`)
+})
+
+t.test('the send-queue rule: a queue must shrink by the minimum rate since its first reading; older readings say nothing', async (t) => {
+  const watch = { since: 0, queued: undefined as number | undefined, queuedAt: 0 }
+  t.notOk(readsEnough(watch, 100_000, 10, 1000), 'the first reading is the baseline')
+  t.notOk(readsEnough(watch, 99_500, 1010, 1000), '500 B in a second: under 1 KB/s')
+  t.notOk(readsEnough(watch, 98_100, 2010, 1000), '1,900 B in two seconds: still under, counted from the baseline')
+  t.ok(readsEnough(watch, 97_000, 3010, 1000), '3,000 B in three seconds')
+  t.equal(watch.since, 3010, 'counted from that reading')
+  t.notOk(readsEnough(watch, 10, 3000, 1000), 'a reading taken before then says nothing')
+  t.equal(watch.queued, undefined, 'and sets no baseline')
+  t.notOk(readsEnough(watch, 50_000, 4000, 1000))
+  t.notOk(readsEnough(watch, 60_000, 5000, 1000), 'a queue that grew (the kernel took more) starts again')
+  t.equal(watch.queued, 60_000)
+  t.ok(readsEnough(watch, 58_000, 6000, 1000))
+})
+
+t.test('blank lines from a client that reads nothing do not keep its answer', async (t) => {
+  const service = await answering()
+  t.teardown(service.close)
+  const socket = connect(service.port, '127.0.0.1')
+  socket.on('error', () => {})
+  socket.pause()
+  socket.write('GET /answer HTTP/1.1\r\nHost: x\r\n\r\n')
+  const start = performance.now()
+  // HTTP allows blank lines before a request: they start none, so no request timeout runs.
+  const blank = setInterval(() => { if (!socket.destroyed) socket.write('\r\n') }, 200)
+  t.teardown(() => { clearInterval(blank); socket.destroy() })
+  while (service.closedAt() === undefined && performance.now() - start < 20_000) await new Promise((resolve) => setTimeout(resolve, 50))
+  const closed = service.closedAt()
+  t.ok(closed !== undefined && closed - start < 5 * IDLE_MS, `closed by the service ${closed === undefined ? 'never (20 s)' : `${((closed - start) / 1000).toFixed(1)} s`} after the request`)
+})
+
+t.test('answers sent before fastify\'s hooks, pipelined behind a watched one, are watched too', async (t) => {
+  const service = await answering()
+  t.teardown(service.close)
+  const socket = connect(service.port, '127.0.0.1')
+  socket.on('error', () => {})
+  socket.pause()
+  const start = performance.now()
+  // Written while the service still reads them: once the client's and the kernel's buffers
+  // are full, an unwatched answer waits behind the watched one, and Node arms no timer.
+  for (let i = 0; i < 20 && !socket.destroyed; i++) {
+    socket.write('GET /short HTTP/1.1\r\nHost: x\r\n\r\n' + 'GET /early HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(2000))
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  t.teardown(() => { socket.destroy() })
+  while (service.closedAt() === undefined && performance.now() - start < 30_000) await new Promise((resolve) => setTimeout(resolve, 50))
+  const closed = service.closedAt()
+  t.ok(closed !== undefined && closed - start < 15_000, `closed by the service ${closed === undefined ? 'never (30 s)' : `${((closed - start) / 1000).toFixed(1)} s`} after the client stopped reading`)
 })
