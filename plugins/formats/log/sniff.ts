@@ -6,7 +6,6 @@
  */
 import { sampleLines } from './parse.js'
 import { LEVEL, MONTH, START_PATTERNS, isBlankLine, looksLikeContinuation, startsIndented } from './patterns.js'
-import { LINE_PREFIXES } from './prefix.js'
 
 /**
  * A timestamp: a date with a time, a CLF or syslog date, a time of day, or epoch seconds.
@@ -48,15 +47,28 @@ const LOG_MARK = new RegExp(`\\b${LEVEL}\\b|\\w\\[\\d{1,10}\\]:`)
  * a stack trace is several of them: read as a log, its entries are found on those lines.
  */
 const DOCKER_SCORE = 0.95
-const DOCKER_LINE = LINE_PREFIXES.find((p) => p.name === 'docker')!.regex
+/** A whole json-file line: its `log` string first, then Docker's `stream`, and `time` last. */
+function dockerLine (line: string): boolean {
+  const end = line.trimEnd()
+  return line.startsWith('{"log":"') && end.endsWith('"}') && end.lastIndexOf('"time":"') > 0 &&
+    (line.includes('","stream":"stdout",') || line.includes('","stream":"stderr",'))
+}
 
-/** Every non-blank line (the last may be cut by the sample's end), at least two, is a json-file line. */
-function dockerJsonFile (lines: string[]): boolean {
+/**
+ * The first lines of `sample` (up to 16 KiB), at least two that are not blank, are all
+ * json-file lines; a last line the sample cut (no line break after it) is not read. Whole
+ * lines: a message of a thousand characters puts `stream` past the head of its line.
+ */
+function dockerJsonFile (sample: string): boolean {
+  if (!sample.startsWith('{"log":"')) return false
+  const text = sample.slice(0, 16 * 1024)
+  const lines = text.split('\n', MAX_LINES + 1)
+  // The last piece ends no line (it is what follows the last break, maybe cut).
+  if (lines.length <= MAX_LINES) lines.pop()
   let n = 0
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!
+  for (const line of lines.slice(0, MAX_LINES)) {
     if (isBlankLine(line)) continue
-    if (!DOCKER_LINE.test(line) || !line.includes('"stream":"')) return n >= 2 && i === lines.length - 1
+    if (!dockerLine(line)) return false
     n++
   }
   return n >= 2
@@ -71,8 +83,8 @@ function dockerJsonFile (lines: string[]): boolean {
  * long turn was one chunk far over the budget.
  */
 export function logScore (sample: string): number {
+  if (dockerJsonFile(sample)) return DOCKER_SCORE
   const lines = sampleLines(sample.slice(0, 16 * 1024)).slice(0, MAX_LINES)
-  if (dockerJsonFile(lines)) return DOCKER_SCORE
   let stamps = 0
   let others = 0
   let afterBlank = 0

@@ -655,7 +655,12 @@ t.test('container prefixes (Kubernetes CRI, docker compose, kubectl --prefix): e
   t.equal(info(jsonEv, 'line_prefix'), 'docker')
   t.equal(info(jsonEv, 'start_pattern'), ISO, 'the pattern of the message')
   t.ok(log.detect!(json.text.slice(0, 8192)) > 0.9, 'by content a log, over JSON Lines\' 0.9')
-  t.equal(log.detect!('{"log":"a\\n","stream":"stdout"}\n{"level":"info"}\n{"log":"b\\n","stream":"stdout"}\n'), 0, 'not when some lines are other JSON')
+  const line = (m: string): string => JSON.stringify({ log: m + '\n', stream: 'stdout', time: '2024-03-05T10:00:00.000000000Z' })
+  t.equal(log.detect!([line('a'), '{"level":"info"}', line('b')].join('\n') + '\n'), 0, 'not when some lines are other JSON')
+  t.equal(log.detect!([line('a'), line('b'), '{"level":"info"}'].join('\n') + '\n'), 0, 'the last line too, when the sample ends with it')
+  t.ok(log.detect!([line('a'), line('b'), '{"log":"cut in the mid'].join('\n')) > 0.9, 'a last line the sample cut is not read')
+  t.ok(log.detect!([line('a'), line('x'.repeat(2000)), line('b')].join('\n') + '\n') > 0.9, 'a long line is read whole')
+  t.equal(log.detect!('{"log":"run 1","stream":"training","time":"t"}\n{"log":"run 2","stream":"training","time":"t"}\n'), 0, 'a stream other than stdout or stderr: not Docker')
 
   // Messages without timestamps: the fallback rules read the message, and a partial line goes on in the next one.
   const bare = logOf([
