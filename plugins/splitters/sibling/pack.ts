@@ -80,6 +80,8 @@ const EXTEND_FACTOR = 10
 const LONG_UNIT = 4
 /** Characters an exact tally may have to read again before word pieces stop being tallied. */
 const BACKLOG_MAX = 32
+/** The same for the lines and sentences of a cut block, which settle at most of their ends. */
+const LINE_BACKLOG_MAX = 1024
 /** With a cheap tokenizer, recount a queue that may fit only after this share of the budget arrives. */
 const RECOUNT_SHARE = 0.1
 
@@ -739,6 +741,10 @@ export function createSiblingPacker (ctx: PackerContext<typeof siblingOptions>):
         // where it cannot (a run of CJK letters, no piece boundary) each add would recount the
         // growing chunk, so estimates decide there, and always for graphemes.
         if (fineness < LEVEL_STRENGTH.word || (tally !== undefined && (tally.backlog?.() ?? Infinity) > BACKLOG_MAX)) return -1
+      } else if (!cheap && u.level >= 0 && tally !== undefined && (tally.backlog?.() ?? 0) > LINE_BACKLOG_MAX) {
+        // Lines and sentences of a cut block too: a run of 20,000 blank lines is one piece that
+        // never settles, and recounting it at every line took 40 s for 20 KB.
+        return -1
       }
       // A long unit over budget alone is cut, not tallied: overBudget reads only a budget's
       // worth of it where the tokenizer can tell (`exceeds`), else counts it once for the tally.

@@ -395,6 +395,24 @@ t.test('a line before a long run of blank lines is not cut inside its words, and
   t.equal(big.chunks.map((c) => c.text).join(''), runs)
 })
 
+t.test('a long run of blank lines with an exact tokenizer: the tally stops reading it again at every line', async (t) => {
+  // The run is one piece that never settles: each line added recounted all of it (20 KB took 40 s).
+  const tokenizer = await tokenizerByName('o200k_base').load()
+  const tally = tokenizer.tally!.bind(tokenizer)
+  let reread = 0
+  tokenizer.tally = () => {
+    const inner = tally()
+    const add = inner.add.bind(inner)
+    inner.add = (text: string, count?: number) => { reread += inner.backlog!(); return add(text, count) }
+    return inner
+  }
+  t.teardown(() => { tokenizer.tally = tally })
+  const text = 'First paragraph of the report.\n' + '\n'.repeat(20_000) + 'Last paragraph.\n'
+  const r = await split(text, { input_format: 'text', tokenizer: 'o200k_base', max_tokens: 512 })
+  t.same(invariantProblems(r, text, { tokenizer }), [])
+  t.ok(reread < 2_000_000, `${reread} characters read again (68 million when every line of the run was)`)
+})
+
 t.test('a run of letters cut at graphemes: each chunk\'s extent takes a few exact counts, not a search by halves', async (t) => {
   const tokenizer = await tokenizerByName('o200k_base').load()
   const count = tokenizer.count.bind(tokenizer)
