@@ -81,7 +81,7 @@ const LONG_UNIT = 4
 /** Characters an exact tally may have to read again before word pieces stop being tallied. */
 const BACKLOG_MAX = 32
 /** The same for the lines and sentences of a cut block, which settle at most of their ends. */
-const LINE_BACKLOG_MAX = 1024
+const LINE_BACKLOG_MAX = 256
 /** With a cheap tokenizer, recount a queue that may fit only after this share of the budget arrives. */
 const RECOUNT_SHARE = 0.1
 
