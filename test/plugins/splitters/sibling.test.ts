@@ -413,6 +413,18 @@ t.test('a long run of blank lines with an exact tokenizer: the tally stops readi
   t.ok(reread < 2_000_000, `${reread} characters read again (68 million when every line of the run was)`)
 })
 
+t.test('reference uses in a paragraph cut into many chunks: each chunk that holds one is listed, in linear time', async (t) => {
+  // Every piece filtered all the uses of its block: 200,000 uses of one label took a minute.
+  const doc = '[r1]: http://x/1 "t"\n[r2]: http://x/2\n\n' + 'Use [r1] here, and [r2] now and then. '.repeat(20_000) + '\n'
+  const r = await split(doc, { input_format: 'markdown', max_tokens: 32 })
+  // A use, not the definition (`[r1]:`).
+  const uses = (label: string): number[] => r.chunks.filter((c) => new RegExp(`\\[${label}\\](?!:)`).test(c.text)).map((c) => c.index)
+  const chunksOf = (label: string): number[] | undefined => r.reference_definitions?.find((d) => d.label === label)?.chunks
+  t.ok(r.chunks.length > 5000)
+  t.same(chunksOf('r1'), uses('r1'), 'r1: every chunk that uses it')
+  t.same(chunksOf('r2'), uses('r2'), 'r2: every chunk that uses it')
+})
+
 t.test('a run of letters cut at graphemes: each chunk\'s extent takes a few exact counts, not a search by halves', async (t) => {
   const tokenizer = await tokenizerByName('o200k_base').load()
   const count = tokenizer.count.bind(tokenizer)
