@@ -157,8 +157,8 @@ export class XmlHandler implements ParserHandler<string> {
   private bufStart = 0
   /** How much sax has been given. */
   private fed = 0
-  /** The `?` that end the last piece, not given to sax until what follows them is known (endsOfInstructions). */
-  private marks = ''
+  /** How many `?` end what came so far, not given to sax until what follows them is known (endsOfInstructions). */
+  private marks = 0
   private recStart = 0
   private label = ''
   private records = 0
@@ -534,11 +534,24 @@ export class XmlHandler implements ParserHandler<string> {
     if (piece.length === 0) return
     this.pending.push(piece)
     this.total += piece.length
-    const text = this.marks + piece
+    let text = piece
+    if (this.marks > 0) {
+      // The run held goes on into this piece: it ends a processing instruction if `>` follows.
+      let j = 0
+      while (j < piece.length && piece.charCodeAt(j) === 63 /* ? */) j++
+      const run = this.marks + j
+      if (j === piece.length) {
+        this.marks = run
+        return
+      }
+      text = (piece.charCodeAt(j) === 62 /* > */ && run > 1 ? ' '.repeat(run - 1) + '?' : '?'.repeat(run)) + piece.slice(j)
+    }
+    // Read back only as far as this piece's own run of `?`: a run held over many pieces is
+    // counted, not copied and read again at each (that was quadratic in the run).
     let kept = text.length
     while (kept > 0 && text.charCodeAt(kept - 1) === 63 /* ? */) kept--
-    this.marks = text.slice(kept)
-    this.feed(endsOfInstructions(text.slice(0, kept)))
+    this.marks = text.length - kept
+    this.feed(endsOfInstructions(kept === text.length ? text : text.slice(0, kept)))
     if (this.pending.length === 0 && this.recStart > this.bufStart) {
       this.buf = this.buf.slice(this.recStart - this.bufStart)
       this.bufStart = this.recStart
@@ -585,7 +598,7 @@ export class XmlHandler implements ParserHandler<string> {
   }
 
   end (): void {
-    this.feed(this.marks)
+    this.feed('?'.repeat(this.marks))
     if (this.fed % BLOCK !== 0) this.checkBuffers()
     this.parser.close()
     if (this.rootName === undefined) {
