@@ -151,6 +151,7 @@ export class CsvParser {
     }
     if (start === 0 && this.rows === 0 && SEP_LINE.test(text)) {
       // Excel's delimiter line: not the header, not data.
+      if (this.options.headerRow === 1) this.fail(1, 'header_row 1: line 1 is Excel\'s `sep=` line, which names the delimiter; the header is the row after it (leave header_row out, or give the line it starts on)', 'option')
       this.emit({ type: 'record', kind: 'sep', label: 'sep', start, end, text })
       return
     }

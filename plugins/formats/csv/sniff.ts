@@ -8,10 +8,11 @@ export type Delimiter = typeof DELIMITERS[number]
 
 /**
  * Excel's delimiter line (`sep=;`, written by exports for locales whose lists use `;`): the
- * first line of the document, naming one of DELIMITERS. Excel reads it and shows the next row
- * as the first; so does the parser (a record of kind `sep`, before the header).
+ * first line of the document (after a byte order mark left in text given as a string), naming
+ * one of DELIMITERS. Excel reads it and shows the next row as the first; so does the parser (a
+ * record of kind `sep`, before the header).
  */
-export const SEP_LINE = /^sep=([,\t;|])[ \t]*(?:\r\n|\n|\r|$)/i
+export const SEP_LINE = /^\uFEFF?sep=([,\t;|])[ \t]*(?:\r\n|\n|\r|$)/i
 
 /** The delimiter a sample's `sep=` line names, if it starts with one. */
 export function sepDelimiter (sample: string): Delimiter | undefined {
