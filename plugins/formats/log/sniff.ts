@@ -75,8 +75,9 @@ function dockerJsonFile (sample: string): boolean {
 }
 
 /**
- * 0 to 0.8 (0.95 for Docker's json-file). Lines that look like continuations (indented, stack traces) are left out; of the
- * others, the share that starts with (or soon holds) a timestamp or a level sets the score.
+ * 0 to 0.8 (0.95 for Docker's json-file). Lines that look like continuations (indented, stack
+ * traces) are left out; of the others, the share that starts with (or soon holds) a timestamp
+ * or a level sets the score.
  * At most 0.8, so a CSV whose first column is a date-time (0.85, consistent fields) stays CSV.
  * Stamped lines that each open a paragraph of prose (a blank line before nearly every one) are
  * a transcript's turns or dated notes (`[00:01:05] MR. SMITH: ...`), not a log: as records, a
