@@ -303,8 +303,11 @@ export function createSiblingPacker (ctx: PackerContext<typeof siblingOptions>):
     ctx.emit(draft)
   }
 
-  /** Replaces queue[i] by its pieces at the next finer level. False when it cannot be cut. */
-  const cut = (i: number): boolean => {
+  /**
+   * Replaces queue[i] by its pieces at the next finer level, none finer than `finest`. False
+   * when it cannot be cut.
+   */
+  const cut = (i: number, finest: CutLevel = 'codepoint'): boolean => {
     const u = queue[i]!
     const levels = cutLevels[u.cut]
     const region = u.text.length > window ? u.text.slice(0, window) : u.text
@@ -312,7 +315,7 @@ export function createSiblingPacker (ctx: PackerContext<typeof siblingOptions>):
     const fitsAlone = (from: number, to: number): boolean => meter.estimate(region.slice(from, to)) <= budget
     let level = u.level + 1
     let cuts: number[] = []
-    for (; level < levels.length; level++) {
+    for (; level < levels.length && LEVEL_STRENGTH[levels[level]!] >= LEVEL_STRENGTH[finest]; level++) {
       cuts = withoutBlankPieces(region, segmenters.cuts(region, levels[level]!), region === u.text, fitsAlone)
       if (cuts.length > 0) break
     }
@@ -414,11 +417,26 @@ export function createSiblingPacker (ctx: PackerContext<typeof siblingOptions>):
     return true
   }
 
-  /** The strongest gap among those after units 0..k-1. */
-  const strongestGap = (k: number): number => {
+  /**
+   * queue[k] is a piece of a block over max_tokens that does not fit with the heading before
+   * it: cut it finer, down to words, so that the heading travels with the first words rather
+   * than alone. A word that does not fit with the heading is not cut into letters for it. (Other
+   * lead-ins, such as a paragraph ending in a colon, go alone rather than take a fence's marker.)
+   */
+  const cutAfterHeading = (k: number): boolean => queue[k - 1]!.kind === 'heading' && queue[k]!.level >= 0 && cut(k, 'word')
+
+  /** The strongest gap among those after units from..k-1. */
+  const strongestGap = (k: number, from = 0): number => {
     let strongest = 0
-    for (let j = 0; j < k; j++) strongest = Math.max(strongest, queue[j]!.after)
+    for (let j = from; j < k; j++) strongest = Math.max(strongest, queue[j]!.after)
     return strongest
+  }
+
+  /** How many units of white space alone lead units 0..k-1 (0 when they all are). */
+  const blankLead = (k: number): number => {
+    let blank = 0
+    while (blank < k && whiteSpaceOnly(queue[blank]!.text, 0, queue[blank]!.text.length)) blank++
+    return blank < k ? blank : 0
   }
 
   /** The text of units [from, j). */
@@ -508,9 +526,8 @@ export function createSiblingPacker (ctx: PackerContext<typeof siblingOptions>):
     for (let j = 1; j <= k; j++) candidates.push(j)
     // A chunk of white space alone (the blank line after a paragraph whose last sentence filled
     // the chunk before) is the last choice: it goes with what follows when that fits.
-    let blank = 0
-    while (blank < k && whiteSpaceOnly(queue[blank]!.text, 0, queue[blank]!.text.length)) blank++
-    const strength = (j: number): number => j <= blank && blank < k ? 0 : demoted.get(j) ?? (final && j === queue.length ? END : queue[j - 1]!.after)
+    const blank = blankLead(k)
+    const strength = (j: number): number => j <= blank ? 0 : demoted.get(j) ?? (final && j === queue.length ? END : queue[j - 1]!.after)
     candidates.sort((a, b) => strength(b) - strength(a) || b - a)
     // Candidates of one strength form a tier, longest first; fitting is monotone in length,
     // so test the longest, then the shortest, then binary-search between.
@@ -802,10 +819,11 @@ export function createSiblingPacker (ctx: PackerContext<typeof siblingOptions>):
         // re-cut as one long "sentence" ended the chunk before it, a few words long).
         const before = k > 0 ? queue[k - 1]!.after : END
         if (before > ATTACHED && before <= LEVEL_STRENGTH.line && overBudget(next) && cut(k)) continue
-        // Only gaps after headings fit, and what follows does not fit with them: the heading and
-        // the unit after it whole, if together they fit max_tokens; else cut that unit, if it is
-        // over max_tokens, so the heading travels with its first part. (What fits alone is never cut.)
-        if (k > 0 && strongestGap(k) <= ATTACHED) {
+        // Only gaps after headings fit (or after white space that bestGap would not end a chunk
+        // at), and what follows does not fit with them: the heading and the unit after it whole,
+        // if together they fit max_tokens; else cut that unit, if it is over max_tokens, so the
+        // heading travels with its first part. (What fits alone is never cut.)
+        if (k > 0 && strongestGap(k, blankLead(k)) <= ATTACHED) {
           // A comment and the start of the declaration under it: the comment alone, when the
           // declaration fits (with overlap, withinLimit would take its first statement too).
           const lead = commentLeadIn(k, ATTACHED, final)
@@ -815,6 +833,7 @@ export function createSiblingPacker (ctx: PackerContext<typeof siblingOptions>):
           if (whole === 'wait') return
           if (whole) continue
           if (overLimit(next) && cut(k)) continue
+          if (cutAfterHeading(k)) continue
         }
       }
       if (k > 0) {
@@ -832,6 +851,7 @@ export function createSiblingPacker (ctx: PackerContext<typeof siblingOptions>):
       if (whole) continue
       if (attached && queue.length > 1 && !overLimit(queue[0]!)) {
         if (overLimit(queue[1]!) && cut(1)) continue
+        if (cutAfterHeading(1)) continue
         whole = withinLimit(1, final)
         if (whole === 'wait') return
         if (whole) continue

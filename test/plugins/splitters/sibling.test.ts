@@ -88,7 +88,8 @@ for (const [name, tokenizer] of tokenizers) {
       const problems = invariantProblems(r, p.text, { tokenizer: tokenizer! })
       // Structure kept: a boundary inside a block only when that block alone is over budget;
       // never right after a heading while its section continues, unless the next block fits
-      // alone (so it may not be cut) but not together with the chunk that holds the heading.
+      // alone (so it may not be cut) but not together with the chunk that holds the heading,
+      // or is over budget and not even its first word fits with that chunk.
       const cuts = new Set(r.chunks.slice(0, -1).map((c) => c.char_end))
       const u16 = Array.from(p.text).reduce<number[]>((acc, ch) => { acc.push(acc.at(-1)! + ch.length); return acc }, [0])
       for (const cut of [...cuts].map((c) => u16[c]!)) {
@@ -97,8 +98,10 @@ for (const [name, tokenizer] of tokenizers) {
           if (b.heading && cut === b.end && b.sectionEnd > b.end) {
             const next = p.blocks.find((n) => n.start === b.end)!
             const chunk = r.chunks.find((c) => u16[c.char_end] === cut)!
-            const withNext = chunk.text + p.text.slice(next.start, next.end)
-            if (tokenizer!.count(withNext) <= max) problems.push(`chunk ends with a heading at ${cut} while its section continues`)
+            const nextText = p.text.slice(next.start, next.end)
+            const firstWord = /^\s*\S+\s*/.exec(nextText)?.[0] ?? nextText
+            const joinable = tokenizer!.count(nextText) <= max ? nextText : firstWord
+            if (tokenizer!.count(chunk.text + joinable) <= max) problems.push(`chunk ends with a heading at ${cut} while its section continues`)
           }
         }
       }
@@ -291,6 +294,24 @@ t.test('with overlap, a heading that fits max_tokens only alone is not cut: it g
   const r = await split(md, { input_format: 'markdown', max_tokens: 16, overlap_tokens: 7 })
   t.ok(r.chunks[0]!.text.startsWith(heading) && r.chunks[0]!.text.length > heading.length, `the heading whole, then words: ${JSON.stringify(r.chunks[0]!.text)}`)
   t.same(invariantProblems(r, md, { tokenizer: approx }), [])
+})
+
+t.test('a heading goes with the first words of a block over max_tokens whose first line does not fit with it', async (t) => {
+  const line = 'one two three four five six seven eight nine ten eleven\n'
+  const md = 'Intro.\n\n### alpha beta gamma\n\n' + line.repeat(4)
+  for (const [name, tokenizer] of tokenizers) {
+    if (tokenizer === undefined) continue
+    for (const overlap of [0, 2]) {
+      const r = await split(md, { input_format: 'markdown', max_tokens: 16, overlap_tokens: overlap, tokenizer: name })
+      const opening = r.chunks.find((c) => c.text.includes('### alpha'))!
+      t.match(opening.text, /### alpha beta gamma\n\none two /, `${name}/${overlap}: the heading is not last in its chunk`)
+      t.same(invariantProblems(r, md, { tokenizer }), [], `${name}/${overlap}`)
+    }
+  }
+  // A paragraph ending in a colon is not a heading: it goes alone rather than take a fence's marker.
+  const fence = 'Four spaces of indentation is too many:\n\n```` example\n' + 'x = 1 + 2 + 3 + 4 + 5 + 6 + 7 + 8\n'.repeat(6) + '````\n'
+  const r = await split(fence, { input_format: 'markdown', max_tokens: 16 })
+  t.equal(r.chunks[0]!.text, 'Four spaces of indentation is too many:\n\n')
 })
 
 t.test('a short lead-in goes with the first children of a container too big for one chunk, whole', async (t) => {
