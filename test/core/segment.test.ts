@@ -43,6 +43,18 @@ t.test('long texts with newlines: the same cuts as one walk, at every level', as
   }), { numRuns: 6, seed: 3 })
 })
 
+t.test('white space alone: the sentence cuts of one walk, found without the segmenter', async (t) => {
+  const blank = fc.array(fc.constantFrom(' ', '\t', '\n', '\r', '\v', '\f', '\r\n', '\n\n'), { minLength: 1, maxLength: 400 }).map((parts) => parts.join(''))
+  fc.assert(fc.property(blank, (text) => {
+    t.same(segmenters.cuts(text, 'sentence'), whole(softBreaksAsSpaces(text), 'sentence'), JSON.stringify(text.slice(0, 40)))
+  }), { numRuns: 300 })
+  // A megabyte of blank lines: a cut after each (the segmenter took about 2 s for them).
+  const run = '\n'.repeat(1 << 20)
+  const cuts = segmenters.cuts(run, 'sentence')
+  t.equal(cuts.length, run.length - 1)
+  t.equal(cuts[cuts.length - 1], run.length - 1)
+})
+
 t.test('hard-wrapped prose: a sentence ends at its stop, not at the end of each line', async (t) => {
   const para = 'The licenses for most software are designed\nto take away your freedom to share.  By contrast,\r\nthe License is intended to guarantee\ryour freedom.\n\nA new paragraph\nstarts here.\n'
   const cuts = segmenters.cuts(para, 'sentence')
