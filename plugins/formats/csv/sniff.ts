@@ -133,9 +133,16 @@ function paragraphs (raw: string[], lines: string[]): boolean {
   return prose * 2 >= lines.length
 }
 
-/** How much a sample looks like delimited rows (for `detect`): 0 to 0.85. */
+/**
+ * How much a sample looks like delimited rows (for `detect`): 0 to 0.85. Excel's `sep=` line
+ * is a sign of its own, 0.6 at least: a file of one column under it has no delimiter to count.
+ */
 export function delimitedScore (sample: string): number {
-  sample = afterSep(sample)
+  const rows = rowsScore(afterSep(sample))
+  return sepDelimiter(sample) === undefined ? rows : Math.max(rows, 0.6)
+}
+
+function rowsScore (sample: string): number {
   // A short sample is likely the whole document: its last row counts even without a line end.
   const cut = sample.lastIndexOf('\n')
   const complete = sample.length < 8192

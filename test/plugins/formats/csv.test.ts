@@ -241,6 +241,7 @@ t.test('Excel\'s sep= first line: a record of its own before the header, naming 
   t.same(records(given).map((r) => r.kind), ['sep', 'header', 'row', 'row'], 'a delimiter given wins; the line is still no header')
   t.same(records(await collectEvents(csv, 'a,b\nsep=;\n1,2\n')).map((r) => r.kind), ['header', 'row', 'row'], 'only as the first line')
   t.ok(csv.detect!(text) > 0.5, 'detected as CSV by content')
+  t.ok(csv.detect!('sep=;\nname\nAnna\nBob\n') > 0.5, 'one column under the line too')
   t.same(records(await collectEvents(csv, '\ufeff' + text)).map((r) => r.kind), ['sep', 'header', 'row', 'row'], 'after a byte order mark kept in the text')
   await t.rejects(collectEvents(csv, text, { header_row: 1 }), { code: 'DOCSPLIT_INVALID_OPTION', message: /line 1 is Excel's `sep=` line/ }, 'header_row 1 names the sep line')
   t.same(records(await collectEvents(csv, text, { header_row: 2 })).map((r) => r.kind), ['sep', 'header', 'row', 'row'])
