@@ -36,25 +36,14 @@ function isSpace (code: number): boolean {
 }
 
 /**
- * The text sax reads, with each run of `?` just before `?>` as spaces of the same length (so
- * positions hold): sax 1.6 never ends a processing instruction whose data ends in `?` (`<?pi
- * Really??>`, isaacs/sax-js#233), and the document failed as unclosed. sax's reading of such a
- * run elsewhere (text, an attribute value) goes unused, but for a title's text. Linear: each
- * `??>` is found once, and the run before it is read back no further than the one before.
+ * sax's states inside a processing instruction. sax 1.6 never ends one whose data ends in `?`
+ * (`<?pi Really??>`, isaacs/sax-js#233): the document failed as unclosed. There, the run of `?`
+ * before its `?>` is fed as spaces of the same length (so positions hold); anywhere else (text,
+ * an attribute value, a comment) as it is, so a title's text keeps it.
  */
-export function endsOfInstructions (text: string): string {
-  let at = text.indexOf('??>')
-  if (at === -1) return text
-  let out = ''
-  let from = 0
-  while (at !== -1) {
-    let run = at
-    while (run > from && text.charCodeAt(run - 1) === 63 /* ? */) run--
-    out += text.slice(from, run) + ' '.repeat(at + 1 - run)
-    from = at + 1
-    at = text.indexOf('??>', from)
-  }
-  return out + text.slice(from)
+function instructionStates (lib: typeof sax): Set<number> {
+  const { STATE } = lib as unknown as { STATE: Record<string, number> } // not in sax's types
+  return new Set([STATE.PROC_INST!, STATE.PROC_INST_BODY!])
 }
 
 /** sax's buffers are checked where the text fed to it reaches a multiple of this many characters. */
@@ -157,7 +146,8 @@ export class XmlHandler implements ParserHandler<string> {
   private bufStart = 0
   /** How much sax has been given. */
   private fed = 0
-  /** How many `?` end what came so far, not given to sax until what follows them is known (endsOfInstructions). */
+  private readonly instructionStates: Set<number>
+  /** How many `?` end what came so far, not given to sax until what follows them is known (feedEndingInstructions). */
   private marks = 0
   private recStart = 0
   private label = ''
@@ -184,6 +174,7 @@ export class XmlHandler implements ParserHandler<string> {
     this.maxTokens = typeof ctx.options.max_tokens === 'number' ? ctx.options.max_tokens : 512
     const option = ctx.options.record_element
     this.recordElement = typeof option === 'string' && option !== '' ? option : undefined
+    this.instructionStates = instructionStates(lib)
     const p = this.parser = lib.parser(true, { position: true }) as SaxParser
     ;(p as unknown as { bufferCheckPosition: number }).bufferCheckPosition = Number.MAX_SAFE_INTEGER
     p.onopentag = (tag) => { this.open(tag.name) }
@@ -544,14 +535,14 @@ export class XmlHandler implements ParserHandler<string> {
         this.marks = run
         return
       }
-      text = (piece.charCodeAt(j) === 62 /* > */ && run > 1 ? ' '.repeat(run - 1) + '?' : '?'.repeat(run)) + piece.slice(j)
+      text = '?'.repeat(run) + piece.slice(j)
     }
     // Read back only as far as this piece's own run of `?`: a run held over many pieces is
     // counted, not copied and read again at each (that was quadratic in the run).
     let kept = text.length
     while (kept > 0 && text.charCodeAt(kept - 1) === 63 /* ? */) kept--
     this.marks = text.length - kept
-    this.feed(endsOfInstructions(kept === text.length ? text : text.slice(0, kept)))
+    this.feedEndingInstructions(kept === text.length ? text : text.slice(0, kept))
     if (this.pending.length === 0 && this.recStart > this.bufStart) {
       this.buf = this.buf.slice(this.recStart - this.bufStart)
       this.bufStart = this.recStart
@@ -567,6 +558,26 @@ export class XmlHandler implements ParserHandler<string> {
    * held), cut where it crosses a multiple of BLOCK from the document start: buffers are checked
    * there and only there, so at the same places for any piece size.
    */
+  /**
+   * Feeds text with each run of `?` before `?>` inside a processing instruction as spaces (see
+   * instructionStates). Linear: each `??>` is found once, and the run before it is read back
+   * no further than the one before.
+   */
+  private feedEndingInstructions (text: string): void {
+    let at = text.indexOf('??>')
+    let from = 0
+    while (at !== -1) {
+      let run = at
+      while (run > from && text.charCodeAt(run - 1) === 63 /* ? */) run--
+      this.feed(text.slice(from, run))
+      const state = (this.parser as unknown as { state: number }).state
+      this.feed(this.instructionStates.has(state) ? ' '.repeat(at + 1 - run) : text.slice(run, at + 1))
+      from = at + 1
+      at = text.indexOf('??>', from)
+    }
+    this.feed(from === 0 ? text : text.slice(from))
+  }
+
   private feed (piece: string): void {
     let rest = piece
     while (rest.length > 0) {
