@@ -74,6 +74,9 @@ function withoutBlankPieces (text: string, cuts: number[], whole: boolean, fits:
   return out.length === cuts.length ? cuts : out
 }
 
+/** A text's first word, at most 16 characters of it (a CJK line has no spaces), after any white space. */
+const FIRST_WORD = /^\s*\S{1,16}/
+
 /** Summed estimates of small pieces may overstate their joined count this many times. */
 const EXTEND_FACTOR = 10
 /** Characters a token of the budget above which a unit is first checked with `exceeds`. */
@@ -423,7 +426,16 @@ export function createSiblingPacker (ctx: PackerContext<typeof siblingOptions>):
    * than alone. A word that does not fit with the heading is not cut into letters for it. (Other
    * lead-ins, such as a paragraph ending in a colon, go alone rather than take a fence's marker.)
    */
-  const cutAfterHeading = (k: number): boolean => queue[k - 1]!.kind === 'heading' && queue[k]!.level >= 0 && cut(k, 'word')
+  const cutAfterHeading = (k: number): boolean => {
+    const next = queue[k]!
+    // Not a piece over the budget (within max_tokens, with overlap): its words could be over
+    // the budget too, and be cut into letters; whole, it goes in a chunk of its own.
+    if (queue[k - 1]!.kind !== 'heading' || next.level < 0 || overBudget(next)) return false
+    // Nor when not even its first word fits with the heading: the heading goes alone either way.
+    const word = FIRST_WORD.exec(next.text)
+    if (word === null || meter.tokenizer.count(joined(k) + word[0]) > limit) return false
+    return cut(k, 'word')
+  }
 
   /** The strongest gap among those after units from..k-1. */
   const strongestGap = (k: number, from = 0): number => {

@@ -297,17 +297,23 @@ t.test('with overlap, a heading that fits max_tokens only alone is not cut: it g
 })
 
 t.test('a heading goes with the first words of a block over max_tokens whose first line does not fit with it', async (t) => {
-  const line = 'one two three four five six seven eight nine ten eleven\n'
-  const md = 'Intro.\n\n### alpha beta gamma\n\n' + line.repeat(4)
   for (const [name, tokenizer] of tokenizers) {
     if (tokenizer === undefined) continue
-    for (const overlap of [0, 2]) {
+    // With overlap, lines that fit the budget (16 - 2) alone, not with the heading.
+    for (const [overlap, line] of [[0, 'one two three four five six seven eight nine ten eleven\n'], [2, 'one two three four five six seven eight nine\n']] as const) {
+      const md = 'Intro.\n\n### alpha beta gamma\n\n' + line.repeat(4)
       const r = await split(md, { input_format: 'markdown', max_tokens: 16, overlap_tokens: overlap, tokenizer: name })
       const opening = r.chunks.find((c) => c.text.includes('### alpha'))!
       t.match(opening.text, /### alpha beta gamma\n\none two /, `${name}/${overlap}: the heading is not last in its chunk`)
       t.same(invariantProblems(r, md, { tokenizer }), [], `${name}/${overlap}`)
     }
   }
+  // With overlap, a sentence over the budget but within max_tokens is not cut for the heading:
+  // its words could be over the budget too (a long one was cut into letters), and whole it fits.
+  const sentence = 'Splitter budget ' + 'x'.repeat(30) + '? '
+  const setext = 'Setext heading with words here\n=====\n\n' + sentence + 'Another sentence follows here. '.repeat(6) + '\n'
+  const cutNot = await split(setext, { input_format: 'markdown', max_tokens: 16, overlap_tokens: 4 })
+  t.ok(cutNot.chunks.some((c) => c.text === sentence), cutNot.chunks.map((c) => JSON.stringify(c.text)).join(' '))
   // A paragraph ending in a colon is not a heading: it goes alone rather than take a fence's marker.
   const fence = 'Four spaces of indentation is too many:\n\n```` example\n' + 'x = 1 + 2 + 3 + 4 + 5 + 6 + 7 + 8\n'.repeat(6) + '````\n'
   const r = await split(fence, { input_format: 'markdown', max_tokens: 16 })
