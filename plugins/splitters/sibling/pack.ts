@@ -318,11 +318,27 @@ export function createSiblingPacker (ctx: PackerContext<typeof siblingOptions>):
     const fitsAlone = (from: number, to: number): boolean => meter.estimate(region.slice(from, to)) <= budget
     let level = u.level + 1
     let cuts: number[] = []
+    /** The first level whose cuts white space joined away, and those cuts. */
+    let joinedAway: [number, number[]] | undefined
     for (; level < levels.length && LEVEL_STRENGTH[levels[level]!] >= LEVEL_STRENGTH[finest]; level++) {
-      cuts = withoutBlankPieces(region, segmenters.cuts(region, levels[level]!), region === u.text, fitsAlone)
+      const found = segmenters.cuts(region, levels[level]!)
+      cuts = withoutBlankPieces(region, found, region === u.text, fitsAlone)
       if (cuts.length > 0) break
+      if (found.length > 0) joinedAway ??= [level, found]
     }
-    if (cuts.length === 0) return false
+    if (cuts.length === 0) {
+      // White space joined to the text before it, by estimates that the count exceeds, left no
+      // cut at any level (`. ` then nine characters of white space, 9 o200k tokens at a budget
+      // of 8), or made this very piece (a combining mark and 16 form feeds, 17 tokens at 16):
+      // cut where it was, rather than emit the unit over budget.
+      if (finest !== 'codepoint') return false
+      if (joinedAway === undefined && u.level >= 0) {
+        const found = segmenters.cuts(region, levels[u.level]!)
+        if (found.length > 0) joinedAway = [u.level, found]
+      }
+      if (joinedAway === undefined) return false
+      ;[level, cuts] = joinedAway
+    }
     const name = levels[level]!
     if (name === 'grapheme' && fineSpacing > 1) cuts = thinCuts(cuts, fineSpacing)
     const pieces: Unit[] = []
