@@ -172,12 +172,22 @@ const cjkPause = (c: number): boolean => c === 0x3001 || c === 0xFF0C || c === 0
  */
 function spaceCuts (text: string): number[] {
   const out: number[] = []
+  let lineStart = 0
   for (let i = 1; i < text.length; i++) {
     const before = text.charCodeAt(i - 1)
-    if ((breakingSpace(before) || cjkPause(before)) && !breakingSpace(text.charCodeAt(i))) out.push(i)
+    if (before === 10 || before === 13) lineStart = i
+    if ((breakingSpace(before) || cjkPause(before)) && !breakingSpace(text.charCodeAt(i)) &&
+      (i - lineStart > MARKER_MAX || !LINE_MARKERS.test(text.slice(lineStart, i)))) out.push(i)
   }
   return out
 }
+
+/**
+ * What opens a line of a quote, a list item or a table row (`> `, `- `, `12. `, `| `, `> - `):
+ * no cut after it, so that no piece is a marker alone, to end a chunk (after a heading) or
+ * start one.
+ */
+const LINE_MARKERS = /^[ \t]*(?:(?:[>*+|-]|\d{1,9}[.)])[ \t]+)+$/
 
 function codepointCuts (text: string): number[] {
   const out: number[] = []

@@ -183,3 +183,10 @@ t.test('space cuts: after white space, and after a CJK comma, enumeration comma,
   t.same([0, ...cuts].map((p, i) => zh.slice(p, cuts[i] ?? zh.length)), ['如果您遇到问题，', '请先查看帮助中心、', '常见问题；', '然后：', '联系我们。'])
   t.same(segmenters.cuts('a, b; c', 'space'), [3, 6], 'ASCII punctuation cuts only where a space follows it')
 })
+
+t.test('space cuts: none right after what opens a line of a quote, a list item or a table row', async (t) => {
+  const pieces = (text: string): string[] => { const cuts = segmenters.cuts(text, 'space'); return [0, ...cuts].map((p, i) => text.slice(p, cuts[i] ?? text.length)) }
+  t.same(pieces('> quoted words\n> - item one\n12. step two\n| a | b |'), ['> quoted ', 'words\n', '> - item ', 'one\n', '12. step ', 'two\n', '| a ', '| ', 'b ', '|'])
+  t.same(pieces('  * nested item'), ['  ', '* nested ', 'item'])
+  t.same(pieces('a > b - c'), ['a ', '> ', 'b ', '- ', 'c'], 'in the middle of a line they are words like any other')
+})
