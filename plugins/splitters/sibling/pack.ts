@@ -74,8 +74,15 @@ function withoutBlankPieces (text: string, cuts: number[], whole: boolean, fits:
   return out.length === cuts.length ? cuts : out
 }
 
-/** A text's first word, at most 16 characters of it (a CJK line has no spaces), after any white space. */
-const FIRST_WORD = /^\s*\S{1,16}/
+/**
+ * A line's first word, to the next white space, after any quote, list or table markers (its
+ * first 4096 characters: a longer word fits with no heading).
+ */
+const FIRST_WORD = /^\s*(?:(?:[>*+|-]|\d{1,9}[.)])[ \t]+)*\S{1,4096}/
+/** The same in a script written without spaces: its first two characters. */
+const FIRST_UNSPACED_WORD = /^\s*(?:(?:[>*+|-]|\d{1,9}[.)])[ \t]+)*\S{1,2}/
+/** Scripts written without spaces between words: Thai, Lao, Myanmar, Khmer, CJK and kana. */
+const UNSPACED = /[\u0E00-\u0EFF\u1000-\u109F\u1780-\u17FF\u2E80-\u9FFF\uF900-\uFAFF\uFF00-\uFFEF]/
 
 /** Summed estimates of small pieces may overstate their joined count this many times. */
 const EXTEND_FACTOR = 10
@@ -437,20 +444,23 @@ export function createSiblingPacker (ctx: PackerContext<typeof siblingOptions>):
   }
 
   /**
-   * queue[k] is a piece of a block over max_tokens that does not fit with the heading before
-   * it: cut it finer, down to words, so that the heading travels with the first words rather
-   * than alone. A word that does not fit with the heading is not cut into letters for it. (Other
-   * lead-ins, such as a paragraph ending in a colon, go alone rather than take a fence's marker.)
+   * queue[k] does not fit with the heading before it (unit k - 1): cuts it so that the heading
+   * travels with its first part. A unit over max_tokens is cut at the next finer level, as any
+   * is; a piece of one (a line or sentence that fits alone) is cut further, at white space (at
+   * words in scripts written without spaces), when its first word, past any quote, list or table
+   * marker, fits with the heading: not inside a word, a URL or a fence's info string, and not for
+   * a marker alone. Not with overlap when the piece is over the budget: its parts could be over
+   * it too, and be cut into letters; whole, it fits max_tokens. Other lead-ins (a paragraph
+   * ending in a colon) go alone rather than take a part. True when queue[k] was cut.
    */
-  const cutAfterHeading = (k: number): boolean => {
+  const cutForHeading = (k: number): boolean => {
     const next = queue[k]!
-    // Not a piece over the budget (within max_tokens, with overlap): its words could be over
-    // the budget too, and be cut into letters; whole, it goes in a chunk of its own.
+    if (overLimit(next)) return cut(k)
     if (queue[k - 1]!.kind !== 'heading' || next.level < 0 || overBudget(next)) return false
-    // Nor when not even its first word fits with the heading: the heading goes alone either way.
-    const word = FIRST_WORD.exec(next.text)
-    if (word === null || meter.tokenizer.count(joined(k) + word[0]) > limit) return false
-    return cut(k, 'word')
+    const unspaced = UNSPACED.test(next.text.slice(0, 64))
+    const first = (unspaced ? FIRST_UNSPACED_WORD : FIRST_WORD).exec(next.text)?.[0]
+    if (first === undefined || first.length > 4096 || meter.tokenizer.count(joined(k) + first) > limit) return false
+    return cut(k, unspaced ? 'word' : 'space')
   }
 
   /** The strongest gap among those after units from..k-1. */
@@ -849,8 +859,8 @@ export function createSiblingPacker (ctx: PackerContext<typeof siblingOptions>):
         if (before > ATTACHED && before <= LEVEL_STRENGTH.line && overBudget(next) && cut(k)) continue
         // Only gaps after headings fit (or after white space that bestGap would not end a chunk
         // at), and what follows does not fit with them: the heading and the unit after it whole,
-        // if together they fit max_tokens; else cut that unit, if it is over max_tokens, so the
-        // heading travels with its first part. (What fits alone is never cut.)
+        // if together they fit max_tokens; else cut that unit so that the heading travels with
+        // its first part (cutForHeading).
         if (k > 0 && strongestGap(k, blankLead(k)) <= ATTACHED) {
           // A comment and the start of the declaration under it: the comment alone, when the
           // declaration fits (with overlap, withinLimit would take its first statement too).
@@ -860,8 +870,7 @@ export function createSiblingPacker (ctx: PackerContext<typeof siblingOptions>):
           const whole = withinLimit(k + 1, final)
           if (whole === 'wait') return
           if (whole) continue
-          if (overLimit(next) && cut(k)) continue
-          if (cutAfterHeading(k)) continue
+          if (cutForHeading(k)) continue
         }
       }
       if (k > 0) {
@@ -878,8 +887,7 @@ export function createSiblingPacker (ctx: PackerContext<typeof siblingOptions>):
       if (whole === 'wait') return
       if (whole) continue
       if (attached && queue.length > 1 && !overLimit(queue[0]!)) {
-        if (overLimit(queue[1]!) && cut(1)) continue
-        if (cutAfterHeading(1)) continue
+        if (cutForHeading(1)) continue
         whole = withinLimit(1, final)
         if (whole === 'wait') return
         if (whole) continue

@@ -314,6 +314,31 @@ t.test('a heading goes with the first words of a block over max_tokens whose fir
   const setext = 'Setext heading with words here\n=====\n\n' + sentence + 'Another sentence follows here. '.repeat(6) + '\n'
   const cutNot = await split(setext, { input_format: 'markdown', max_tokens: 16, overlap_tokens: 4 })
   t.ok(cutNot.chunks.some((c) => c.text === sentence), cutNot.chunks.map((c) => JSON.stringify(c.text)).join(' '))
+  // It takes whole words, cut at white space: not half a URL or of a fence's info string, not
+  // a quote's marker alone; in a script written without spaces, words.
+  const heading = '## Configuring the build pipeline for production deployments\n\n'
+  const url = 'https://example.com/docs/configuration/pipelines/production.html'
+  const bodies = [
+    `Every option of the pipeline is explained at ${url} in detail.\n` + 'More text here. '.repeat(30),
+    `> ${url} explains every option\n` + '> quoted line here\n'.repeat(12),
+    '```typescript-jsx\n' + 'const value = compute(alpha, beta, gamma)\n'.repeat(8) + '```\n',
+    '日本語のテキストを分割します'.repeat(20) + '。\n',
+  ]
+  for (const body of bodies) {
+    for (const [name, tokenizer] of tokenizers) {
+      if (tokenizer === undefined) continue
+      for (const max of [14, 20, 32]) {
+        const r = await split(heading + body, { input_format: 'markdown', max_tokens: max, tokenizer: name })
+        const taken = r.chunks[0]!.text.slice(heading.length)
+        const rest = body.slice(taken.length)
+        // (A first word over max_tokens alone, the URL by approx's count, is cut inside anyway.)
+        const firstWord = /^(?:> )?\S+\s*/.exec(body)![0]
+        if (tokenizer.count(firstWord) > max) continue
+        t.ok(taken === '' || /^[\u3040-\u9fff]/.test(taken) || (/\s$/.test(taken) && !/^[>*|`-]*\s*$/.test(taken)), `${name} ${max}: takes ${JSON.stringify(taken)}, leaves ${JSON.stringify(rest.slice(0, 24))}`)
+        if (/^日本/.test(body) && max >= 20) t.not(taken, '', `${name} ${max}: the heading takes the first words of text without spaces`)
+      }
+    }
+  }
   // A paragraph ending in a colon is not a heading: it goes alone rather than take a fence's marker.
   const fence = 'Four spaces of indentation is too many:\n\n```` example\n' + 'x = 1 + 2 + 3 + 4 + 5 + 6 + 7 + 8\n'.repeat(6) + '````\n'
   const r = await split(fence, { input_format: 'markdown', max_tokens: 16 })
