@@ -554,11 +554,6 @@ export class XmlHandler implements ParserHandler<string> {
   }
 
   /**
-   * Feeds sax a piece as it comes (a record goes out as soon as it ends: a slow stream is not
-   * held), cut where it crosses a multiple of BLOCK from the document start: buffers are checked
-   * there and only there, so at the same places for any piece size.
-   */
-  /**
    * Feeds text with each run of `?` before `?>` inside a processing instruction as spaces (see
    * instructionStates). Linear: each `??>` is found once, and the run before it is read back
    * no further than the one before.
@@ -578,6 +573,11 @@ export class XmlHandler implements ParserHandler<string> {
     this.feed(from === 0 ? text : text.slice(from))
   }
 
+  /**
+   * Feeds sax a piece as it comes (a record goes out as soon as it ends: a slow stream is not
+   * held), cut where it crosses a multiple of BLOCK from the document start: buffers are checked
+   * there and only there, so at the same places for any piece size.
+   */
   private feed (piece: string): void {
     let rest = piece
     while (rest.length > 0) {
