@@ -182,12 +182,13 @@ function spaceCuts (text: string): number[] {
   return out
 }
 
+/** What opens a line of a quote, a list item or a table row: `> `, `- `, `12. `, `| ` (a pattern's source). */
+export const LINE_MARKER = /(?:[>*+|-]|\d{1,9}[.)])[ \t]+/.source
 /**
- * What opens a line of a quote, a list item or a table row (`> `, `- `, `12. `, `| `, `> - `):
- * no cut after it, so that no piece is a marker alone, to end a chunk (after a heading) or
- * start one.
+ * Markers alone from a line's start (`> - `): no space cut after them, so that no piece is a
+ * marker alone, to end a chunk (after a heading) or start one.
  */
-const LINE_MARKERS = /^[ \t]*(?:(?:[>*+|-]|\d{1,9}[.)])[ \t]+)+$/
+const LINE_MARKERS = new RegExp(`^[ \\t]*(?:${LINE_MARKER})+$`)
 
 function codepointCuts (text: string): number[] {
   const out: number[] = []

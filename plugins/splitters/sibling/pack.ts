@@ -19,7 +19,7 @@
  */
 import { ContainerPath, joinedText } from '../../../core/structure.js'
 import type { CutStyle, DocEvent, RefUse } from '../../../core/events.js'
-import { BLANK_JOIN, cutBoundary, cutLevels, thinCuts, whiteSpaceOnly, type CutLevel } from '../../../core/segment.js'
+import { BLANK_JOIN, LINE_MARKER, cutBoundary, cutLevels, thinCuts, whiteSpaceOnly, type CutLevel } from '../../../core/segment.js'
 import type { Boundary, ChunkDraft, PackerContext, PackerHandler, Tally } from '../../../core/types.js'
 import type { siblingOptions } from './options.js'
 
@@ -78,9 +78,9 @@ function withoutBlankPieces (text: string, cuts: number[], whole: boolean, fits:
  * A line's first word, to the next white space, after any quote, list or table markers (its
  * first 4096 characters: a longer word fits with no heading).
  */
-const FIRST_WORD = /^\s*(?:(?:[>*+|-]|\d{1,9}[.)])[ \t]+)*\S{1,4096}/
+const FIRST_WORD = new RegExp(`^\\s*(?:${LINE_MARKER})*\\S{1,4096}`)
 /** The same in a script written without spaces: its first two characters. */
-const FIRST_UNSPACED_WORD = /^\s*(?:(?:[>*+|-]|\d{1,9}[.)])[ \t]+)*\S{1,2}/
+const FIRST_UNSPACED_WORD = new RegExp(`^\\s*(?:${LINE_MARKER})*\\S{1,2}`)
 /** Scripts written without spaces between words: Thai, Lao, Myanmar, Khmer, CJK and kana. */
 const UNSPACED = /[\u0E00-\u0EFF\u1000-\u109F\u1780-\u17FF\u2E80-\u9FFF\uF900-\uFAFF\uFF00-\uFFEF]/
 
