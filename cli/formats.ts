@@ -29,6 +29,7 @@ export async function describeFormats (): Promise<Record<string, unknown>> {
       name: t.name,
       description: t.description ?? '',
       aliases: t.aliases ?? [],
+      model_prefixes: t.modelPrefixes ?? [],
       extra: t.extra ?? null,
       available: await available(t),
       default: t.name === DEFAULT_TOKENIZER,
@@ -55,7 +56,7 @@ export async function printFormats (json: boolean): Promise<number> {
   const info = await describeFormats() as {
     formats: Array<{ description: string, formats: string[], extensions: string[], default_splitter: string, extra: string | null, available: boolean }>
     splitters: Array<{ name: string, description: string }>
-    tokenizers: Array<{ name: string, description: string, aliases: string[], extra: string | null, available: boolean, default: boolean }>
+    tokenizers: Array<{ name: string, description: string, aliases: string[], model_prefixes: string[], extra: string | null, available: boolean, default: boolean }>
   }
   if (json) {
     process.stdout.write(JSON.stringify(info, null, 2) + '\n')
@@ -72,6 +73,8 @@ export async function printFormats (json: boolean): Promise<number> {
   lines.push('', 'Tokenizers (tokenizer):')
   for (const t of info.tokenizers) {
     lines.push(`  ${t.name}${t.default ? ' (default)' : ''}  ${state(t.available, t.extra)}${t.aliases.length > 0 ? `  models: ${t.aliases.join(', ')}` : ''}`)
+    // Under the models on the entry's line, which they continue.
+    if (t.model_prefixes.length > 0) describe(lines, `and any model name that starts with: ${t.model_prefixes.join(', ')}`)
     describe(lines, t.description)
   }
   process.stdout.write(lines.join('\n') + '\n')

@@ -7,7 +7,7 @@ import { Type, type TObject, type TSchema } from 'typebox'
 import { DEFAULT_TOKENIZER, MAX_TOKENS, MIN_TOKENS, baseOptions } from './base-options.js'
 import { checkSimple, isSimpleSchema } from './check.js'
 import { DocsplitError, listValues } from './errors.js'
-import { formatNames, listPackers, listParsers, listTokenizers, tokenizerAliases } from './registry.js'
+import { formatNames, listPackers, listParsers, listTokenizers, tokenizerAliases, tokenizerModelPrefixes } from './registry.js'
 import { didYouMean } from './suggest.js'
 import type { ResolvedOptions } from './types.js'
 
@@ -26,14 +26,33 @@ function pluginOptions (): Map<string, TSchema> {
   return out
 }
 
+/**
+ * The tokenizer option: a name or model name of the registry's, or, when tokenizers declare
+ * model prefixes, a model name that starts with one (`gpt-4o-2024-08-06`).
+ */
+function tokenizerSchema (): TSchema {
+  const names = [...listTokenizers().map((t) => t.name), ...tokenizerAliases()]
+  const prefixes = tokenizerModelPrefixes()
+  if (prefixes.length === 0) return Type.String({ ...baseOptions.tokenizer, enum: names })
+  const escaped = prefixes.map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+  return Type.Union([
+    Type.String({ enum: names }),
+    Type.String({
+      // MODEL_NAME's characters and length, after a prefix.
+      pattern: `^(?:${escaped.join('|')})[!-~]*$`,
+      maxLength: 128,
+      title: `a model name that starts with ${listValues(prefixes)}`,
+    }),
+  ], { default: DEFAULT_TOKENIZER, description: (baseOptions.tokenizer as { description?: string }).description })
+}
+
 /** The full options schema, with the registry's names as enums (for OpenAPI and `formats`). */
 export function optionsSchema (): TObject {
-  const tokenizerNames = [...listTokenizers().map((t) => t.name), ...tokenizerAliases()]
   const properties: Record<string, TSchema> = {
     ...baseOptions,
     input_format: Type.String({ ...baseOptions.input_format, enum: ['auto', ...formatNames()] }),
     splitter: Type.String({ ...baseOptions.splitter, enum: listPackers().map((p) => p.name) }),
-    tokenizer: Type.String({ ...baseOptions.tokenizer, enum: tokenizerNames }),
+    tokenizer: tokenizerSchema(),
   }
   for (const [name, schema] of pluginOptions()) properties[name] = schema
   return Type.Object(Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, Type.Optional(v)])), { additionalProperties: false })
@@ -42,6 +61,8 @@ export function optionsSchema (): TObject {
 /** "an integer from 8 to 1000000", "one of "a", "b"": what a schema accepts, in words. */
 export function describeSchema (schema: TSchema): string {
   const s = schema as Record<string, unknown>
+  // A pattern is no rule in words: its title says it (a model name that starts with ...).
+  if (typeof s.pattern === 'string' && typeof s.title === 'string') return s.title
   if (Array.isArray(s.enum)) return `one of ${listValues(s.enum.map(String))}`
   const consts = Array.isArray(s.anyOf) ? (s.anyOf as Array<{ const?: unknown }>).map((o) => o.const) : []
   if (consts.length > 0 && consts.every((c) => c !== undefined)) return `one of ${listValues(consts.map(String))}`

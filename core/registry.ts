@@ -22,7 +22,14 @@ const parsersByExtension = new Map<string, ParserPlugin>()
 const packers = new Map<string, PackerPlugin>()
 const tokenizers = new Map<string, TokenizerPlugin>()
 const tokenizersByAlias = new Map<string, TokenizerPlugin>()
+const tokenizersByPrefix = new Map<string, TokenizerPlugin>()
 let frozen = false
+
+/**
+ * What a model name that is matched by prefix is made of: printable ASCII without spaces, as
+ * providers' model ids are (`ft:gpt-4o-mini-2024-07-18:my-org::abc123`), within 128 characters.
+ */
+const MODEL_NAME = /^[!-~]{1,128}$/
 
 /**
  * Identity with type checking: the one way to write a plugin. `O`, the plugin's own `options`
@@ -73,6 +80,8 @@ export function validatePlugin (plugin: Plugin): void {
     if (typeof plugin.create !== 'function') fail(`packer "${plugin.name}" needs a create(ctx) function`)
   } else if (typeof plugin.load !== 'function') {
     fail(`tokenizer "${plugin.name}" needs a load() function`)
+  } else if (plugin.modelPrefixes !== undefined && (!Array.isArray(plugin.modelPrefixes) || plugin.modelPrefixes.some((m) => typeof m !== 'string' || !MODEL_NAME.test(m)))) {
+    fail(`tokenizer "${plugin.name}": every entry of \`modelPrefixes\` is the start of a model name, such as "gpt-4o-": printable ASCII without spaces, at most 128 characters`)
   }
   if (plugin.kind !== 'tokenizer') {
     const problem = pluginOptionsProblem(plugin.options)
@@ -86,7 +95,8 @@ function ownerOf (what: string, name: string): string | undefined {
     : what === 'format' ? parsersByFormat.get(name)
       : what === 'ext' ? parsersByExtension.get(name)
         : what === 'packer' ? lookup(packers, name)
-          : lookup(tokenizers, name) ?? lookup(tokenizersByAlias, name) // a tokenizer's name or alias
+          : what === 'prefix' ? lookup(tokenizersByPrefix, name)
+            : lookup(tokenizers, name) ?? lookup(tokenizersByAlias, name) // a tokenizer's name or alias
   return p === undefined ? undefined : `${p.kind === 'packer' ? 'splitter' : p.kind} "${p.name}"`
 }
 
@@ -105,6 +115,7 @@ function taken (what: string, name: string, owner: string | undefined, plugin: P
   const by = owner !== undefined ? ` by ${owner}` : ' by another plugin in the same list'
   // An alias is a model name the plugin gives besides its own: its name is not the clash.
   if (what === 'alias') fail(`tokenizer "${plugin.name}": its alias "${name}" is already registered${by}; drop it from the plugin's \`aliases\``)
+  if (what === 'prefix') fail(`tokenizer "${plugin.name}": its model prefix "${name}" is already registered${by}; drop it from the plugin's \`modelPrefixes\``)
   const remedy = what === 'format' || what === 'extension' ? `drop it from the plugin's \`${what}s\` or give another` : 'give the plugin another name'
   fail(`${what} "${name}" is already registered${by}; ${remedy}`)
 }
@@ -123,7 +134,7 @@ export function register (...entries: Array<Plugin | Plugin[]>): void {
   for (const p of list) {
     const keys = p.kind === 'parser'
       ? [`parser:${p.name}`, ...p.formats.map((f) => `format:${f.toLowerCase()}`), ...p.extensions.map((e) => `ext:${e.toLowerCase()}`)]
-      : p.kind === 'packer' ? [`packer:${p.name}`] : [`tokenizer:${p.name}`, ...(p.aliases ?? []).map((a) => `alias:${a}`)]
+      : p.kind === 'packer' ? [`packer:${p.name}`] : [`tokenizer:${p.name}`, ...(p.aliases ?? []).map((a) => `alias:${a}`), ...(p.modelPrefixes ?? []).map((m) => `prefix:${m}`)]
     for (const key of keys) {
       const [what, name] = key.split(/:(.*)/s) as [string, string]
       // Tokenizer names and aliases share one namespace (either selects a tokenizer).
@@ -164,6 +175,7 @@ export function register (...entries: Array<Plugin | Plugin[]>): void {
     } else {
       tokenizers.set(p.name, p)
       for (const a of p.aliases ?? []) tokenizersByAlias.set(a, p)
+      for (const m of p.modelPrefixes ?? []) tokenizersByPrefix.set(m, p)
     }
   }
 }
@@ -243,9 +255,29 @@ function lookup<T> (map: Map<string, T>, name: string): T | undefined {
   return key === undefined ? undefined : map.get(key)
 }
 
-/** A tokenizer or model name as registered (`GPT-4o` → `gpt-4o`), or the name as given. */
+/**
+ * The longest registered model prefix that `name` starts with, in any letter case (tiktoken's
+ * rule: `gpt-4o-2024-08-06` is `gpt-4o-`'s), for a name that can be a model's id at all.
+ */
+function longestPrefix (name: string): string | undefined {
+  if (!MODEL_NAME.test(name)) return undefined
+  const lower = name.toLowerCase()
+  let best: string | undefined
+  for (const prefix of tokenizersByPrefix.keys()) {
+    if (lower.startsWith(prefix.toLowerCase()) && prefix.length > (best?.length ?? 0)) best = prefix
+  }
+  return best
+}
+
+/**
+ * A tokenizer or model name as registered (`GPT-4o` → `gpt-4o`; `GPT-4o-2024-08-06` →
+ * `gpt-4o-2024-08-06`, the prefix as registered and the rest as given), or the name as given.
+ */
 export function tokenizerSpelling (name: string): string {
-  return keyOf(tokenizers, name) ?? keyOf(tokenizersByAlias, name) ?? name
+  const registered = keyOf(tokenizers, name) ?? keyOf(tokenizersByAlias, name)
+  if (registered !== undefined) return registered
+  const prefix = longestPrefix(name)
+  return prefix !== undefined ? prefix + name.slice(prefix.length) : name
 }
 
 export function packerByName (name: string): PackerPlugin {
@@ -261,12 +293,16 @@ export function packerByName (name: string): PackerPlugin {
 const MODELS_SHOWN = 6
 
 export function tokenizerByName (name: string): TokenizerPlugin {
-  const p = lookup(tokenizers, name) ?? lookup(tokenizersByAlias, name)
+  const p = lookup(tokenizers, name) ?? lookup(tokenizersByAlias, name) ?? tokenizersByPrefix.get(longestPrefix(name) ?? '')
   if (p === undefined) {
     // Model names are many: a few, so that the message stays whole where it is capped (HTTP).
     const names = [...tokenizers.keys()]
     const models = [...tokenizersByAlias.keys()]
-    const some = models.length <= MODELS_SHOWN ? listValues(models) : `such as ${listValues(models.slice(0, MODELS_SHOWN))}; ${models.length} in all, listed by docsplit formats and in the service's /openapi.json`
+    const prefixes = [...tokenizersByPrefix.keys()]
+    const starts = prefixes.length === 0 ? '' : `, or one that starts with ${prefixes.length === 1 ? listValues(prefixes) : `one of ${prefixes.length} prefixes such as ${listValues(prefixes.slice(0, 2))}`}`
+    const some = models.length <= MODELS_SHOWN && prefixes.length <= 1
+      ? `${listValues(models)}${starts}`
+      : `such as ${listValues(models.slice(0, MODELS_SHOWN))}; ${models.length} in all${starts}; listed by docsplit formats and in the service's /openapi.json`
     throw new DocsplitError('DOCSPLIT_UNKNOWN_TOKENIZER',
       `tokenizer "${name.slice(0, 64)}" is not known${didYouMean(name, [...names, ...models])}; accepted: ${listValues(names)} or a model name (${some})`)
   }
@@ -275,4 +311,9 @@ export function tokenizerByName (name: string): TokenizerPlugin {
 
 export function tokenizerAliases (): string[] {
   return [...tokenizersByAlias.keys()]
+}
+
+/** Every registered model prefix (`gpt-4o-`): a model name that starts with one selects its tokenizer. */
+export function tokenizerModelPrefixes (): string[] {
+  return [...tokenizersByPrefix.keys()]
 }

@@ -284,6 +284,12 @@ export interface TokenizerPlugin extends PluginBase {
   kind: 'tokenizer'
   /** Other names that select it: model names such as `gpt-4o`. */
   aliases?: string[]
+  /**
+   * Starts of further model names that select it: `gpt-4o-` for dated snapshots such as
+   * `gpt-4o-2024-08-06`. A name, then an alias, is matched first; else the longest prefix the
+   * name starts with (any letter case), for a name of printable ASCII without spaces.
+   */
+  modelPrefixes?: string[]
   /** Loads the tokenizer on first use. A missing package is DOCSPLIT_TOKENIZER_UNAVAILABLE. */
   load (): Tokenizer | Promise<Tokenizer>
 }

@@ -15,9 +15,14 @@ const readme = fileURLToPath(new URL('../README.md', import.meta.url))
 const cell = (s: string): string => s.replaceAll('|', '\\|').replaceAll('\n', ' ')
 
 export function tables (): Record<string, string> {
-  const options = optionsSchema() as unknown as { properties: Record<string, { type?: string, description?: string, default?: unknown, enum?: string[] }> }
+  type Schema = { type?: string, description?: string, default?: unknown, enum?: string[], pattern?: string, anyOf?: Schema[] }
+  const options = optionsSchema() as unknown as { properties: Record<string, Schema> }
   const optionRows = Object.entries(options.properties).map(([name, s]) => {
-    const accepts = s.enum !== undefined && s.enum.length > 8 ? `${s.enum.length} names (see \`docsplit formats\`)` : describeSchema(s as never)
+    // A long list of names is counted, not spelled out; so are the model prefixes beside it (tokenizer).
+    const branches = s.anyOf ?? [s]
+    const names = branches.find((b) => b.enum !== undefined)?.enum ?? []
+    const prefixed = branches.some((b) => b.pattern !== undefined) ? ', or a model name that starts with a listed prefix' : ''
+    const accepts = names.length > 8 ? `${names.length} names${prefixed} (see \`docsplit formats\`)` : describeSchema(s as never)
     const flag = name.replaceAll('_', '-')
     const cli = s.type === 'boolean' ? `\`--${flag} [true\\|false]\`, \`--no-${flag}\``
       : s.type === 'array' ? `\`--${flag} A --${flag} B\` or \`--${flag} A,B\``

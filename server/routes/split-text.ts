@@ -8,6 +8,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { TSchema } from 'typebox'
 import { DocsplitError } from '../../core/errors.js'
 import { encodingInfo } from '../../core/decode.js'
+import { tokenizerSpelling } from '../../core/registry.js'
 import { textBody, splitResponses } from '../schemas.js'
 import { refuseQueryOptionsAndEncoding, sendSplit } from '../split-reply.js'
 
@@ -26,8 +27,8 @@ export async function requireJson (request: FastifyRequest, optionNames: Readonl
   }
 }
 
-/** The options whose value names a plugin. */
-const PLUGIN_NAMES = ['input_format', 'splitter', 'tokenizer'] as const
+/** The options whose value names a plugin by its schema's enum (a tokenizer: by the registry, for model prefixes too). */
+const PLUGIN_NAMES = ['input_format', 'splitter'] as const
 
 export default async function splitText (root: FastifyInstance, opts: SplitTextOptions): Promise<void> {
   const app = root.withTypeProvider<TypeBoxTypeProvider>()
@@ -46,7 +47,7 @@ export default async function splitText (root: FastifyInstance, opts: SplitTextO
     },
     // Format, splitter and tokenizer names match in any case, as in the engine, the file
     // endpoint and the CLI: a name is spelled as the schema's enum spells it (as registered; a
-    // plugin may register `MyTok`) before the enum is checked.
+    // plugin may register `MyTok`), a model name's prefix as registered, before the schema is checked.
     preValidation: async (request) => {
       const b = request.body as Record<string, unknown> | null
       if (b === null || typeof b !== 'object') return
@@ -54,6 +55,7 @@ export default async function splitText (root: FastifyInstance, opts: SplitTextO
         const value = b[name]
         if (typeof value === 'string') b[name] = spellings.get(name)!.get(value.toLowerCase()) ?? value
       }
+      if (typeof b.tokenizer === 'string') b.tokenizer = tokenizerSpelling(b.tokenizer)
     },
     schema: {
       operationId: 'splitText',

@@ -126,6 +126,12 @@ t.test('should list formats, splitters and tokenizers with defaults', async (t) 
   const human = docsplit(['formats'])
   t.equal(human.code, 0)
   t.match(human.stdout, /Tokenizers \(tokenizer\):/)
+  // Model prefixes: a dated or fine-tuned model name selects its encoding (gpt-tokenizer is a dev dependency).
+  t.ok(info.tokenizers.find((x: { name: string, model_prefixes: string[] }) => x.name === 'o200k_base' && x.model_prefixes.includes('gpt-4o-')))
+  t.match(human.stdout.replace(/\n {6}/g, ' '), /and any model name that starts with: gpt-4o-, /)
+  const dated = docsplit(['split', '-', '--tokenizer', 'gpt-4o-2024-08-06', '--input-format', 'text'], 'Some words to count.')
+  t.equal(dated.code, 0, dated.stderr)
+  t.match(JSON.parse(dated.stdout).metadata, { tokenizer: 'o200k_base', options: { tokenizer: 'gpt-4o-2024-08-06' } })
 })
 
 t.test('should describe every format and tokenizer, in JSON and as text', async (t) => {

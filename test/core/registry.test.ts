@@ -4,6 +4,7 @@
  */
 import t from 'tap'
 import { definePlugin, register, split, type ParserPlugin } from '../../index.js'
+import { tokenizerByName, tokenizerSpelling } from '../../core/registry.js'
 
 const parser = (name: string, extra: Partial<ParserPlugin>): ParserPlugin => definePlugin({
   kind: 'parser', name, docsplit: '^1', formats: [name], extensions: [], reads: 'text', defaultSplitter: 'record',
@@ -33,6 +34,26 @@ t.test('a tokenizer alias that is taken is named as the alias, not as the plugin
     { message: 'tokenizer "c-model" is already registered by another plugin in the same list; give the plugin another name' })
   t.throws(() => { register(tokenizer('gpt-4o', [])) },
     { message: 'tokenizer "gpt-4o" is already registered by tokenizer "o200k_base"; give the plugin another name' }, 'a name that is taken is the plugin\'s name')
+})
+
+t.test('model prefixes: a name or alias first, then the longest prefix; a taken or malformed prefix is refused', async (t) => {
+  const tokenizer = (name: string, aliases: string[], modelPrefixes: string[]): Parameters<typeof register>[0] =>
+    definePlugin({ kind: 'tokenizer', name, docsplit: '^1', aliases, modelPrefixes, load: () => ({ name, count: (s: string) => s.length }) })
+  t.throws(() => { register(tokenizer('prefix-taken', [], ['GPT-4o-'])) },
+    { code: 'DOCSPLIT_PLUGIN_LOAD_FAILED', message: 'tokenizer "prefix-taken": its model prefix "GPT-4o-" is already registered by tokenizer "o200k_base"; drop it from the plugin\'s `modelPrefixes`' })
+  for (const bad of ['two words', '', 'x'.repeat(129), 'é-model-']) {
+    t.throws(() => { register(tokenizer('prefix-bad', [], [bad])) }, { message: /every entry of `modelPrefixes` is the start of a model name/ }, JSON.stringify(bad.slice(0, 20)))
+  }
+  register(tokenizer('prefix-short', ['acme-1-special'], ['acme-']), tokenizer('prefix-long', [], ['acme-1-']))
+  // Looked up without a split, which would freeze the registry for the tests below.
+  const chosen = (name: string): [string, string] => [tokenizerByName(name).name, tokenizerSpelling(name)]
+  t.same(chosen('acme-2-2026-01-15'), ['prefix-short', 'acme-2-2026-01-15'])
+  t.same(chosen('ACME-1-2026-01-15'), ['prefix-long', 'acme-1-2026-01-15'], 'the longest prefix, in any letter case, spelled as registered')
+  t.same(chosen('acme-1-special'), ['prefix-short', 'acme-1-special'], 'an alias before any prefix')
+  t.same(chosen('ft:gpt-4o-mini-2024-07-18:My-Org::a1'), ['o200k_base', 'ft:gpt-4o-mini-2024-07-18:My-Org::a1'], 'the rest of the name as given')
+  for (const name of ['acme-1 x', `acme-${'x'.repeat(124)}`, 'acme']) {
+    t.throws(() => tokenizerByName(name), { code: 'DOCSPLIT_UNKNOWN_TOKENIZER', message: /or one that starts with one of \d+ prefixes such as "gpt-4o-"/ }, name.slice(0, 20))
+  }
 })
 
 t.test('a taken format or extension names its holder and what to change', async (t) => {

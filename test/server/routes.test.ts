@@ -56,6 +56,12 @@ t.test('routes', async (t) => {
       t.equal(res.status, 200, `splitter and tokenizer names in any case (${asFile === true ? 'file' : 'text'} endpoint)`)
       t.match((await res.json() as { metadata: unknown }).metadata, { splitter: 'record', tokenizer: 'approx' })
     }
+    // A model id as called (dated, fine-tuned) selects its encoding by prefix on both endpoints.
+    for (const [tokenizer, asFile] of [['GPT-4o-2024-08-06', false], ['ft:gpt-4o-mini-2024-07-18:My-Org::a1', true]] as const) {
+      const res = asFile ? await postFile(s.url + FILE, doc, 'doc.md', { tokenizer }) : await postJson(s.url + TEXT, { text: doc, tokenizer })
+      t.equal(res.status, 200, `${tokenizer} (${asFile ? 'file' : 'text'} endpoint)`)
+      t.match((await res.json() as { metadata: unknown }).metadata, { tokenizer: 'o200k_base', options: { tokenizer: tokenizer.replace('GPT-4o', 'gpt-4o') } })
+    }
     const unknown = await postJson(s.url + TEXT, { text: doc, input_format: 'Markdowm' })
     t.equal(unknown.status, 400, 'a misspelt name is still refused')
     t.equal((await unknown.json() as { code: string }).code, 'DOCSPLIT_UNSUPPORTED_FORMAT')
@@ -156,6 +162,11 @@ t.test('routes', async (t) => {
       else if (schema.description !== undefined) t.ok(String(documented!.description).startsWith(String(schema.description)), `${name}.description`)
       if (Array.isArray(schema.enum) && schema.enum.length > 0) t.same(value?.enum, schema.enum, `${name}.enum`)
     }
+    // A tokenizer is a name of the list or a model name that starts with a registered prefix.
+    const [names, prefixed] = ((body.properties.tokenizer!.anyOf as Array<{ anyOf?: unknown }>)[0]!.anyOf ?? []) as Array<{ enum?: string[], pattern?: string }>
+    t.ok(names?.enum?.includes('gpt-4o'), 'tokenizer: model names listed')
+    t.ok(new RegExp(prefixed?.pattern ?? '$^').test('gpt-4o-2024-08-06'), 'tokenizer: a dated model name matches the pattern')
+    t.notOk(new RegExp(prefixed?.pattern ?? '$^').test('gpt-4o 2024'), 'tokenizer: a name with a space does not')
     // The options that name a plugin list what each name means, from the plugins' descriptions.
     const lists: Array<[string, Array<{ names: readonly string[], description?: string }>]> = [
       ['input_format', listParsers().map((p) => ({ names: p.formats, description: p.description }))],

@@ -18,7 +18,7 @@ export const PACKAGE = 'gpt-tokenizer'
 
 export type EncodingName = 'o200k_base' | 'cl100k_base' | 'p50k_base' | 'r50k_base'
 
-/** Model names that select each encoding (the `tokenizer` option accepts them). */
+/** Model names that select each encoding (the `tokenizer` option accepts them), as tiktoken maps them. */
 export const MODEL_ALIASES: Readonly<Record<EncodingName, readonly string[]>> = {
   o200k_base: [
     'gpt-4o', 'gpt-4o-mini', 'chatgpt-4o-latest', 'gpt-4.1', 'gpt-4.1-mini', 'gpt-4.1-nano', 'gpt-4.5-preview',
@@ -26,11 +26,38 @@ export const MODEL_ALIASES: Readonly<Record<EncodingName, readonly string[]>> = 
     'gpt-5', 'gpt-5-mini', 'gpt-5-nano', 'gpt-5-chat-latest',
   ],
   cl100k_base: [
-    'gpt-4', 'gpt-4-turbo', 'gpt-4-32k', 'gpt-3.5-turbo', 'gpt-3.5-turbo-16k',
+    'gpt-4', 'gpt-4-turbo', 'gpt-4-32k', 'gpt-3.5-turbo', 'gpt-3.5-turbo-16k', 'gpt-35-turbo', 'davinci-002', 'babbage-002',
     'text-embedding-3-small', 'text-embedding-3-large', 'text-embedding-ada-002',
   ],
-  p50k_base: ['text-davinci-003', 'text-davinci-002', 'code-davinci-002', 'code-davinci-001', 'code-cushman-002', 'code-cushman-001'],
-  r50k_base: ['davinci', 'curie', 'babbage', 'ada', 'text-davinci-001', 'text-curie-001', 'text-babbage-001', 'text-ada-001', 'gpt-3', 'gpt2'],
+  // The edit models' encoding (p50k_edit) adds special tokens only, which docsplit counts as text.
+  p50k_base: [
+    'text-davinci-003', 'text-davinci-002', 'code-davinci-002', 'code-davinci-001', 'code-cushman-002', 'code-cushman-001',
+    'davinci-codex', 'cushman-codex', 'text-davinci-edit-001', 'code-davinci-edit-001',
+  ],
+  r50k_base: [
+    'davinci', 'curie', 'babbage', 'ada', 'text-davinci-001', 'text-curie-001', 'text-babbage-001', 'text-ada-001', 'gpt-3', 'gpt2',
+    'text-similarity-davinci-001', 'text-similarity-curie-001', 'text-similarity-babbage-001', 'text-similarity-ada-001',
+    'text-search-davinci-doc-001', 'text-search-curie-doc-001', 'text-search-babbage-doc-001', 'text-search-ada-doc-001',
+    'code-search-babbage-code-001', 'code-search-ada-code-001',
+  ],
+}
+
+/**
+ * Starts of model names that select each encoding: dated snapshots (`gpt-4o-2024-08-06`),
+ * variants (`o1-preview`, `gpt-4o-realtime-preview`), Azure deployments (`gpt-35-turbo-16k`),
+ * fine-tunes (`ft:gpt-4o-mini-2024-07-18:org::id`). tiktoken's prefixes; the longest match wins.
+ * Two more than tiktoken, whose `ft:gpt-4` would read a GPT-4.1 or o4-mini fine-tune as cl100k:
+ * `ft:gpt-4.1` and `ft:o4-mini`. gpt-oss (o200k_harmony) differs from o200k_base only in
+ * special tokens, counted as text here.
+ */
+export const MODEL_PREFIXES: Readonly<Record<EncodingName, readonly string[]>> = {
+  o200k_base: [
+    'gpt-4o-', 'chatgpt-4o-', 'gpt-4.1-', 'gpt-4.5-', 'gpt-5', 'o1-', 'o3-', 'o4-mini-', 'gpt-oss-',
+    'ft:gpt-4o', 'ft:gpt-4.1', 'ft:o4-mini',
+  ],
+  cl100k_base: ['gpt-4-', 'gpt-3.5-turbo-', 'gpt-35-turbo-', 'ft:gpt-4', 'ft:gpt-3.5-turbo', 'ft:davinci-002', 'ft:babbage-002'],
+  p50k_base: [],
+  r50k_base: [],
 }
 
 let presence: Promise<boolean> | undefined
@@ -60,6 +87,7 @@ function plugin (encoding: EncodingName): TokenizerPlugin {
     description: DESCRIPTIONS[encoding],
     extra: PACKAGE,
     aliases: [...MODEL_ALIASES[encoding]],
+    modelPrefixes: [...MODEL_PREFIXES[encoding]],
     load: async (): Promise<Tokenizer> => {
       // A failed load is not cached: installing the package fixes the next request.
       // load.js (the BPE counter, its threads) loads with the first exact tokenizer asked for.

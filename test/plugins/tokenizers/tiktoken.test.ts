@@ -1,6 +1,7 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { get_encoding, type TiktokenEncoding } from 'tiktoken'
 import plugins, { ENCODINGS, MODEL_ALIASES, type EncodingName } from '../../../plugins/tokenizers/tiktoken/index.js'
 import { loadEncoding } from '../../../plugins/tokenizers/tiktoken/load.js'
@@ -65,6 +66,25 @@ t.test('model aliases resolve through the registry', async (t) => {
   for (const encoding of ENCODINGS) t.equal(tokenizerByName(encoding).name, encoding)
   const all = Object.values(MODEL_ALIASES).flat()
   t.equal(new Set(all).size, all.length, 'no alias names two encodings')
+})
+
+t.test('every model name tiktoken knows selects the encoding tiktoken gives it; dated and fine-tuned names by prefix', async (t) => {
+  register(plugins)
+  // p50k_edit and gpt2 have p50k_base's and r50k_base's ranks; they differ in special tokens only, counted as text here.
+  const same: Record<string, string> = { p50k_edit: 'p50k_base', gpt2: 'r50k_base' }
+  const known = JSON.parse(readFileSync(createRequire(import.meta.url).resolve('tiktoken/model_to_encoding.json'), 'utf8')) as Record<string, string>
+  t.ok(Object.keys(known).length >= 90, 'tiktoken\'s own table, not an empty one')
+  for (const [model, encoding] of Object.entries(known)) t.equal(tokenizerByName(model).name, same[encoding] ?? encoding, model)
+  // Names in no table: tiktoken's prefixes resolve them (its `encoding_for_model`), and docsplit's two more for fine-tunes.
+  const byPrefix: Record<string, EncodingName> = {
+    'gpt-4o-2099-12-31': 'o200k_base', 'GPT-4o-Mini-2024-07-18': 'o200k_base', 'gpt-5.1': 'o200k_base', 'gpt-5-codex': 'o200k_base',
+    'o3-deep-research': 'o200k_base', 'o4-mini-high': 'o200k_base', 'gpt-oss-120b': 'o200k_base', 'chatgpt-4o-2025-01-01': 'o200k_base',
+    'ft:gpt-4o-mini-2024-07-18:my-org::abc123': 'o200k_base', 'ft:gpt-4.1-nano-2025-04-14:org::x': 'o200k_base', 'ft:o4-mini-2025-04-16:org::x': 'o200k_base',
+    'gpt-4-0125-preview': 'cl100k_base', 'gpt-35-turbo-16k': 'cl100k_base', 'gpt-3.5-turbo-instruct-0914': 'cl100k_base',
+    'ft:gpt-3.5-turbo-0613:org::id': 'cl100k_base', 'ft:davinci-002:org::id': 'cl100k_base', 'ft:gpt-4-0613:org::id': 'cl100k_base',
+  }
+  for (const [model, encoding] of Object.entries(byPrefix)) t.equal(tokenizerByName(model).name, encoding, model)
+  for (const model of ['gpt-4o x', 'gpt4o-2024', 'o2-mini', 'claude-3-opus']) t.throws(() => tokenizerByName(model), { code: 'DOCSPLIT_UNKNOWN_TOKENIZER' }, model)
 })
 
 for (const encoding of ENCODINGS) {
