@@ -210,6 +210,7 @@ interface PieceCounts {
   keys: string[]
   counts: Int32Array
   long: Map<string, number>
+  runs: Map<string, number>
 }
 
 /** Slots of each direct-mapped table: 2^17 rather than 2^16 took 2% off a log's count (fewer pieces evicted). */
@@ -238,6 +239,7 @@ function countsOf (core: BpeCore): PieceCounts {
       keys: new Array<string>(SLOTS).fill(''),
       counts: new Int32Array(SLOTS),
       long: new Map(),
+      runs: new Map(),
     }
     pieceCounts.set(core, cache)
   }
@@ -249,8 +251,39 @@ function pieceCount (core: BpeCore, piece: string): number {
   return core.getBpeRankFromString(piece) !== undefined ? 1 : core.bytePairMerge(core.textEncoder.encode(piece)).length
 }
 
+/** The longest unit a run may repeat: `\r\n`, ` \n`, `-=`, a tab and a space. */
+const RUN_PERIOD = 8
+
+/**
+ * The shortest period, up to RUN_PERIOD, of a piece that repeats one short unit (a run of blank
+ * lines, of spaces, a line of `=`), or 0. At most RUN_PERIOD passes, most ending at once.
+ */
+function periodOf (piece: string): number {
+  const n = piece.length
+  search: for (let p = 1; p <= RUN_PERIOD && 2 * p <= n; p++) {
+    for (let i = p; i < n; i++) if (piece.charCodeAt(i) !== piece.charCodeAt(i - p)) continue search
+    return p
+  }
+  return 0
+}
+
+/**
+ * A long piece's count, from a cache where it may come again. A run (one unit repeated) is
+ * found again by its unit and length, not by its text: a splitter cutting 1 MB of blank lines
+ * counts runs of a few hundred lengths some 30,000 times (o200k: 7.5 s -> 0.x s).
+ */
 function longPieceCount (core: BpeCore, cache: PieceCounts, piece: string): number {
-  if (piece.length > LONG_CACHED_CHARS) return pieceCount(core, piece)
+  if (piece.length > LONG_CACHED_CHARS) {
+    const period = periodOf(piece)
+    if (period === 0) return pieceCount(core, piece)
+    const key = `${piece.length} ${piece.slice(0, period)}`
+    let n = cache.runs.get(key)
+    if (n !== undefined) return n
+    n = pieceCount(core, piece)
+    if (cache.runs.size >= LONG_CACHED) cache.runs.clear()
+    cache.runs.set(key, n)
+    return n
+  }
   let n = cache.long.get(piece)
   if (n !== undefined) return n
   n = pieceCount(core, piece)

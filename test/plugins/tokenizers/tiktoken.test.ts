@@ -126,6 +126,34 @@ t.test('white space of every kind, U+FEFF among it: ids equal the tiktoken WASM 
   }
 })
 
+t.test('long runs of one unit (blank lines, spaces, rules) count as tiktoken counts them, again from the cache', async (t) => {
+  const units = ['\n', ' ', '\r\n', ' \n', '\t\n', '=', '-=', '\t', 'ab', '=-=-=-=+', '\u3000']
+  const lengths = [257, 511, 513, 1000, 4097]
+  for (const encoding of ['o200k_base', 'cl100k_base'] as const) {
+    const loaded = await byName.get(encoding)!.load()
+    const wasm = get_encoding(encoding)
+    try {
+      let wrong = 0
+      let checked = 0
+      // Twice over: the second pass reads the runs' counts from the cache, by unit and length.
+      for (let pass = 0; pass < 2; pass++) {
+        for (const unit of units) {
+          for (const length of lengths) {
+            const run = unit.repeat(Math.ceil(length / unit.length)).slice(0, length)
+            for (const s of [run, `Title.${run}end.`, `${run}${unit.slice(0, 1)}x`]) {
+              checked++
+              if (loaded.count(s) !== wasm.encode(s, [], []).length) wrong++
+            }
+          }
+        }
+      }
+      t.equal(wrong, 0, `${encoding}: ${checked} counts equal tiktoken's`)
+    } finally {
+      wasm.free()
+    }
+  }
+})
+
 t.test('special-token text is ordinary text and never throws', async (t) => {
   const tok = await byName.get('o200k_base')!.load()
   const s = 'before <|endoftext|> after'
