@@ -21,7 +21,9 @@ function walk (root: string, keep: (name: string) => boolean, out: string[] = []
   if (!existsSync(root)) return out
   for (const name of readdirSync(root).sort()) {
     const full = join(root, name)
-    const st = statSync(full)
+    // A link whose target is gone (a tool's build folder of another checkout) is skipped.
+    const st = statSync(full, { throwIfNoEntry: false })
+    if (st === undefined) continue
     if (st.isDirectory()) walk(full, keep, out)
     else if (keep(name)) out.push(full)
   }
