@@ -27,6 +27,9 @@ const tricky = [
   'x'.repeat(5000),
   // Single pieces over bpe-core.ts's LONG_PIECE: merged from a heap, the same ids.
   '的是不了人我在有他这'.repeat(200),
+  // Long pieces that are not ASCII, found by their bytes: a BOM's bytes first, accented letters,
+  // emoji whose parts cut characters in two (no UTF-8 of their own), Hangul, Thai.
+  '\uFEFF' + 'äöüß'.repeat(150), 'é'.repeat(700), '🎉🦊👨‍👩‍👧'.repeat(120), '한국어문장입니다'.repeat(80), 'สวัสดีครับ'.repeat(80),
   '='.repeat(3000),
   Array.from({ length: 4000 }, (_, i) => 'etaoinshrdlu'[(i * 7919) % 12]).join(''),
 ]
