@@ -470,6 +470,19 @@ export function createSiblingPacker (ctx: PackerContext<typeof siblingOptions>):
     return strongest
   }
 
+  /**
+   * Where the headings from `from` on that lead into the unit after them (a heading under a
+   * heading) end: the first unit after them, or `from` when it is no such heading or they do not
+   * fit max_tokens together. Other lead-ins (a paragraph ending in a colon) do not join: they go
+   * alone rather than take a part. A heading over max_tokens does not join either: it is cut.
+   */
+  const headingsEnd = (from: number): number => {
+    let e = from
+    while (e < queue.length - 1 && !queue[e]!.pending && queue[e]!.kind === 'heading' && queue[e]!.after <= ATTACHED && !overLimit(queue[e]!)) e++
+    // Together over max_tokens, they lead as one heading does.
+    return e > from && meter.tokenizer.count(joined(e)) > limit ? from : e
+  }
+
   /** How many units of white space alone lead units 0..k-1 (0 when they all are). */
   const blankLead = (k: number): number => {
     let blank = 0
@@ -867,10 +880,15 @@ export function createSiblingPacker (ctx: PackerContext<typeof siblingOptions>):
           const lead = commentLeadIn(k, ATTACHED, final)
           if (lead === 'wait') return
           if (lead) continue
-          const whole = withinLimit(k + 1, final)
-          if (whole === 'wait') return
-          if (whole) continue
-          if (cutForHeading(k)) continue
+          // First past the headings under it, that lead into the unit after them in turn.
+          const e = headingsEnd(k)
+          let done = false
+          for (const end of e > k ? [e, k] : [k]) {
+            const whole = withinLimit(end + 1, final)
+            if (whole === 'wait') return
+            if ((done = whole || cutForHeading(end))) break
+          }
+          if (done) continue
         }
       }
       if (k > 0) {
@@ -879,16 +897,18 @@ export function createSiblingPacker (ctx: PackerContext<typeof siblingOptions>):
         if (done) continue
       }
       // Over the budget but within max_tokens: whole and alone, or with the unit after it if
-      // it is a heading. A heading that fits max_tokens only alone is not cut for overlap's
-      // room either: it travels with the first part of the unit after it when that unit is
-      // over max_tokens (as above), else it goes alone. Cut it only over max_tokens.
+      // it is a heading (with the headings under it: `lead` units). A heading that fits
+      // max_tokens only alone is not cut for overlap's room either: it travels with the first
+      // part of the unit after it when that unit is over max_tokens (as above), else it goes
+      // alone. Cut it only over max_tokens.
       const attached = queue[0]!.after === ATTACHED
-      let whole = withinLimit(attached ? 2 : 1, final)
+      const lead = attached ? headingsEnd(1) : 1
+      let whole = withinLimit(attached ? lead + 1 : 1, final)
       if (whole === 'wait') return
       if (whole) continue
-      if (attached && queue.length > 1 && !overLimit(queue[0]!)) {
-        if (cutForHeading(1)) continue
-        whole = withinLimit(1, final)
+      if (attached && lead < queue.length && !overLimit(queue[0]!)) {
+        if (cutForHeading(lead)) continue
+        whole = withinLimit(lead, final)
         if (whole === 'wait') return
         if (whole) continue
       }

@@ -296,6 +296,23 @@ t.test('with overlap, a heading that fits max_tokens only alone is not cut: it g
   t.same(invariantProblems(r, md, { tokenizer: approx }), [])
 })
 
+t.test('with overlap, headings in a row over the budget but within max_tokens go with the first part of the block after them', async (t) => {
+  const approx = await tokenizerByName('approx').load()
+  const paragraph = 'Words of the paragraph follow here and go on. '.repeat(12) + '\n'
+  // Two headings (34 tokens) over 48 - 21, within 48, then a paragraph over 48: they went alone.
+  const two = '#### heading e.g. e.g. _em_\n\n###### heading token splitter **bold** supercalifragilisticexpialidocious Dr.\n\n' + paragraph
+  // A white-space piece (the blank line of a heading over max_tokens, cut) before a heading over
+  // 32 - 8, then a quote over 32: the heading went alone with the blank line.
+  const blank = 'token token _em_ Ünïcödé supercalifragilisticexpialidocious a\n=================\n\n## https://example.com/a/very/long/path/to/some/resource.html\n\n' +
+    '> A a heading _em_ chunk section _em_ supercalifragilisticexpialidocious\n> more quoted text here and more and more and more and more\n'
+  for (const [md, max, overlap, heading, first] of [[two, 48, 21, '###### heading', 'Words'], [blank, 32, 8, '## https', '> A']] as const) {
+    const r = await split(md, { input_format: 'markdown', max_tokens: max, overlap_tokens: overlap, tokenizer: 'approx' })
+    const chunk = r.chunks.find((c) => c.text.includes(heading))!
+    t.ok(chunk.text.includes(first), `${max}/${overlap}: the heading goes on with ${JSON.stringify(first)}: ${JSON.stringify(chunk.text)}`)
+    t.same(invariantProblems(r, md, { tokenizer: approx }), [])
+  }
+})
+
 t.test('a heading goes with the first words of a block over max_tokens whose first line does not fit with it', async (t) => {
   for (const [name, tokenizer] of tokenizers) {
     if (tokenizer === undefined) continue
