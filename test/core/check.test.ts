@@ -13,6 +13,7 @@ const extra: TSchema[] = [
   Type.Array(Type.String({ maxLength: 2 }), { minItems: 1, maxItems: 2 }),
   Type.Union([Type.Literal('a'), Type.Literal(1), Type.Literal(true)]),
   Type.String({ enum: ['x', 'y'] }),
+  Type.String({ pattern: '^(?:a|x)[!-~]*$', maxLength: 4 }),
 ]
 
 const values = fc.oneof(
@@ -34,16 +35,17 @@ t.test('the small checker agrees with TypeBox on every option schema in use', as
 })
 
 t.test('a schema beyond the small checker is validated by TypeBox', async (t) => {
-  t.notOk(isSimpleSchema(Type.String({ pattern: '^a+$' })), 'pattern')
+  t.notOk(isSimpleSchema(Type.Integer({ multipleOf: 3 })), 'multipleOf')
+  t.notOk(isSimpleSchema(Type.String({ pattern: '(' })), 'a pattern that does not compile')
   t.notOk(isSimpleSchema(Type.Object({})), 'objects')
   register(definePlugin({
     kind: 'packer',
     name: 'check-test-packer',
     docsplit: '^1',
-    description: 'a packer with a patterned option',
-    options: Type.Object({ check_test_pattern: Type.Optional(Type.String({ pattern: '^a+$' })) }),
+    description: 'a packer with an option of multiples',
+    options: Type.Object({ check_test_multiple: Type.Optional(Type.Integer({ multipleOf: 3 })) }),
     create: () => ({ push () {}, end () {} }),
   }))
-  await t.rejects(split('x', { input_format: 'text', check_test_pattern: 'b' }), { code: 'DOCSPLIT_INVALID_OPTION' })
-  await t.resolves(split('', { input_format: 'text', check_test_pattern: 'aa' }))
+  await t.rejects(split('x', { input_format: 'text', check_test_multiple: 4 }), { code: 'DOCSPLIT_INVALID_OPTION' })
+  await t.resolves(split('', { input_format: 'text', check_test_multiple: 6 }))
 })
