@@ -114,6 +114,11 @@ const MAX_LABEL = 200
 /** Code units of a long label kept after the ellipsis: a JSON path's index, an XML position. */
 const LABEL_TAIL = 40
 
+/** `document.replaced`: what the UTF-8 decoder (bytes) or the string check (text) read as U+FFFD. */
+function replacedInfo (by: { replaced: number, firstReplacedByte: number } | undefined): { sequences: number, first_byte: number | null } {
+  return { sequences: by?.replaced ?? 0, first_byte: by !== undefined && by.replaced > 0 ? by.firstReplacedByte : null }
+}
+
 /**
  * `label` in MAX_LABEL code units: its start, an ellipsis, and its end (`$.<long key>[3]` keeps
  * the `[3]`), never cutting a surrogate pair.
@@ -524,7 +529,7 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
   }
   onStart({ schema_version: SCHEMA_VERSION, input_format: formatName, metadata })
 
-  const wellFormed = new WellFormedCheck()
+  const wellFormed = new WellFormedCheck(options.invalid_bytes === 'replace')
   /** A whole-text parser's text so far, handed over once, joined (see ParserPlugin.whole). */
   const wholeText: string[] | undefined = parser.whole === true ? [] : undefined
   let wholeLength = 0
@@ -707,8 +712,10 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
 
   /** The rest of the input, the parser's end and the packer's. */
   async function * finish (): AsyncGenerator<Chunk[]> {
-    const lone = wellFormed.end()
-    if (lone !== undefined) throw lone
+    // A high surrogate that ended the last string piece: lone, refused or read as U+FFFD.
+    const last = wellFormed.end()
+    if (last.error !== undefined) throw last.error
+    if (last.text !== '') giveText(last.text)
     const steps = guarded(() => {
       decodeGathered()
       if (decoder !== undefined) {
@@ -769,7 +776,7 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
         title,
         front_matter: frontMatter,
         encoding: parser.reads === 'bytes' ? 'binary' : encoding.name,
-        ...(options.invalid_bytes === 'replace' && parser.reads === 'text' && encoding === UTF8 ? { replaced: { sequences: decoder?.replaced ?? 0, first_byte: decoder !== undefined && decoder.replaced > 0 ? decoder.firstReplacedByte : null } } : {}),
+        ...(options.invalid_bytes === 'replace' && parser.reads === 'text' && encoding === UTF8 ? { replaced: replacedInfo(bytesInput ? decoder : wellFormed) } : {}),
         info,
       },
       metadata,

@@ -50,9 +50,9 @@ export const DocumentInfo = Type.Object({
   front_matter: Type.Union([Type.Unknown(), Type.Null()], { description: 'Parsed YAML front matter of a markdown document, or null.' }),
   encoding: Type.String({ description: 'The encoding the input was decoded from (WHATWG name: `latin1` reads as `windows-1252`).' }),
   replaced: Type.Optional(Type.Object({
-    sequences: Type.Integer({ minimum: 0, description: 'Invalid UTF-8 sequences read as U+FFFD.' }),
+    sequences: Type.Integer({ minimum: 0, description: 'Invalid UTF-8 sequences (text given as a string: lone surrogates) read as U+FFFD.' }),
     first_byte: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'Byte offset of the first, or null when there was none.' }),
-  }, { description: 'With `invalid_bytes: replace` only: the bytes that were not valid UTF-8. Each sequence is one U+FFFD in the text; byte offsets count its bytes as received.' })),
+  }, { description: 'With `invalid_bytes: replace` only: the bytes that were not valid UTF-8, or the lone surrogates of text given as a string. Each sequence is one U+FFFD in the text; byte offsets count its bytes as received (a lone surrogate, as its U+FFFD: three).' })),
   info: Type.Record(Type.String(), Type.Unknown(), { description: 'Other document information a parser reported (columns, sheets, language, ...).' }),
 })
 

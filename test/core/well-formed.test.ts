@@ -12,7 +12,7 @@ function checked (pieces: string[]): { given: string, refusedAt: number | undefi
     given += text
     if (error !== undefined) return { given, refusedAt: Number(/string index (\d+)/.exec(error.message)?.[1]) }
   }
-  const error = check.end()
+  const { error } = check.end()
   return { given, refusedAt: error === undefined ? undefined : Number(/string index (\d+)/.exec(error.message)?.[1]) }
 }
 
@@ -65,4 +65,34 @@ t.test('the chunks made before a lone surrogate do not depend on how the string 
   // All but the entry being read (the last one: it might have gone on past its line).
   t.equal(whole.join(''), lines.slice(0, lines.lastIndexOf('2024-')), 'in order, from the start')
   for (const size of [1, 7, 1000, 4099]) t.same(await made(size), whole, `pieces of ${size}`)
+})
+
+t.test('invalid_bytes: replace reads each lone surrogate of string input as U+FFFD, wherever the pieces are cut', async (t) => {
+  const r = await split('ok 🎉 \ud800\udc00\udc00 end\ud83d', { input_format: 'text', invalid_bytes: 'replace' })
+  t.equal(r.chunks[0]!.text, 'ok 🎉 \ud800\udc00\ufffd end\ufffd', 'a pair stays a pair')
+  t.same(r.document.replaced, { sequences: 2, first_byte: 12 }, 'the first: after 8 bytes and a 4-byte pair')
+  t.equal(r.chunks[0]!.byte_end, Buffer.byteLength(r.chunks[0]!.text), 'each U+FFFD three bytes')
+  t.same((await split('fine', { input_format: 'text', invalid_bytes: 'replace' })).document.replaced, { sequences: 0, first_byte: null })
+  const surrogateHeavy = fc.array(fc.constantFrom('a', '😀', '\ud83d', '\ude00', '\n', 'é'), { maxLength: 30 }).map((a) => a.join(''))
+  fc.assert(fc.property(surrogateHeavy, fc.array(fc.nat(), { maxLength: 6 }), (text, seeds) => {
+    const cuts = [...new Set(seeds.map((s) => s % (text.length + 1)))].sort((a, b) => a - b)
+    const check = new WellFormedCheck(true)
+    let given = ''
+    let at = 0
+    for (const c of [...cuts, text.length]) {
+      const part = check.next(text.slice(at, c))
+      if (part.error !== undefined) throw part.error
+      given += part.text
+      at = c
+    }
+    given += check.end().text
+    const expected = (text as unknown as { toWellFormed (): string }).toWellFormed()
+    if (given !== expected) throw new Error(`${JSON.stringify(text)} cut at ${cuts.join(',')}: gave ${JSON.stringify(given)}`)
+    let lone = 0
+    for (let i = 0; i < text.length; i++) if (text[i] !== expected[i]) lone++
+    const first = firstLone(text)
+    if (check.replaced !== lone) throw new Error(`${JSON.stringify(text)}: ${check.replaced} replaced, not ${lone}`)
+    const firstByte = first === undefined ? -1 : Buffer.byteLength(expected.slice(0, first))
+    if (check.firstReplacedByte !== firstByte) throw new Error(`${JSON.stringify(text)} cut at ${cuts.join(',')}: first at byte ${check.firstReplacedByte}, not ${firstByte}`)
+  }), { numRuns: 2000 })
 })
