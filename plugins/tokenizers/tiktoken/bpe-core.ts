@@ -64,7 +64,7 @@ function coreOf (encoding: unknown): BpeCore | undefined {
   if (typeof core?.bytePairMerge !== 'function' || typeof core.getBpeRankFromBytes !== 'function' || typeof core.getBpeRankFromBytesOrThrow !== 'function' ||
     typeof core.addToMergeCache !== 'function' || typeof core.mergeCacheSize !== 'number' || typeof core.countNative !== 'function' ||
     !(core.tokenSplitRegex instanceof RegExp) || typeof core.getBpeRankFromString !== 'function' || typeof core.bytePairEncode !== 'function' ||
-    typeof core.textEncoder?.encode !== 'function' || typeof core.binarySearch !== 'function' || !Array.isArray(core.bytePairNonUtfSortedEncoder)) return undefined
+    typeof core.textEncoder?.encode !== 'function' || typeof core.binarySearch !== 'function' || !Array.isArray(core.bytePairNonUtfSortedEncoder) || !Array.isArray(core.bytePairRankDecoder)) return undefined
   return core as BpeCore
 }
 
@@ -201,7 +201,8 @@ export function countUpToOf (encoding: unknown): CountUpTo | undefined {
  *   of the text's own characters.
  * - Longer pieces go to a map that is emptied when full, keyed by a flat copy, so a cached piece
  *   never holds the whole text it was sliced from; pieces over LONG_CACHED_CHARS (a run of
- *   letters without a break) are counted each time, as they seldom come again.
+ *   letters without a break) are counted each time, as they seldom come again, but for runs of
+ *   one short unit (blank lines, spaces, a rule of `=`), cached by unit and length (`runs`).
  */
 interface PieceCounts {
   packedLow: Int32Array
@@ -364,27 +365,31 @@ export function stickyCount (core: BpeCore, sticky: RegExp, text: string, ascii?
   return count
 }
 
-/** The bytes as a string of the same length when they are all ASCII (one character a byte). */
-function asciiText (bytes: Uint8Array): string | undefined {
-  return isAscii(bytes) ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('latin1') : undefined
-}
-
 /** Bytes as a string of one character a byte (Latin-1): every byte sequence has one, UTF-8 or not. */
 function byteString (bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('latin1')
 }
 
 /**
- * Every token's rank by its bytes as a byteString, built on the first long piece that is not
- * ASCII. gpt-tokenizer finds a part of such a piece by decoding its bytes (a TextDecoder call),
- * or, where they are not UTF-8 (a character cut between parts), by a binary search: 300 KB of
- * CJK without punctuation split at 512 tokens, 8.1 -> 5.3 s (at 64 with overlap 16, 8.1 -> 4.8 s).
- * Keyed by bytes, a token that starts with a BOM's bytes is found as itself (see rankAfterBom).
- * Once per encoding and thread: about 13 MB, built in 0.1-0.2 s.
+ * Every token's rank by its bytes as a byteString. gpt-tokenizer finds a part of a piece that
+ * is not ASCII by decoding its bytes (a TextDecoder call), or, where they are not UTF-8 (a
+ * character cut between parts), by a binary search: 300 KB of CJK without punctuation split at
+ * 512 tokens, 8.1 -> 5.3 s with this map (at 64 with overlap 16, 8.1 -> 4.8 s). Keyed by bytes,
+ * a token that starts with a BOM's bytes is found as itself (see rankAfterBom). It takes about
+ * 13 MB and 0.1-0.2 s to build, once per encoding and thread: only after BYTE_MAP_AFTER bytes of
+ * such pieces, so that a document with a few long CJK sentences does not pay for it.
  */
 const byteRanks = new WeakMap<BpeCore, Map<string, number>>()
+const BYTE_MAP_AFTER = 256 * 1024
+const unicodeMerged = new WeakMap<BpeCore, number>()
 
-function byteRanksOf (core: BpeCore): Map<string, number> {
+/** The byte map once BYTE_MAP_AFTER bytes of pieces that are not ASCII were merged, `n` of them now. */
+function byteRanksAfter (core: BpeCore, n: number): Map<string, number> | undefined {
+  const merged = (unicodeMerged.get(core) ?? 0) + n
+  if (merged < BYTE_MAP_AFTER) {
+    unicodeMerged.set(core, merged)
+    return undefined
+  }
   let ranks = byteRanks.get(core)
   if (ranks === undefined) {
     ranks = new Map()
@@ -415,14 +420,17 @@ export function heapMerge (core: BpeCore, piece: Uint8Array): number[] {
   // An ASCII piece's parts are looked up by their text, sliced from the piece's: gpt-tokenizer
   // decodes each part's bytes with a TextDecoder first (800 KB of random letters through the
   // CLI with o200k: 3.9 -> 3.2 s).
-  const ascii = asciiText(piece)
-  const text = ascii ?? byteString(piece)
-  const byBytes = ascii === undefined ? byteRanksOf(core) : undefined
+  const ascii = isAscii(piece)
+  const text = ascii ? byteString(piece) : undefined
+  const byBytes = ascii ? undefined : byteRanksAfter(core, n)
+  const unicode = byBytes !== undefined ? byteString(piece) : undefined
   const pairRank = (i: number): number => {
     const j = next[i]!
     if (j >= n) return Infinity
-    const part = text.slice(i, next[j])
-    return (byBytes !== undefined ? byBytes.get(part) : core.getBpeRankFromString(part)) ?? Infinity
+    const end = next[j]!
+    const found = text !== undefined ? core.getBpeRankFromString(text.slice(i, end))
+      : unicode !== undefined ? byBytes!.get(unicode.slice(i, end)) : core.getBpeRankFromBytes(piece.subarray(i, end))
+    return found ?? Infinity
   }
   // A min-heap of rank * span + part: the lowest rank first, the leftmost part among equals.
   // Entries go stale when a rank changes; a popped one counts only if it still holds.
@@ -481,6 +489,6 @@ export function heapMerge (core: BpeCore, piece: Uint8Array): number[] {
     if (prev[i]! >= 0) update(prev[i]!)
   }
   const ranks: number[] = []
-  for (let i = 0; i < n; i = next[i]!) ranks.push(byBytes?.get(text.slice(i, next[i])) ?? core.getBpeRankFromBytesOrThrow(piece.subarray(i, next[i])))
+  for (let i = 0; i < n; i = next[i]!) ranks.push(byBytes?.get(unicode!.slice(i, next[i])) ?? core.getBpeRankFromBytesOrThrow(piece.subarray(i, next[i])))
   return ranks
 }
