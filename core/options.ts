@@ -7,7 +7,7 @@ import { Type, type TObject, type TSchema } from 'typebox'
 import { DEFAULT_TOKENIZER, MAX_TOKENS, MIN_TOKENS, baseOptions } from './base-options.js'
 import { checkSimple, isSimpleSchema } from './check.js'
 import { DocsplitError, listValues } from './errors.js'
-import { formatNames, listPackers, listParsers, listTokenizers, tokenizerAliases, tokenizerModelPrefixes } from './registry.js'
+import { MODEL_NAME_CHARACTERS, MODEL_NAME_MAX, formatNames, listPackers, listParsers, listTokenizers, tokenizerAliases, tokenizerModelPrefixes } from './registry.js'
 import { didYouMean } from './suggest.js'
 import type { ResolvedOptions } from './types.js'
 
@@ -38,9 +38,8 @@ function tokenizerSchema (): TSchema {
   return Type.Union([
     Type.String({ enum: names }),
     Type.String({
-      // MODEL_NAME's characters and length, after a prefix.
-      pattern: `^(?:${escaped.join('|')})[!-~]*$`,
-      maxLength: 128,
+      pattern: `^(?:${escaped.join('|')})${MODEL_NAME_CHARACTERS}*$`,
+      maxLength: MODEL_NAME_MAX,
       title: `a model name that starts with ${listValues(prefixes)}`,
     }),
   ], { default: DEFAULT_TOKENIZER, description: (baseOptions.tokenizer as { description?: string }).description })

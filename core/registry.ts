@@ -29,7 +29,9 @@ let frozen = false
  * What a model name that is matched by prefix is made of: printable ASCII without spaces, as
  * providers' model ids are (`ft:gpt-4o-mini-2024-07-18:my-org::abc123`), within 128 characters.
  */
-const MODEL_NAME = /^[!-~]{1,128}$/
+export const MODEL_NAME_CHARACTERS = '[!-~]'
+export const MODEL_NAME_MAX = 128
+const MODEL_NAME = new RegExp(`^${MODEL_NAME_CHARACTERS}{1,${MODEL_NAME_MAX}}$`)
 
 /**
  * Identity with type checking: the one way to write a plugin. `O`, the plugin's own `options`
@@ -81,7 +83,7 @@ export function validatePlugin (plugin: Plugin): void {
   } else if (typeof plugin.load !== 'function') {
     fail(`tokenizer "${plugin.name}" needs a load() function`)
   } else if (plugin.modelPrefixes !== undefined && (!Array.isArray(plugin.modelPrefixes) || plugin.modelPrefixes.some((m) => typeof m !== 'string' || !MODEL_NAME.test(m)))) {
-    fail(`tokenizer "${plugin.name}": every entry of \`modelPrefixes\` is the start of a model name, such as "gpt-4o-": printable ASCII without spaces, at most 128 characters`)
+    fail(`tokenizer "${plugin.name}": every entry of \`modelPrefixes\` is the start of a model name, such as "gpt-4o-": printable ASCII without spaces, at most ${MODEL_NAME_MAX} characters`)
   }
   if (plugin.kind !== 'tokenizer') {
     const problem = pluginOptionsProblem(plugin.options)
@@ -303,8 +305,12 @@ export function tokenizerByName (name: string): TokenizerPlugin {
     const some = models.length <= MODELS_SHOWN && prefixes.length <= 1
       ? `${listValues(models)}${starts}`
       : `such as ${listValues(models.slice(0, MODELS_SHOWN))}; ${models.length} in all${starts}; listed by docsplit formats and in the service's /openapi.json`
+    // The name likely meant; else, for a name that starts with a prefix but is no model id, why.
+    const lower = name.toLowerCase()
+    const hint = didYouMean(name, [...names, ...models]) ||
+      (prefixes.some((prefix) => lower.startsWith(prefix.toLowerCase())) ? ` (a model name is printable ASCII without spaces, at most ${MODEL_NAME_MAX} characters)` : '')
     throw new DocsplitError('DOCSPLIT_UNKNOWN_TOKENIZER',
-      `tokenizer "${name.slice(0, 64)}" is not known${didYouMean(name, [...names, ...models])}; accepted: ${listValues(names)} or a model name (${some})`)
+      `tokenizer "${name.slice(0, 64)}" is not known${hint}; accepted: ${listValues(names)} or a model name (${some})`)
   }
   return p
 }

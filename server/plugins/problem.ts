@@ -11,6 +11,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { TSchema } from 'typebox'
 import { DocsplitError, isDocsplitError, listValues, type ErrorCode } from '../../core/errors.js'
 import { describeSchema, mustBe, OPTION_ALIASES } from '../../core/options.js'
+import { tokenizerByName } from '../../core/registry.js'
 import { didYouMean } from '../../core/suggest.js'
 import { toProblem, type ProblemReply } from '../problem.js'
 import { logPath, noteRoutePath, noteSocketAnswer, requestLine } from './access-log.js'
@@ -94,6 +95,14 @@ export function validationError (errors: AjvError[], options: Record<string, TSc
   const code = codeForOption[name] !== undefined && (first.keyword !== 'type' || codeForOption[name] === 'DOCSPLIT_INVALID_BUDGET') ? codeForOption[name] : 'DOCSPLIT_INVALID_OPTION'
   // A name not in the list (a format, a splitter, a tokenizer): the one likely meant, as the library says.
   const given = (body as Record<string, unknown> | null | undefined)?.[name]
+  // A tokenizer: the registry's own message, which names model prefixes where 64 names would not leave room.
+  if (name === 'tokenizer' && typeof given === 'string') {
+    try {
+      tokenizerByName(given)
+    } catch (error) {
+      if (isDocsplitError(error)) return error
+    }
+  }
   const allowed = first.params.allowedValues
   if (first.keyword === 'enum' && typeof given === 'string' && Array.isArray(allowed)) {
     const meant = didYouMean(given, allowed.map(String))

@@ -54,6 +54,7 @@ t.test('model prefixes: a name or alias first, then the longest prefix; a taken 
   for (const name of ['acme-1 x', `acme-${'x'.repeat(124)}`, 'acme']) {
     t.throws(() => tokenizerByName(name), { code: 'DOCSPLIT_UNKNOWN_TOKENIZER', message: /or one that starts with one of \d+ prefixes such as "gpt-4o-"/ }, name.slice(0, 20))
   }
+  t.throws(() => tokenizerByName('acme-1 x'), { message: /^tokenizer "acme-1 x" is not known \(a model name is printable ASCII without spaces, at most 128 characters\)/ }, 'why a prefixed name is refused')
 })
 
 t.test('a taken format or extension names its holder and what to change', async (t) => {

@@ -18,7 +18,7 @@ export const PACKAGE = 'gpt-tokenizer'
 
 export type EncodingName = 'o200k_base' | 'cl100k_base' | 'p50k_base' | 'r50k_base'
 
-/** Model names that select each encoding (the `tokenizer` option accepts them), as tiktoken maps them. */
+/** Model names that select each encoding (the `tokenizer` option accepts them), as Python tiktoken maps them. */
 export const MODEL_ALIASES: Readonly<Record<EncodingName, readonly string[]>> = {
   o200k_base: [
     'gpt-4o', 'gpt-4o-mini', 'chatgpt-4o-latest', 'gpt-4.1', 'gpt-4.1-mini', 'gpt-4.1-nano', 'gpt-4.5-preview',
@@ -26,7 +26,7 @@ export const MODEL_ALIASES: Readonly<Record<EncodingName, readonly string[]>> = 
     'gpt-5', 'gpt-5-mini', 'gpt-5-nano', 'gpt-5-chat-latest',
   ],
   cl100k_base: [
-    'gpt-4', 'gpt-4-turbo', 'gpt-4-32k', 'gpt-3.5-turbo', 'gpt-3.5-turbo-16k', 'gpt-35-turbo', 'davinci-002', 'babbage-002',
+    'gpt-4', 'gpt-4-turbo', 'gpt-4-32k', 'gpt-3.5-turbo', 'gpt-3.5-turbo-16k', 'gpt-3.5', 'gpt-35-turbo', 'davinci-002', 'babbage-002',
     'text-embedding-3-small', 'text-embedding-3-large', 'text-embedding-ada-002',
   ],
   // The edit models' encoding (p50k_edit) adds special tokens only, which docsplit counts as text.
@@ -35,7 +35,7 @@ export const MODEL_ALIASES: Readonly<Record<EncodingName, readonly string[]>> = 
     'davinci-codex', 'cushman-codex', 'text-davinci-edit-001', 'code-davinci-edit-001',
   ],
   r50k_base: [
-    'davinci', 'curie', 'babbage', 'ada', 'text-davinci-001', 'text-curie-001', 'text-babbage-001', 'text-ada-001', 'gpt-3', 'gpt2',
+    'davinci', 'curie', 'babbage', 'ada', 'text-davinci-001', 'text-curie-001', 'text-babbage-001', 'text-ada-001', 'gpt-3', 'gpt2', 'gpt-2',
     'text-similarity-davinci-001', 'text-similarity-curie-001', 'text-similarity-babbage-001', 'text-similarity-ada-001',
     'text-search-davinci-doc-001', 'text-search-curie-doc-001', 'text-search-babbage-doc-001', 'text-search-ada-doc-001',
     'code-search-babbage-code-001', 'code-search-ada-code-001',
@@ -45,7 +45,8 @@ export const MODEL_ALIASES: Readonly<Record<EncodingName, readonly string[]>> = 
 /**
  * Starts of model names that select each encoding: dated snapshots (`gpt-4o-2024-08-06`),
  * variants (`o1-preview`, `gpt-4o-realtime-preview`), Azure deployments (`gpt-35-turbo-16k`),
- * fine-tunes (`ft:gpt-4o-mini-2024-07-18:org::id`). tiktoken's prefixes; the longest match wins.
+ * fine-tunes (`ft:gpt-4o-mini-2024-07-18:org::id`). Python tiktoken's prefixes (the npm package
+ * has none); the longest match wins.
  * Two more than tiktoken, whose `ft:gpt-4` would read a GPT-4.1 or o4-mini fine-tune as cl100k:
  * `ft:gpt-4.1` and `ft:o4-mini`. gpt-oss (o200k_harmony) differs from o200k_base only in
  * special tokens, counted as text here.

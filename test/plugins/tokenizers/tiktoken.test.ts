@@ -78,13 +78,14 @@ t.test('every model name tiktoken knows selects the encoding tiktoken gives it; 
   const known = JSON.parse(readFileSync(createRequire(import.meta.url).resolve('tiktoken/model_to_encoding.json'), 'utf8')) as Record<string, string>
   t.ok(Object.keys(known).length >= 90, 'tiktoken\'s own table, not an empty one')
   for (const [model, encoding] of Object.entries(known)) t.equal(tokenizerByName(model).name, same[encoding] ?? encoding, model)
-  // Names in no table: tiktoken's prefixes resolve them (its `encoding_for_model`), and docsplit's two more for fine-tunes.
+  // Names in no table: Python tiktoken's prefixes resolve them (its `encoding_for_model`; the npm package has no prefixes), and docsplit's two more for fine-tunes.
   const byPrefix: Record<string, EncodingName> = {
     'gpt-4o-2099-12-31': 'o200k_base', 'GPT-4o-Mini-2024-07-18': 'o200k_base', 'gpt-5.1': 'o200k_base', 'gpt-5-codex': 'o200k_base',
     'o3-deep-research': 'o200k_base', 'o4-mini-high': 'o200k_base', 'gpt-oss-120b': 'o200k_base', 'chatgpt-4o-2025-01-01': 'o200k_base',
     'ft:gpt-4o-mini-2024-07-18:my-org::abc123': 'o200k_base', 'ft:gpt-4.1-nano-2025-04-14:org::x': 'o200k_base', 'ft:o4-mini-2025-04-16:org::x': 'o200k_base',
     'gpt-4-0125-preview': 'cl100k_base', 'gpt-35-turbo-16k': 'cl100k_base', 'gpt-3.5-turbo-instruct-0914': 'cl100k_base',
     'ft:gpt-3.5-turbo-0613:org::id': 'cl100k_base', 'ft:davinci-002:org::id': 'cl100k_base', 'ft:gpt-4-0613:org::id': 'cl100k_base',
+    'gpt-3.5': 'cl100k_base', 'gpt-2': 'r50k_base',
   }
   for (const [model, encoding] of Object.entries(byPrefix)) t.equal(tokenizerByName(model).name, encoding, model)
   for (const model of ['gpt-4o x', 'gpt4o-2024', 'o2-mini', 'claude-3-opus']) t.throws(() => tokenizerByName(model), { code: 'DOCSPLIT_UNKNOWN_TOKENIZER' }, model)
@@ -123,6 +124,22 @@ t.test('white space of every kind, U+FEFF among it: ids equal the tiktoken WASM 
         return JSON.stringify(tok.encode(s)) === JSON.stringify(expected) && tok.count(s) === expected.length
       }), { numRuns: 300, seed: 37 })
       t.notOk(run.failed, `${encoding}: ids and counts equal tiktoken's${run.failed ? `; not for ${JSON.stringify(run.counterexample?.[0])}` : ''}`)
+    } finally {
+      wasm.free()
+    }
+  }
+})
+
+t.test('long pieces that are not ASCII: ids equal tiktoken\'s after 256 KB of them, when their parts are found by bytes', async (t) => {
+  const texts = tricky.filter((s) => Buffer.byteLength(s) > 512 && !/^[\x00-\x7f]*$/.test(s))
+  t.ok(texts.length >= 5, 'long pieces that are not ASCII among the tricky texts')
+  for (const encoding of ['o200k_base', 'cl100k_base'] as const) {
+    const tok = await loadEncoding(encoding)
+    // 300 KB of one CJK piece: past the bytes after which the byte map is built.
+    t.ok(tok.count('的是不了人我在有他这'.repeat(10_000)) > 0)
+    const wasm = get_encoding(encoding)
+    try {
+      for (const s of texts) t.same(tok.encode(s), Array.from(wasm.encode(s, [], [])), `${encoding}: ids of ${JSON.stringify(s.slice(0, 20))}`)
     } finally {
       wasm.free()
     }
