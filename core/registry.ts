@@ -113,8 +113,8 @@ function optionSchema (p: ParserPlugin | PackerPlugin, name: string): unknown {
   return (p.options?.properties as Record<string, unknown> | undefined)?.[name]
 }
 
-function taken (what: string, name: string, owner: string | undefined, plugin: Plugin): never {
-  const by = owner !== undefined ? ` by ${owner}` : ' by another plugin in the same list'
+function taken (what: string, name: string, owner: string | undefined, plugin: Plugin, twice = false): never {
+  const by = owner !== undefined ? ` by ${owner}` : twice ? ' by the plugin itself (listed twice)' : ' by another plugin in the same list'
   // An alias is a model name the plugin gives besides its own: its name is not the clash.
   if (what === 'alias') fail(`tokenizer "${plugin.name}": its alias "${name}" is already registered${by}; drop it from the plugin's \`aliases\``)
   if (what === 'prefix') fail(`tokenizer "${plugin.name}": its model prefix "${name}" is already registered${by}; drop it from the plugin's \`modelPrefixes\``)
@@ -131,7 +131,8 @@ export function register (...entries: Array<Plugin | Plugin[]>): void {
       `${names}: plugins cannot be registered after the first split; register them at start (--plugin, DOCSPLIT_PLUGINS)`)
   }
   for (const plugin of list) validatePlugin(plugin)
-  const seen = new Set<string>()
+  /** Names taken within the list, and which of its plugins took each. */
+  const seen = new Map<string, Plugin>()
   const sharedOptions = new Map<string, unknown>()
   for (const p of list) {
     const keys = p.kind === 'parser'
@@ -142,15 +143,15 @@ export function register (...entries: Array<Plugin | Plugin[]>): void {
       // Tokenizer names and aliases share one namespace (either selects a tokenizer).
       const owner = ownerOf(what === 'alias' ? 'tokenizer' : what, name)
       const unique = (what === 'alias' ? `tokenizer:${name}` : key).toLowerCase()
-      if (owner !== undefined || seen.has(unique)) taken(what === 'ext' ? 'extension' : what, name, owner, p)
-      seen.add(unique)
+      if (owner !== undefined || seen.has(unique)) taken(what === 'ext' ? 'extension' : what, name, owner, p, seen.get(unique) === p)
+      seen.set(unique, p)
     }
     // Chunk fields join one Chunk schema: one name, one schema.
     for (const field of p.kind === 'parser' ? chunkFieldNames(p.chunkFields) : []) {
       const owner = [...parsers.values()].find((other) => chunkFieldNames(other.chunkFields).includes(field))
       const by = owner !== undefined ? `parser "${owner.name}"` : seen.has(`field:${field}`) ? 'another plugin in the same list' : undefined
       if (by !== undefined) fail(`parser "${p.name}": chunk field "${field}" is already declared by ${by}; prefix it with the plugin's name`)
-      seen.add(`field:${field}`)
+      seen.set(`field:${field}`, p)
     }
     // Options are one table shared by every front: one name, one schema. Two plugins may read
     // the same option (xlsx reads csv's `header`), each declaring it, but with the same schema.

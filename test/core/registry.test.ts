@@ -41,6 +41,8 @@ t.test('model prefixes: a name or alias first, then the longest prefix; a taken 
     definePlugin({ kind: 'tokenizer', name, docsplit: '^1', aliases, modelPrefixes, load: () => ({ name, count: (s: string) => s.length }) })
   t.throws(() => { register(tokenizer('prefix-taken', [], ['GPT-4o-'])) },
     { code: 'DOCSPLIT_PLUGIN_LOAD_FAILED', message: 'tokenizer "prefix-taken": its model prefix "GPT-4o-" is already registered by tokenizer "o200k_base"; drop it from the plugin\'s `modelPrefixes`' })
+  t.throws(() => { register(tokenizer('prefix-twice', [], ['twice-', 'TWICE-'])) },
+    { message: 'tokenizer "prefix-twice": its model prefix "TWICE-" is already registered by the plugin itself (listed twice); drop it from the plugin\'s `modelPrefixes`' })
   for (const bad of ['two words', '', 'x'.repeat(129), 'é-model-']) {
     t.throws(() => { register(tokenizer('prefix-bad', [], [bad])) }, { message: /every entry of `modelPrefixes` is the start of a model name/ }, JSON.stringify(bad.slice(0, 20)))
   }
