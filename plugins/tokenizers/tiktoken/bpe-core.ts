@@ -419,17 +419,17 @@ export function heapMerge (core: BpeCore, piece: Uint8Array): number[] {
   const rank = new Float64Array(n)
   // An ASCII piece's parts are looked up by their text, sliced from the piece's: gpt-tokenizer
   // decodes each part's bytes with a TextDecoder first (800 KB of random letters through the
-  // CLI with o200k: 3.9 -> 3.2 s).
+  // CLI with o200k: 3.9 -> 3.2 s). Other pieces' parts, by their bytes once the map of them is
+  // built (byteRanksAfter); until then, as gpt-tokenizer finds them.
   const ascii = isAscii(piece)
-  const text = ascii ? byteString(piece) : undefined
   const byBytes = ascii ? undefined : byteRanksAfter(core, n)
-  const unicode = byBytes !== undefined ? byteString(piece) : undefined
+  const text = ascii || byBytes !== undefined ? byteString(piece) : undefined
   const pairRank = (i: number): number => {
     const j = next[i]!
     if (j >= n) return Infinity
     const end = next[j]!
-    const found = text !== undefined ? core.getBpeRankFromString(text.slice(i, end))
-      : unicode !== undefined ? byBytes!.get(unicode.slice(i, end)) : core.getBpeRankFromBytes(piece.subarray(i, end))
+    const found = text === undefined ? core.getBpeRankFromBytes(piece.subarray(i, end))
+      : byBytes !== undefined ? byBytes.get(text.slice(i, end)) : core.getBpeRankFromString(text.slice(i, end))
     return found ?? Infinity
   }
   // A min-heap of rank * span + part: the lowest rank first, the leftmost part among equals.
@@ -489,6 +489,6 @@ export function heapMerge (core: BpeCore, piece: Uint8Array): number[] {
     if (prev[i]! >= 0) update(prev[i]!)
   }
   const ranks: number[] = []
-  for (let i = 0; i < n; i = next[i]!) ranks.push(byBytes?.get(unicode!.slice(i, next[i])) ?? core.getBpeRankFromBytesOrThrow(piece.subarray(i, next[i])))
+  for (let i = 0; i < n; i = next[i]!) ranks.push(byBytes?.get(text!.slice(i, next[i])) ?? core.getBpeRankFromBytesOrThrow(piece.subarray(i, next[i])))
   return ranks
 }
