@@ -8,6 +8,7 @@ import fc from 'fast-check'
 import { definePlugin, register, split, type DocEvent } from '../../../index.js'
 import { tokenizerByName } from '../../../core/registry.js'
 import type { Tokenizer } from '../../../core/types.js'
+import { LINE_MARKER } from '../../../core/segment.js'
 import { invariantProblems } from '../../../testing.js'
 import { quartersTokenizer } from '../../helpers/quarters.js'
 
@@ -70,6 +71,8 @@ function plan (nodes: Node[]): Planned {
   return { text, events, blocks }
 }
 
+const FIRST_WORD_PAST_MARKERS = new RegExp(`^\\s*(?:${LINE_MARKER})*\\S+\\s*`)
+
 const tokenizers: Array<[string, Tokenizer | undefined]> = []
 for (const name of ['approx', 'o200k_base']) {
   try {
@@ -99,7 +102,8 @@ for (const [name, tokenizer] of tokenizers) {
             const next = p.blocks.find((n) => n.start === b.end)!
             const chunk = r.chunks.find((c) => u16[c.char_end] === cut)!
             const nextText = p.text.slice(next.start, next.end)
-            const firstWord = /^\s*\S+\s*/.exec(nextText)?.[0] ?? nextText
+            // Its first word, past any list or quote marker (a marker is never taken alone).
+            const firstWord = FIRST_WORD_PAST_MARKERS.exec(nextText)?.[0] ?? nextText
             const joinable = tokenizer!.count(nextText) <= max ? nextText : firstWord
             if (tokenizer!.count(chunk.text + joinable) <= max) problems.push(`chunk ends with a heading at ${cut} while its section continues`)
           }
