@@ -263,7 +263,11 @@ function lookup<T> (map: Map<string, T>, name: string): T | undefined {
  * rule: `gpt-4o-2024-08-06` is `gpt-4o-`'s), for a name that can be a model's id at all.
  */
 function longestPrefix (name: string): string | undefined {
-  if (!MODEL_NAME.test(name)) return undefined
+  return MODEL_NAME.test(name) ? startingPrefix(name) : undefined
+}
+
+/** The longest registered model prefix that `name` starts with, in any letter case, whatever the name is made of. */
+function startingPrefix (name: string): string | undefined {
   const lower = name.toLowerCase()
   let best: string | undefined
   for (const prefix of tokenizersByPrefix.keys()) {
@@ -307,9 +311,8 @@ export function tokenizerByName (name: string): TokenizerPlugin {
       ? `${listValues(models)}${starts}`
       : `such as ${listValues(models.slice(0, MODELS_SHOWN))}; ${models.length} in all${starts}; listed by docsplit formats and in the service's /openapi.json`
     // The name likely meant; else, for a name that starts with a prefix but is no model id, why.
-    const lower = name.toLowerCase()
     const hint = didYouMean(name, [...names, ...models]) ||
-      (prefixes.some((prefix) => lower.startsWith(prefix.toLowerCase())) ? ` (a model name is printable ASCII without spaces, at most ${MODEL_NAME_MAX} characters)` : '')
+      (startingPrefix(name) !== undefined ? ` (a model name is printable ASCII without spaces, at most ${MODEL_NAME_MAX} characters)` : '')
     throw new DocsplitError('DOCSPLIT_UNKNOWN_TOKENIZER',
       `tokenizer "${name.slice(0, 64)}" is not known${hint}; accepted: ${listValues(names)} or a model name (${some})`)
   }
