@@ -14,7 +14,7 @@ import { SampleBuffer, leadingLines } from '../../../core/structure.js'
 import type { DocEvent } from '../../../core/events.js'
 import type { ParserContext } from '../../../core/types.js'
 import { HEAD, IndentClassifier, baseIndent, choosePattern, isBlankLine, looksLikeContinuation, startsIndented } from './patterns.js'
-import { type LinePrefix, type PrefixState, choosePrefix, messageOf, onMessage } from './prefix.js'
+import { type LinePrefix, type PrefixState, TAIL_CHARS, choosePrefix, messageOf, onMessage } from './prefix.js'
 
 export const SAMPLE_LINES = 50
 export const SAMPLE_CHARS = 64 * 1024
@@ -378,6 +378,7 @@ export class LogParser {
     const text = this.pre
     this.prefixState.partial = false // the entry's first line started it (or the document): it continues no partial line
     const ends = new LineEnds(text, true)
+    const cutAtEnd = this.prefix?.cutAtEnd
     let cut = 0
     let line = this.recLine
     for (let from = 0; from < text.length; line++) {
@@ -385,7 +386,9 @@ export class LogParser {
       const to = next === -1 ? text.length : next
       const head = headAt(text, from, to)
       // (this.isStart: a pattern may be added as lines start entries)
-      if (this.isStart!(head) && this.started++ > 0 && from > cut) {
+      const starts = this.isStart!(head)
+      if (cutAtEnd !== undefined) this.prefixState.partial = cutAtEnd(text.slice(Math.max(from, to - TAIL_CHARS), to))
+      if (starts && this.started++ > 0 && from > cut) {
         this.entryStarted(head)
         this.flush(text.slice(cut, from), this.recStart + from - cut)
         this.recStart += from - cut
@@ -422,6 +425,7 @@ export class LogParser {
     let from = 0
     const ends = new LineEnds(piece, false)
     let isStart = this.isStart!
+    const cutAtEnd = this.prefix?.cutAtEnd
     /** Index in `piece` just past the line ending of the line at `lineStart`; -1: not found yet. */
     let to = -1
     if (this.pendingCR) {
@@ -443,6 +447,7 @@ export class LogParser {
       }
       if (base + to - start > MAX_LINE_CHARS) this.refuseLongLine(head, (this.pre + piece.slice(seg, Math.max(seg, start - base))).slice(0, start - this.recStart))
       const passed = isStart(head)
+      if (cutAtEnd !== undefined) this.prefixState.partial = cutAtEnd(start >= base ? piece.slice(Math.max(from, to - TAIL_CHARS), to) : this.tailAcross(piece, to))
       if (passed || this.overlong(head, start)) {
         this.entryStarted(passed ? head : undefined)
         isStart = this.isStart!
@@ -485,6 +490,16 @@ export class LogParser {
     this.pre += seg === 0 ? piece : piece.slice(seg)
     this.docPos = base + piece.length
     if (this.docPos - this.lineStart > MAX_LINE_CHARS) this.refuseLongLine(lineHead(this.head), this.pre.slice(0, this.lineStart - this.recStart))
+  }
+
+  /**
+   * The last TAIL_CHARS characters (or fewer) of the current line, which started in an earlier
+   * piece (its start is then at the end of `pre`) and ends at `to` in `piece`.
+   */
+  private tailAcross (piece: string, to: number): string {
+    if (to >= TAIL_CHARS) return piece.slice(to - TAIL_CHARS, to)
+    const pre = this.pre
+    return pre.slice(Math.max(this.lineStart - this.recStart, pre.length - (TAIL_CHARS - to))) + piece.slice(0, to)
   }
 
   /**

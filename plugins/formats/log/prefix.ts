@@ -11,7 +11,16 @@ export interface LinePrefix {
   regex: RegExp
   /** For a prefix that wraps the message (docker's JSON string): the message, from what follows the prefix. */
   unwrap?: (rest: string) => string
+  /**
+   * For a prefix that marks a cut line at its end, not at its start (docker): whether the line
+   * ending with `tail` (its last TAIL_CHARS characters or fewer) is cut, so that the next line
+   * continues its message.
+   */
+  cutAtEnd?: (tail: string) => boolean
 }
+
+/** Characters at the end of a line that `cutAtEnd` reads. */
+export const TAIL_CHARS = 512
 
 /** What a one-letter JSON string escape stands for (`\"`, `\\` and `\/` stand for themselves). */
 const ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', b: '\b', f: '\f' }
@@ -54,6 +63,22 @@ export function jsonStringStart (rest: string): string {
   return text.slice(0, text.charCodeAt(n - 2) === 13 ? n - 2 : n - 1)
 }
 
+/**
+ * Whether the json-file line ending with `tail` is a piece of a longer line: Docker writes a
+ * line over 16 KiB as several JSON lines, and only the last one's `log` string ends in `\n`.
+ * The `log` string ends where `","stream":"` starts (a quote inside it is escaped, so that
+ * cannot occur inside it); it ends in a line end when `\n` follows an odd number of
+ * backslashes. A tail without `","stream":"` (another writer, attributes over TAIL_CHARS) is
+ * read as a whole line.
+ */
+export function jsonStringCut (tail: string): boolean {
+  const at = tail.lastIndexOf('","stream":"')
+  if (at < 1 || tail.charCodeAt(at - 1) !== 110 /* n */) return at >= 1
+  let backslashes = 0
+  for (let i = at - 2; i >= 0 && tail.charCodeAt(i) === 92 /* \ */; i--) backslashes++
+  return backslashes % 2 === 0
+}
+
 export const LINE_PREFIXES: LinePrefix[] = [
   // 2024-01-01T00:00:00.123456789Z stdout F message (Kubernetes CRI: containerd, CRI-O). A
   // `P` line is a long line the runtime cut: its message goes on in the next line.
@@ -65,8 +90,8 @@ export const LINE_PREFIXES: LinePrefix[] = [
   { name: 'kubectl', regex: /^\[pod\/[a-z0-9][a-z0-9.-]{0,252}\/[a-z0-9][a-z0-9-]{0,62}\](?: |$)/ },
   // {"log":"message\n","stream":"stderr","time":"..."} (Docker's json-file driver: one line the
   // program printed per JSON line, so a stack trace is several; the message is JSON-escaped,
-  // a tab written `\t`)
-  { name: 'docker', regex: /^\{"log":"/, unwrap: jsonStringStart },
+  // a tab written `\t`; a line over 16 KiB is several, all but the last without `\n`)
+  { name: 'docker', regex: /^\{"log":"/, unwrap: jsonStringStart, cutAtEnd: jsonStringCut },
 ]
 
 /** The prefix that more than half of the non-blank sample lines start with, if any. */
@@ -92,7 +117,7 @@ function after (prefix: LinePrefix, line: string, at: number): string {
   return prefix.unwrap === undefined ? rest : prefix.unwrap(rest)
 }
 
-/** Whether the last line tested was a CRI partial line. */
+/** Whether the last line tested was cut: a CRI partial line, a docker line without `\n`. */
 export interface PrefixState { partial: boolean }
 
 /**

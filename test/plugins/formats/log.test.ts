@@ -6,7 +6,7 @@ import { basename, join } from 'node:path'
 import log from '../../../plugins/formats/log/index.js'
 import { START_PATTERNS, choosePattern } from '../../../plugins/formats/log/patterns.js'
 import { unsafeRegexReason } from '../../../plugins/formats/log/regex-guard.js'
-import { LINE_PREFIXES, jsonStringStart } from '../../../plugins/formats/log/prefix.js'
+import { LINE_PREFIXES, jsonStringCut, jsonStringStart } from '../../../plugins/formats/log/prefix.js'
 import { MAX_ENTRY_CHARS, MAX_LINE_CHARS, sampleLines } from '../../../plugins/formats/log/parse.js'
 import type { DocEvent, RecordEvent } from '../../../core/events.js'
 import { DocsplitError } from '../../../core/errors.js'
@@ -655,6 +655,31 @@ t.test('container prefixes (Kubernetes CRI, docker compose, kubectl --prefix): e
   t.equal(info(jsonEv, 'line_prefix'), 'docker')
   t.equal(info(jsonEv, 'start_pattern'), ISO, 'the pattern of the message')
   t.ok(log.detect!(json.text.slice(0, 8192)) > 0.9, 'by content a log, over JSON Lines\' 0.9')
+  // Docker writes a line over 16 KiB as several json-file lines, only the last `log` ending in
+  // `\n`: the pieces after a cut continue the line, even one that looks like an entry's start.
+  const cutPiece = (i: number, part: string): string => JSON.stringify({ log: part, stream: 'stdout', time: `2024-03-05T10:00:${String(i % 60).padStart(2, '0')}.123456789Z` })
+  const cutLines = logOf(Array.from({ length: 120 }, (_, i) => i % 10 === 6
+    ? [
+        cutPiece(i, `${stampAt(i)} INFO  [main] c.e.App - payload ${'x'.repeat(1500)}`),
+        cutPiece(i, `${stampAt(i)} ${'y'.repeat(700)} ends in a backslash \\`),
+        cutPiece(i, `${stampAt(i)} ends in a backslash and an n \\n`),
+        docker(i, `${stampAt(i)} the end of the line`),
+      ]
+    : [docker(i, `${stampAt(i)} INFO  [worker-${i % 8}] c.e.svc.Handler - request ${i}`)]))
+  const cutEv = await sameEntries(t, cutLines.text, cutLines.texts)
+  t.equal(info(cutEv, 'line_prefix'), 'docker')
+  const bareDocker = logOf([
+    [docker(0, 'starting server on :8080')],
+    [cutPiece(1, 'a long message cut by the runtime'), docker(1, 'and its end')],
+    [docker(2, 'done')],
+  ])
+  await sameEntries(t, bareDocker.text, bareDocker.texts)
+  t.equal(jsonStringCut(String.raw`{"log":"whole\n","stream":"stdout","time":"t"}`), false)
+  t.equal(jsonStringCut(String.raw`{"log":"whole\r\n","stream":"stdout","attrs":{"tag":"a\","},"time":"t"}`), false, 'attributes after the stream')
+  t.equal(jsonStringCut(String.raw`{"log":"cut","stream":"stdout","time":"t"}`), true)
+  t.equal(jsonStringCut(String.raw`{"log":"cut after a backslash and an n \\n","stream":"stdout","time":"t"}`), true)
+  t.equal(jsonStringCut(String.raw`{"log":"whole after a backslash \\\n","stream":"stdout","time":"t"}`), false)
+  t.equal(jsonStringCut('x'.repeat(600)), false, 'a tail without the stream member: a whole line')
   const line = (m: string): string => JSON.stringify({ log: m + '\n', stream: 'stdout', time: '2024-03-05T10:00:00.000000000Z' })
   t.equal(log.detect!([line('a'), '{"level":"info"}', line('b')].join('\n') + '\n'), 0, 'not when some lines are other JSON')
   t.equal(log.detect!([line('a'), line('b'), '{"level":"info"}'].join('\n') + '\n'), 0, 'the last line too, when the sample ends with it')
@@ -672,6 +697,25 @@ t.test('container prefixes (Kubernetes CRI, docker compose, kubectl --prefix): e
   const bareEv = await sameEntries(t, bare.text, bare.texts)
   t.equal(info(bareEv, 'start_pattern'), null)
   for (const p of LINE_PREFIXES) t.equal(unsafeRegexReason(p.regex.source), undefined, `prefix ${p.name}: bounded`)
+})
+
+t.test('Docker json-file lines cut by the runtime: each piece after a cut continues its entry, whatever the reads', async (t) => {
+  const stamped = fc.constantFrom('', '2024-03-05 10:00:00.000 ', '2024-03-05 10:00:00.000 INFO  [main] c.e.App - ')
+  const piece = fc.record({ head: stamped, body: fc.string({ maxLength: 40 }), pad: fc.integer({ min: 0, max: 1200 }), cut: fc.boolean() })
+  await fc.assert(fc.asyncProperty(fc.array(fc.array(piece, { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 30 }), fc.array(fc.nat(), { maxLength: 12 }), async (lines, seeds) => {
+    // Each printed line: its pieces, all but the last cut (no `\n` at the end of `log`).
+    const texts = lines.map((pieces) => pieces.map((p, k) => JSON.stringify({ log: p.head + p.body + 'x'.repeat(p.pad) + (k < pieces.length - 1 ? '' : '\n'), stream: 'stdout', time: '2024-03-05T10:00:00.123456789Z' }) + '\n').join(''))
+    const text = texts.join('')
+    const whole = await collectEvents(log, text)
+    assertTiles(whole, text)
+    // A record holds whole printed lines only: it ends where a printed line ends.
+    const ends = new Set<number>()
+    let at = 0
+    for (const x of texts) ends.add(at += x.length)
+    for (const r of records(whole)) if (!ends.has(r.end)) throw new Error(`a record ends inside a printed line, at ${r.end}`)
+    deepStrictEqual(await eventsCutAt(text, seeds.map((s) => s % (text.length + 1))), whole)
+  }), { numRuns: Number(process.env.DOCSPLIT_FC_RUNS ?? 60) })
+  t.pass('property held')
 })
 
 t.test('the message of a Docker json-file line: its log string, unescaped, up to its end or the line\'s first 1024 characters', async (t) => {
