@@ -182,7 +182,8 @@ export async function loadPluginModules (names: readonly string[], timeoutMs = L
       for (const plugin of [exported as Plugin | Plugin[]].flat()) moduleOf.set(plugin, name)
     } catch (error) {
       if (isDocsplitError(error)) throw new DocsplitError(error.code, `plugin module "${name}": ${error.message}`, { cause: error })
-      throw error
+      // The registry checks what it reads; should a malformed plugin still get past that, it is the module that is named.
+      throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', `plugin module "${name}" could not be registered: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
     }
   }
 }

@@ -9,9 +9,9 @@ import validRange from 'semver/ranges/valid.js'
 import { DocsplitError, listValues } from './errors.js'
 import { chunkFieldNames, chunkFieldsProblem } from './chunk-fields.js'
 import { pluginOptionNames, pluginOptionsProblem, sameOptionSchema } from './plugin-options.js'
-import { didYouMean } from './suggest.js'
+import { closestName, didYouMean } from './suggest.js'
 import type { TObject } from 'typebox'
-import type { NoOwnOptions, PackerPlugin, ParserPlugin, Plugin, TokenizerPlugin } from './types.js'
+import type { NoOwnOptions, PackerPlugin, ParserPlugin, Plugin, TextParserPlugin, TokenizerPlugin } from './types.js'
 
 /** The plugin API version this engine implements. Plugins declare a range (`docsplit: '^1'`). */
 export const PLUGIN_API_VERSION = '1.0.0'
@@ -33,16 +33,63 @@ export const MODEL_NAME_CHARACTERS = '[!-~]'
 export const MODEL_NAME_MAX = 128
 const MODEL_NAME = new RegExp(`^${MODEL_NAME_CHARACTERS}{1,${MODEL_NAME_MAX}}$`)
 
+/** The fields a plugin of P's kind may have. */
+type FieldsOf<P> = P extends { kind: 'parser' } ? keyof TextParserPlugin : P extends { kind: 'packer' } ? keyof PackerPlugin : keyof TokenizerPlugin
+/**
+ * Every field of P that no plugin of its kind has, as a field that takes no value: a misspelt
+ * field (`detetc`, `modelPrefix`) does not compile, and the error names it. (P is inferred from
+ * the argument, so TypeScript's own check of excess properties does not run; a conditional
+ * type takes no part in that inference.)
+ */
+type NoUnknownFields<P> = [Exclude<keyof P, FieldsOf<P>>] extends [never] ? unknown : { [K in Exclude<keyof P, FieldsOf<P>>]: 'is not a field of this kind of plugin' }
+
 /**
  * Identity with type checking: the one way to write a plugin. `O`, the plugin's own `options`
  * schema, types `ctx.options` in its `create`; `P` keeps the plugin's exact type for OptionsOf.
  */
-export function definePlugin<P extends Plugin<O>, O extends TObject = NoOwnOptions> (plugin: P & { options?: O }): P {
+export function definePlugin<P extends Plugin<O>, O extends TObject = NoOwnOptions> (plugin: P & { options?: O } & NoUnknownFields<P>): P {
   return plugin
 }
 
 function fail (message: string): never {
   throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', message)
+}
+
+/**
+ * The fields of each kind of plugin (types.ts): another field is a slip (`detetc`) that would be
+ * ignored, so it stops the plugin at start. Kept in step with the interfaces by hand; the
+ * registry tests hold each built-in to it.
+ */
+const BASE_FIELDS = ['kind', 'name', 'docsplit', 'description', 'extra', 'available']
+const PLUGIN_FIELDS: Record<Plugin['kind'], readonly string[]> = {
+  parser: [...BASE_FIELDS, 'formats', 'extensions', 'extensionFormats', 'formatAliases', 'reads', 'whole', 'defaultSplitter', 'options', 'chunkFields', 'detect', 'formatOf', 'declaredEncoding', 'create'],
+  packer: [...BASE_FIELDS, 'options', 'countsUnits', 'create'],
+  tokenizer: [...BASE_FIELDS, 'aliases', 'modelPrefixes', 'load'],
+}
+
+/** The optional fields of `plugin` that hold a function, and what each does, for its message. */
+const FUNCTION_FIELDS: Record<string, string> = {
+  available: 'available(): whether its extra is installed',
+  detect: 'detect(sample): a score from 0 to 1',
+  formatOf: 'formatOf(sample): which of its formats the sample is',
+  declaredEncoding: 'declaredEncoding(head): the encoding the document declares',
+}
+
+/** The checks of the fields every kind may have, and of unknown ones. */
+function checkCommonFields (plugin: Plugin, what: string): void {
+  const known = PLUGIN_FIELDS[plugin.kind]
+  for (const key of Object.keys(plugin)) {
+    if (known.includes(key)) continue
+    const meant = closestName(key, known)
+    fail(`${what}: \`${key.slice(0, 64)}\` is not a field of a ${plugin.kind === 'packer' ? 'splitter' : plugin.kind}${meant !== undefined ? ` (did you mean \`${meant}\`?)` : `; its fields are ${known.join(', ')}`}`)
+  }
+  for (const key of ['description', 'extra'] as const) {
+    if (plugin[key] !== undefined && typeof plugin[key] !== 'string') fail(`${what}: \`${key}\` is a string`)
+  }
+  for (const [key, role] of Object.entries(FUNCTION_FIELDS)) {
+    const value = (plugin as unknown as Record<string, unknown>)[key]
+    if (value !== undefined && typeof value !== 'function') fail(`${what}: \`${key}\` is a function, ${role}`)
+  }
 }
 
 /** Checks a plugin's metadata and API range without registering it; throws a DocsplitError. */
@@ -57,6 +104,8 @@ export function validatePlugin (plugin: Plugin): void {
     throw new DocsplitError('DOCSPLIT_PLUGIN_API_MISMATCH',
       `plugin "${plugin.name}" was built for docsplit plugin API ${plugin.docsplit}; this engine implements ${PLUGIN_API_VERSION}`)
   }
+  const what = `${plugin.kind === 'packer' ? 'splitter' : plugin.kind} "${plugin.name}"`
+  checkCommonFields(plugin, what)
   if (plugin.kind === 'parser') {
     if (!Array.isArray(plugin.formats) || plugin.formats.length === 0) fail(`parser "${plugin.name}" needs at least one entry in \`formats\``)
     if (!Array.isArray(plugin.extensions)) fail(`parser "${plugin.name}" needs \`extensions\` (may be empty)`)
@@ -76,14 +125,24 @@ export function validatePlugin (plugin: Plugin): void {
     if (aliases.some(([alias, name]) => !plugin.formats.includes(alias) || !plugin.formats.includes(name) || alias === name)) {
       fail(`parser "${plugin.name}": every entry of \`formatAliases\` maps one of its \`formats\` to another of them`)
     }
+    const byExtension: unknown = plugin.extensionFormats
+    if (byExtension !== undefined && (byExtension === null || typeof byExtension !== 'object' || Object.entries(byExtension).some(([ext, format]) => !plugin.extensions.includes(ext) || !plugin.formats.includes(format as string)))) {
+      fail(`parser "${plugin.name}": every entry of \`extensionFormats\` maps one of its \`extensions\` (as written there) to one of its \`formats\``)
+    }
     const fieldsProblem = chunkFieldsProblem(plugin.chunkFields)
     if (fieldsProblem !== undefined) fail(`parser "${plugin.name}": ${fieldsProblem}`)
   } else if (plugin.kind === 'packer') {
     if (typeof plugin.create !== 'function') fail(`packer "${plugin.name}" needs a create(ctx) function`)
+    if (plugin.countsUnits !== undefined && typeof plugin.countsUnits !== 'boolean') fail(`splitter "${plugin.name}": \`countsUnits\` is true or false`)
   } else if (typeof plugin.load !== 'function') {
     fail(`tokenizer "${plugin.name}" needs a load() function`)
-  } else if (plugin.modelPrefixes !== undefined && (!Array.isArray(plugin.modelPrefixes) || plugin.modelPrefixes.some((m) => typeof m !== 'string' || !MODEL_NAME.test(m)))) {
-    fail(`tokenizer "${plugin.name}": every entry of \`modelPrefixes\` is the start of a model name, such as "gpt-4o-": printable ASCII without spaces, at most ${MODEL_NAME_MAX} characters`)
+  } else {
+    for (const [field, example] of [['aliases', 'a model name, such as "gpt-4o"'], ['modelPrefixes', 'the start of a model name, such as "gpt-4o-"']] as const) {
+      const names: unknown = plugin[field]
+      if (names !== undefined && (!Array.isArray(names) || names.some((m) => typeof m !== 'string' || !MODEL_NAME.test(m)))) {
+        fail(`tokenizer "${plugin.name}": \`${field}\` is a list, and each entry ${example}: printable ASCII without spaces, at most ${MODEL_NAME_MAX} characters`)
+      }
+    }
   }
   if (plugin.kind !== 'tokenizer') {
     const problem = pluginOptionsProblem(plugin.options)

@@ -4,7 +4,7 @@
  */
 import t from 'tap'
 import { definePlugin, register, split, type ParserPlugin } from '../../index.js'
-import { tokenizerByName, tokenizerSpelling } from '../../core/registry.js'
+import { tokenizerByName, tokenizerSpelling, validatePlugin } from '../../core/registry.js'
 
 const parser = (name: string, extra: Partial<ParserPlugin>): ParserPlugin => definePlugin({
   kind: 'parser', name, docsplit: '^1', formats: [name], extensions: [], reads: 'text', defaultSplitter: 'record',
@@ -44,7 +44,7 @@ t.test('model prefixes: a name or alias first, then the longest prefix; a taken 
   t.throws(() => { register(tokenizer('prefix-twice', [], ['twice-', 'TWICE-'])) },
     { message: 'tokenizer "prefix-twice": its model prefix "TWICE-" is already registered by the plugin itself (listed twice); drop it from the plugin\'s `modelPrefixes`' })
   for (const bad of ['two words', '', 'x'.repeat(129), 'é-model-']) {
-    t.throws(() => { register(tokenizer('prefix-bad', [], [bad])) }, { message: /every entry of `modelPrefixes` is the start of a model name/ }, JSON.stringify(bad.slice(0, 20)))
+    t.throws(() => { register(tokenizer('prefix-bad', [], [bad])) }, { message: /`modelPrefixes` is a list, and each entry the start of a model name/ }, JSON.stringify(bad.slice(0, 20)))
   }
   register(tokenizer('prefix-short', ['acme-1-special'], ['acme-']), tokenizer('prefix-long', [], ['acme-1-']))
   // Looked up without a split, which would freeze the registry for the tests below.
@@ -67,4 +67,30 @@ t.test('a taken format or extension names its holder and what to change', async 
   t.throws(() => { register(parser('markdown', { formats: ['registry-x-test'] })) },
     { message: 'parser "markdown" is already registered by parser "markdown"; give the plugin another name' })
   t.equal((await split('# a\n', { filename: 'x.md' })).document.input_format, 'markdown', 'nothing of a refused plugin was registered')
+})
+
+t.test('a malformed optional field, or an unknown one, stops the plugin at start: it would break other requests or be ignored', async (t) => {
+  const refused = (plugin: unknown, message: RegExp, what: string): void => {
+    t.throws(() => { validatePlugin(plugin as ParserPlugin) }, { code: 'DOCSPLIT_PLUGIN_LOAD_FAILED', message }, what)
+  }
+  const base = { kind: 'parser', name: 'fields-test', docsplit: '^1', formats: ['fields-test', 'fields-alt'], extensions: ['.ft'], reads: 'text', defaultSplitter: 'record', create: () => ({ write () {}, end () {} }) }
+  // detect: 5 made every split by content fail; aliases: [42] every name found by prefix
+  refused({ ...base, detect: 5 }, /parser "fields-test": `detect` is a function, detect\(sample\): a score from 0 to 1/, 'detect')
+  refused({ ...base, formatOf: 'x' }, /`formatOf` is a function/, 'formatOf')
+  refused({ ...base, declaredEncoding: {} }, /`declaredEncoding` is a function/, 'declaredEncoding')
+  refused({ ...base, available: true }, /`available` is a function/, 'available')
+  refused({ ...base, description: 42 }, /`description` is a string/, 'description')
+  refused({ ...base, extra: ['web'] }, /`extra` is a string/, 'extra')
+  refused({ ...base, extensionFormats: { '.ft': 'nope' } }, /every entry of `extensionFormats` maps one of its `extensions` \(as written there\) to one of its `formats`/, 'a format it does not have')
+  refused({ ...base, extensionFormats: { '.other': 'fields-alt' } }, /`extensionFormats`/, 'an extension it does not have')
+  refused({ ...base, detetc: () => 1 }, /parser "fields-test": `detetc` is not a field of a parser \(did you mean `detect`\?\)/, 'a slip')
+  refused({ ...base, aliases: ['x'] }, /`aliases` is not a field of a parser; its fields are kind, name, docsplit/, 'another kind\'s field')
+  refused({ kind: 'packer', name: 'fields-packer', docsplit: '^1', create: () => ({ push () {}, end () {} }), countsUnits: 'yes' }, /splitter "fields-packer": `countsUnits` is true or false/, 'countsUnits')
+  const tokenizer = { kind: 'tokenizer', name: 'fields-tok', docsplit: '^1', load: () => ({ name: 'fields-tok', count: (s: string) => s.length }) }
+  refused({ ...tokenizer, aliases: 'fields-model' }, /tokenizer "fields-tok": `aliases` is a list, and each entry a model name/, 'aliases as a string (was DOCSPLIT_INTERNAL)')
+  refused({ ...tokenizer, aliases: [42] }, /`aliases` is a list/, 'an alias that is not a string')
+  refused({ ...tokenizer, modelPrefix: ['fields-'] }, /`modelPrefix` is not a field of a tokenizer \(did you mean `modelPrefixes`\?\)/, 'modelPrefix')
+  // what passes: the same plugins without the slips
+  t.doesNotThrow(() => { validatePlugin({ ...base, extensionFormats: { '.ft': 'fields-alt' }, detect: () => 0, description: 'fields' } as ParserPlugin) })
+  t.doesNotThrow(() => { validatePlugin({ ...tokenizer, aliases: ['fields-model'], modelPrefixes: ['fields-'] } as Parameters<typeof validatePlugin>[0]) })
 })
