@@ -176,6 +176,13 @@ export function parserFailError (parser: string, code: unknown, message: string)
   return new DocsplitError('DOCSPLIT_PLUGIN_CONTRACT', `parser "${parser}" failed with ${given}; ctx.fail takes ${PARSER_ERROR_CODES.join(', ')}`)
 }
 
+/**
+ * Marks docsplit's errors in every copy of the package: a registered symbol is the same in all
+ * of them, where `instanceof` knows only its own copy's class. A plugin loaded by path, or one
+ * that lists docsplit in `dependencies`, may throw from a copy of its own.
+ */
+const DOCSPLIT_ERROR = Symbol.for('docsplit.error')
+
 /** The one error class of docsplit. `code` is stable; `message` is safe to show to a client. */
 export class DocsplitError extends Error {
   readonly code: ErrorCode
@@ -199,6 +206,7 @@ export class DocsplitError extends Error {
     this.status = spec.status
     this.exitCode = spec.exit
     this.title = spec.title
+    Object.defineProperty(this, DOCSPLIT_ERROR, { value: true })
   }
 }
 
@@ -208,6 +216,17 @@ export function isErrorCode (value: unknown): value is ErrorCode {
 
 export function isDocsplitError (value: unknown): value is DocsplitError {
   return value instanceof DocsplitError
+}
+
+/**
+ * `error` as a DocsplitError of this copy when another copy of docsplit made it (with a code
+ * this one knows): the same code, message and part. Anything else as it is.
+ */
+export function ownError (error: unknown): unknown {
+  if (error instanceof DocsplitError || !(error instanceof Error) || (error as unknown as Record<symbol, unknown>)[DOCSPLIT_ERROR] !== true) return error
+  const { code, part } = error as Error & { code?: unknown, part?: unknown }
+  if (!isErrorCode(code)) return error
+  return new DocsplitError(code, error.message, { cause: error.cause, ...(typeof part === 'string' ? { part } : {}) })
 }
 
 /** Lists accepted values in a message, short enough to read. */

@@ -3,7 +3,7 @@
  * they are awaited, methods that must finish before they return, and a plugin's failure turned
  * into a DocsplitError that names the part that failed.
  */
-import { DocsplitError, isDocsplitError, PARSER_ERROR_CODES } from './errors.js'
+import { DocsplitError, isDocsplitError, ownError, PARSER_ERROR_CODES } from './errors.js'
 import { isModuleNotFound } from './load.js'
 import { isCount, isPromise, silence } from './plugin-values.js'
 import type { ParserHandler, Tokenizer, TokenizerPlugin } from './types.js'
@@ -135,7 +135,8 @@ export function countFault (tokenizer: Tokenizer, tokenizerName: string, splitte
 const PLUGIN_PASSES = new Set<string>([...PARSER_ERROR_CODES, 'DOCSPLIT_PLUGIN_CONTRACT', 'DOCSPLIT_TOKENIZER_UNAVAILABLE'])
 
 /** Wraps a failure inside a plugin so that nothing but a DocsplitError, with a code a plugin may give, leaves the engine. */
-export function pluginFailure (error: unknown, what: string): DocsplitError {
+export function pluginFailure (thrown: unknown, what: string): DocsplitError {
+  const error = ownError(thrown)
   if (isDocsplitError(error)) {
     // An internal error names the part the engine knows failed, whatever the plugin set (the
     // service logs `part`: a plugin's own might hold document text).
