@@ -126,11 +126,11 @@ export function mustBe (name: string, schema: TSchema, value: unknown): string {
 let fullCheck: ((schema: TSchema, value: unknown) => boolean) | undefined
 
 /** Loads TypeBox's full validator if a given option has a schema beyond `checkSimple`. */
-export async function prepareOptionChecks (raw: Record<string, unknown> = {}): Promise<void> {
+export async function prepareOptionChecks (raw: Record<string, unknown> = {}, needed = false): Promise<void> {
   if (fullCheck !== undefined) return
   const plugin = pluginOptions()
   const schemas = Object.keys(raw).map((name) => (baseOptions as Record<string, TSchema>)[name] ?? plugin.get(name))
-  if (schemas.every((schema) => schema === undefined || isSimpleSchema(schema))) return
+  if (!needed && schemas.every((schema) => schema === undefined || isSimpleSchema(schema))) return
   const { Value } = await import('typebox/value')
   fullCheck = (schema, value) => Value.Check(schema, value)
 }
@@ -155,6 +155,35 @@ export const OPTION_ALIASES: Readonly<Record<string, string>> = {
   language: 'input_format',
 }
 
+/** `given`, coerced (numbers and booleans given as strings) and checked against its schema. */
+function checkedOption (name: string, schema: TSchema, given: unknown): unknown {
+  const value = coerce(schema, given)
+  const valid = isSimpleSchema(schema) ? checkSimple(schema, value) : fullCheck?.(schema, value)
+  if (valid === undefined) throw new DocsplitError('DOCSPLIT_INTERNAL', `option "${name}" is checked by TypeBox: await prepareOptionChecks() first`)
+  if (!valid) {
+    const code = name === 'max_tokens' || name === 'overlap_tokens' ? 'DOCSPLIT_INVALID_BUDGET' : 'DOCSPLIT_INVALID_OPTION'
+    throw new DocsplitError(code, mustBe(name, schema, value))
+  }
+  return value
+}
+
+/**
+ * A plugin's own options among `given`, checked and coerced as resolveOptions does, with its
+ * defaults filled: what the plugin is given in a split, for the test kit, which may run a
+ * plugin that is not registered.
+ */
+export async function resolvePluginOptions (schema: TObject | undefined, given: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const properties = Object.entries(schema?.properties ?? {}) as Array<[string, TSchema]>
+  if (properties.some(([name, prop]) => given[name] !== undefined && !isSimpleSchema(prop))) await prepareOptionChecks({}, true)
+  const out: Record<string, unknown> = {}
+  for (const [name, prop] of properties) {
+    const raw = given[name]
+    const value = raw === undefined || raw === null ? (prop as { default?: unknown }).default : checkedOption(name, prop, raw)
+    if (value !== undefined) out[name] = value
+  }
+  return out
+}
+
 /**
  * Validates options and applies defaults. Names (format, splitter, tokenizer) are checked by
  * the pipeline against the registry; `input_format` may stay `auto` until the input is seen.
@@ -170,14 +199,7 @@ export function resolveOptions (raw: Record<string, unknown> = {}): ResolvedOpti
       const names = [...Object.keys(baseOptions), ...plugin.keys()]
       throw new DocsplitError('DOCSPLIT_UNKNOWN_OPTION', `unknown option "${name.slice(0, 64)}"${didYouMean(name, names, OPTION_ALIASES)}; accepted: ${listValues(names)}`)
     }
-    const value = coerce(schema, given)
-    const valid = isSimpleSchema(schema) ? checkSimple(schema, value) : fullCheck?.(schema, value)
-    if (valid === undefined) throw new DocsplitError('DOCSPLIT_INTERNAL', `option "${name}" is checked by TypeBox: await prepareOptionChecks() first`)
-    if (!valid) {
-      const code = name === 'max_tokens' || name === 'overlap_tokens' ? 'DOCSPLIT_INVALID_BUDGET' : 'DOCSPLIT_INVALID_OPTION'
-      throw new DocsplitError(code, mustBe(name, schema, value))
-    }
-    out[name] = value
+    out[name] = checkedOption(name, schema, given)
   }
   for (const [name, schema] of Object.entries(baseOptions) as Array<[BaseName, TSchema]>) {
     const d = (schema as { default?: unknown }).default

@@ -12,6 +12,7 @@ import type { DocEvent } from './events.js'
 import { DocsplitError, isDocsplitError, parserFailError } from './errors.js'
 import { overConfirmer, structureEstimate } from './budget.js'
 import { DEFAULT_TOKENIZER } from './base-options.js'
+import { resolvePluginOptions } from './options.js'
 import { EVENT_TYPES, eventFieldProblem, UNKNOWN_EVENT_TYPE } from './event-check.js'
 import { isPromise, silence } from './plugin-values.js'
 import { endSteps, finished } from './plugin-calls.js'
@@ -65,7 +66,9 @@ const decodeText = (input: string | Uint8Array): string => typeof input === 'str
  */
 export async function parserEvents (plugin: ParserPlugin, input: string | Uint8Array, options: Record<string, unknown> = {}, pieces: number | number[] = Number.MAX_SAFE_INTEGER): Promise<DocEvent[]> {
   const out: DocEvent[] = []
-  const resolved = { input_format: plugin.formats[0], max_tokens: 512, splitter: plugin.defaultSplitter, tokenizer: DEFAULT_TOKENIZER, overlap_tokens: 0, encoding: 'utf-8', ...options } as ResolvedOptions
+  // Its own options checked, coerced and with their defaults, as the engine gives them.
+  const own = await resolvePluginOptions(plugin.options, options)
+  const resolved = { input_format: plugin.formats[0], max_tokens: 512, splitter: plugin.defaultSplitter, tokenizer: DEFAULT_TOKENIZER, overlap_tokens: 0, encoding: 'utf-8', ...options, ...own } as ResolvedOptions
   // As the pipeline estimates (the default tokenizer, when the built-ins are registered).
   const load = async (name: string): Promise<Tokenizer | undefined> => { try { return await tokenizerByName(name).load() } catch { return undefined } }
   const defaultTokenizer = await load(DEFAULT_TOKENIZER)

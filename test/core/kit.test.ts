@@ -7,6 +7,7 @@ import t from 'tap'
 import fc from 'fast-check'
 import { checkPacker, checkParser, checkTokenizer, invariantProblems, parserEvents } from '../../testing.js'
 import { tokenizerByName } from '../../core/registry.js'
+import { Type } from 'typebox'
 import { definePlugin, register, split, type ChunkDraft, type PackerPlugin, type ParserPlugin } from '../../index.js'
 
 function lineParser (name: string, handler: (emit: (text: string, at: number) => void) => { write: (piece: string) => void, end: () => unknown }): ParserPlugin {
@@ -115,7 +116,24 @@ const halfCount: PackerPlugin = { ...eachRecord, name: 'kit-half-count-test', cr
 /** eachRecord, saying every chunk ends the document. */
 const endsEach: PackerPlugin = { ...eachRecord, name: 'kit-ends-each-test', create: (ctx) => eachRecord.create({ ...ctx, emit: (d) => { ctx.emit({ ...d, boundary: 'end' }) } }) }
 
-register(asyncEnd, asyncWrite, oddEvent, throwing, sampleOnly, dropsTail, leaky, leaksEscaped, leaksLongLine, eachRecord, badCut, halfCount, endsEach)
+const defaultsSeen: unknown[] = []
+/** Relies on its declared defaults, as the engine fills them. */
+const withDefaults = definePlugin({
+  kind: 'parser', name: 'kit-defaults-test', docsplit: '^1', formats: ['kit-defaults-test'], extensions: [], reads: 'text', defaultSplitter: 'record',
+  options: Type.Object({
+    kd_unit: Type.Optional(Type.String({ enum: ['line', 'word'], default: 'line' })),
+    kd_strict: Type.Optional(Type.Boolean()),
+    kd_width: Type.Optional(Type.Integer({ minimum: 1, default: 80 })),
+  }),
+  create (ctx) {
+    defaultsSeen.push({ unit: ctx.options.kd_unit, strict: ctx.options.kd_strict, width: ctx.options.kd_width })
+    if (ctx.options.kd_unit === undefined) throw new TypeError('kd_unit is undefined')
+    let text = ''
+    return { write: (piece: string) => { text += piece }, end: () => { if (text !== '') ctx.emit({ type: 'record', start: 0, end: text.length, text }) } }
+  },
+})
+
+register(asyncEnd, asyncWrite, oddEvent, throwing, sampleOnly, dropsTail, leaky, leaksEscaped, leaksLongLine, eachRecord, badCut, halfCount, endsEach, withDefaults)
 
 t.test('a broken parser fails the kit with the sample and what is wrong', async (t) => {
   await t.rejects(checkParser(asyncEnd, [{ name: 'one line', input: 'a line\n' }]), { message: /parser "kit-async-end-test".*one line.*end\(\) must finish before it returns/s })
@@ -178,4 +196,13 @@ t.test('the kit refuses a ctx.fail code that is not a parser\'s, as the engine d
     create: (ctx) => ({ write: () => { ctx.fail('DOCSPLIT_RATE_LIMITED' as never, 'slow down') }, end: () => {} }),
   } as ParserPlugin)
   await t.rejects(parserEvents(limited, 'a line\n'), { code: 'DOCSPLIT_PLUGIN_CONTRACT', message: /^parser "kit-rate-limited-test" failed with DOCSPLIT_RATE_LIMITED; ctx\.fail takes / })
+})
+
+t.test('the kit gives a parser its own options as the engine does: defaults filled, strings coerced, a wrong value refused', async (t) => {
+  const events = await parserEvents(withDefaults, 'one line\n')
+  t.equal(events.length, 1)
+  await parserEvents(withDefaults, 'x\n', { kd_strict: 'true', kd_width: '12' })
+  t.same(defaultsSeen.slice(0, 2), [{ unit: 'line', strict: undefined, width: 80 }, { unit: 'line', strict: true, width: 12 }], 'defaults, and strings read as a form field is')
+  await t.rejects(parserEvents(withDefaults, 'x\n', { kd_unit: 'page' }), { code: 'DOCSPLIT_INVALID_OPTION', message: /kd_unit must be one of "line", "word" \(got "page"\)/ })
+  await t.resolves(checkParser(withDefaults, [{ name: 'one line', input: 'one line\n' }]), 'a parser that relies on its declared default passes the kit')
 })
