@@ -41,6 +41,13 @@ function packageName (spec: string): string {
   return (spec.startsWith('@') ? parts.slice(0, 2) : parts.slice(0, 1)).join('/')
 }
 
+/** The package a module-not-found error says is missing, when Node names one (not a file). */
+export function missingPackage (error: unknown): string | undefined {
+  const missing = /Cannot find (?:package|module) '([^']+)'/.exec(error instanceof Error ? error.message : '')?.[1]
+  if (missing === undefined || missing.startsWith('.') || missing.startsWith('file:') || isAbsolute(missing)) return undefined
+  return packageName(missing)
+}
+
 /**
  * Why importing plugin `name` (from `url`, as specifier() made it) failed with a module not
  * found: the plugin itself is missing, or one of its own imports is. Node names the missing
@@ -87,9 +94,17 @@ export function pluginsLoading (): string[] {
   return [...importing]
 }
 
-/** Why a module threw while loading, without Node's paths of this machine (`imported from /...`). */
-function loadFailure (name: string, error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error)
+/**
+ * Why a module threw while loading, without Node's paths of this machine (`imported from /...`,
+ * the module's own path, which shows as the name given). TypeScript given as it is gets told
+ * to compile it: Node 20 reads no `.ts`.
+ */
+function loadFailure (name: string, url: string, error: unknown): string {
+  if ((error as { code?: unknown } | null)?.code === 'ERR_UNKNOWN_FILE_EXTENSION' && /\.[cm]?tsx?$/.test(name)) {
+    return `plugin module "${name}" is TypeScript, which Node does not load: compile it (tsc) and give the .js it writes`
+  }
+  let message = error instanceof Error ? error.message : String(error)
+  if (url.startsWith('file:')) message = message.replaceAll(url, name).replaceAll(fileURLToPath(url), name)
   return `plugin module "${name}" threw while loading: ${message.replace(/ imported from .*/gs, '')}`
 }
 
@@ -149,11 +164,19 @@ export async function loadPlugins (names: readonly string[], timeoutMs = LOAD_TI
   checkDefaultSplitters()
 }
 
+/**
+ * The modules loaded, by the URL they resolve to: one given again, under the same name or
+ * another (a package name and the path of its file, `./x.js` and `/abs/x.js`), is loaded once,
+ * as Node imports it once; registering its plugins again would clash with themselves.
+ */
+const loadedModules = new Set<string>()
+
 /** loadPlugins without the check of the set: for a caller that loads more before it checks (docsplit serve). */
 export async function loadPluginModules (names: readonly string[], timeoutMs = LOAD_TIMEOUT_MS): Promise<void> {
   for (const name of names) {
     if (name.trim() === '') throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', 'a plugin module needs a name: a package name or a path')
     const url = specifier(name)
+    if (loadedModules.has(url)) continue
     if (isDirectory(url)) {
       throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', `plugin module "${name}" is a directory; give the file to load (such as ${name.replace(/\/+$/, '')}/index.js) or a package name`)
     }
@@ -165,7 +188,7 @@ export async function loadPluginModules (names: readonly string[], timeoutMs = L
       if (error instanceof LoadTimeout) throw error
       throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', isModuleNotFound(error)
         ? notFoundMessage(name, url, error)
-        : loadFailure(name, error), { cause: error })
+        : loadFailure(name, url, error), { cause: error })
     } finally {
       importing.delete(name)
     }
@@ -179,6 +202,7 @@ export async function loadPluginModules (names: readonly string[], timeoutMs = L
     }
     try {
       register(exported as Plugin | Plugin[])
+      loadedModules.add(url)
       for (const plugin of [exported as Plugin | Plugin[]].flat()) moduleOf.set(plugin, name)
     } catch (error) {
       if (isDocsplitError(error)) throw new DocsplitError(error.code, `plugin module "${name}": ${error.message}`, { cause: error })

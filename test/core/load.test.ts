@@ -102,3 +102,14 @@ t.test('a module that exports an empty list: a load failure, as one that exports
   write('empty.js', 'export default []\n')
   t.equal(await failure('./empty.js'), 'plugin module "./empty.js" default-exports an empty list; it must export a plugin made with definePlugin (or a list of them)')
 })
+
+t.test('a module given twice, under the same name or another, is loaded once', async (t) => {
+  write('twice.mjs', "export default { kind: 'packer', name: 'load-twice-test', docsplit: '^1', create: () => ({ push () {}, end () {} }) }\n")
+  await t.resolves(loadPlugins(['./twice.mjs', './twice.mjs']), 'the same name twice')
+  await t.resolves(loadPlugins([join(dir, 'twice.mjs')]), 'its absolute path, in a later call')
+})
+
+t.test('a module that throws with its own path in the message: shown as the name given', async (t) => {
+  write('own-path.mjs', "import { fileURLToPath } from 'node:url'\nthrow new Error(`cannot read ${fileURLToPath(import.meta.url)}.json`)\n")
+  t.equal(await failure('./own-path.mjs'), 'plugin module "./own-path.mjs" threw while loading: cannot read ./own-path.mjs.json')
+})
