@@ -4,14 +4,17 @@
  * into a DocsplitError that names the part that failed.
  */
 import { DocsplitError, isDocsplitError, ownError, PARSER_ERROR_CODES } from './errors.js'
-import { isModuleNotFound } from './load.js'
+import { isModuleNotFound, missingPackage } from './load.js'
 import { isCount, isPromise, silence } from './plugin-values.js'
 import type { ParserHandler, Tokenizer, TokenizerPlugin } from './types.js'
 
 const loadedTokenizers = new Map<TokenizerPlugin, Promise<Tokenizer>>()
 
+/** The package a tokenizer lacks: the one Node could not find, else the plugin's `extra`. */
 function tokenizerUnavailable (plugin: TokenizerPlugin, cause?: unknown): DocsplitError {
-  const needs = typeof plugin.extra === 'string' && plugin.extra !== '' ? `the package ${plugin.extra.slice(0, 128)}: npm install ${plugin.extra.slice(0, 128)}` : 'a package that is not installed'
+  const extra = typeof plugin.extra === 'string' && plugin.extra !== '' ? plugin.extra.slice(0, 128) : undefined
+  const missing = missingPackage(cause) ?? extra
+  const needs = missing !== undefined ? `the package ${missing}: npm install ${missing}` : 'a package that is not installed'
   return new DocsplitError('DOCSPLIT_TOKENIZER_UNAVAILABLE', `tokenizer "${plugin.name}" needs ${needs}`, { cause })
 }
 

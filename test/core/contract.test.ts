@@ -79,6 +79,8 @@ register([
   throwingTokenizer,
   definePlugin({ kind: 'tokenizer', name: 'missing-package-test', docsplit: '^1', extra: 'my-bpe-package', available: () => false, load: () => { throw new Error('never called') } }),
   definePlugin({ kind: 'tokenizer', name: 'missing-module-test', docsplit: '^1', load: async () => await import('docsplit-no-such-package-test' as string) as never }),
+  // its extra is installed; a module it imports is not
+  definePlugin({ kind: 'tokenizer', name: 'wrong-module-test', docsplit: '^1', extra: 'tap', load: async () => await import('docsplit-typo-of-a-package/sub.js' as string) as never }),
   oneRecord('no-end-test', { create: () => ({ write () {} }) as never }),
   oneRecord('bad-code-test', { create: (ctx) => ({ write () {}, end () { ctx.fail('NOT_A_CODE' as never, 'x') } }) }),
   oneRecord('rate-limited-test', { create: (ctx) => ({ write () {}, end () { ctx.fail('DOCSPLIT_RATE_LIMITED' as never, 'slow down') } }) }),
@@ -282,7 +284,8 @@ t.test('an internal error names the part that failed, as the engine knows it (th
 
 t.test('a tokenizer whose package is missing is DOCSPLIT_TOKENIZER_UNAVAILABLE, naming the package', async (t) => {
   await refusal(t, split(TEXT, { input_format: 'text', tokenizer: 'missing-package-test' }), 'DOCSPLIT_TOKENIZER_UNAVAILABLE', /^tokenizer "missing-package-test" needs the package my-bpe-package: npm install my-bpe-package$/)
-  await refusal(t, split(TEXT, { input_format: 'text', tokenizer: 'missing-module-test' }), 'DOCSPLIT_TOKENIZER_UNAVAILABLE', /^tokenizer "missing-module-test" needs a package that is not installed$/)
+  await refusal(t, split(TEXT, { input_format: 'text', tokenizer: 'missing-module-test' }), 'DOCSPLIT_TOKENIZER_UNAVAILABLE', /^tokenizer "missing-module-test" needs the package docsplit-no-such-package-test: npm install docsplit-no-such-package-test$/)
+  await refusal(t, split(TEXT, { input_format: 'text', tokenizer: 'wrong-module-test' }), 'DOCSPLIT_TOKENIZER_UNAVAILABLE', /^tokenizer "wrong-module-test" needs the package docsplit-typo-of-a-package: npm install docsplit-typo-of-a-package$/)
 })
 
 t.test('a detect() score that is not a number from 0 to 1 cannot take auto detection', async (t) => {
