@@ -24,7 +24,7 @@ export async function describeFormats (): Promise<Record<string, unknown>> {
       available: await available(p),
       options: Object.keys(p.options?.properties ?? {}),
     }))),
-    splitters: await Promise.all(listPackers().map(async (p) => ({ name: p.name, description: p.description ?? '', available: await available(p) }))),
+    splitters: await Promise.all(listPackers().map(async (p) => ({ name: p.name, description: p.description ?? '', available: await available(p), options: Object.keys(p.options?.properties ?? {}) }))),
     tokenizers: await Promise.all(listTokenizers().map(async (t) => ({
       name: t.name,
       description: t.description ?? '',
@@ -54,8 +54,8 @@ function describe (lines: string[], description: string): void {
 
 export async function printFormats (json: boolean): Promise<number> {
   const info = await describeFormats() as {
-    formats: Array<{ description: string, formats: string[], extensions: string[], default_splitter: string, extra: string | null, available: boolean }>
-    splitters: Array<{ name: string, description: string }>
+    formats: Array<{ description: string, formats: string[], extensions: string[], default_splitter: string, extra: string | null, available: boolean, options: string[] }>
+    splitters: Array<{ name: string, description: string, options: string[] }>
     tokenizers: Array<{ name: string, description: string, aliases: string[], model_prefixes: string[], extra: string | null, available: boolean, default: boolean }>
   }
   if (json) {
@@ -67,9 +67,13 @@ export async function printFormats (json: boolean): Promise<number> {
   for (const f of info.formats) {
     lines.push(`  ${f.formats.join(', ')}  [${f.extensions.join(' ')}]  splitter: ${f.default_splitter}  ${state(f.available, f.extra)}`)
     describe(lines, f.description)
+    if (f.options.length > 0) describe(lines, `options: ${f.options.join(', ')}`)
   }
   lines.push('', 'Splitters (splitter):')
-  for (const s of info.splitters) lines.push(`  ${s.name}  ${s.description}`)
+  for (const s of info.splitters) {
+    lines.push(`  ${s.name}  ${s.description}`)
+    if (s.options.length > 0) describe(lines, `options: ${s.options.join(', ')}`)
+  }
   lines.push('', 'Tokenizers (tokenizer):')
   for (const t of info.tokenizers) {
     lines.push(`  ${t.name}${t.default ? ' (default)' : ''}  ${state(t.available, t.extra)}${t.aliases.length > 0 ? `  models: ${t.aliases.join(', ')}` : ''}`)

@@ -126,6 +126,10 @@ t.test('should list formats, splitters and tokenizers with defaults', async (t) 
   const human = docsplit(['formats'])
   t.equal(human.code, 0)
   t.match(human.stdout, /Tokenizers \(tokenizer\):/)
+  // Options, a splitter's too: what a plugin declared, as an author checks it.
+  t.same(info.splitters.find((s: { name: string }) => s.name === 'sibling').options, ['separate_sections'])
+  t.same(info.formats.find((f: { name: string }) => f.name === 'csv').options, ['delimiter', 'header', 'header_row'])
+  t.match(human.stdout, /sibling {2}Packs[^\n]*\n {6}options: separate_sections\n/)
   // Model prefixes: a dated or fine-tuned model name selects its encoding (gpt-tokenizer is a dev dependency).
   t.ok(info.tokenizers.find((x: { name: string, model_prefixes: string[] }) => x.name === 'o200k_base' && x.model_prefixes.includes('gpt-4o-')))
   t.match(human.stdout.replace(/\n {6}/g, ' '), /and any model name that starts with: gpt-4o-, /)
