@@ -246,6 +246,8 @@ async function expectOnlyDocsplitErrors (plugin: string, sample: string, run: ()
     // split() wraps what a plugin throws (DOCSPLIT_INTERNAL, with the error as cause) and a
     // broken contract (DOCSPLIT_PLUGIN_CONTRACT): both are the plugin's failure, not the input's.
     if (isDocsplitError(error) && !PLUGIN_FAULTS.has(error.code)) return error
+    // A broken contract the engine found (a chunk over budget, a gap): the plugin threw nothing.
+    if (isDocsplitError(error) && error.code === 'DOCSPLIT_PLUGIN_CONTRACT' && error.cause === undefined) fail(plugin, sample, `broke the contract: ${error.message}`)
     const thrown = isDocsplitError(error) && error.code === 'DOCSPLIT_INTERNAL' && error.cause !== undefined ? error.cause : error
     const what = thrown instanceof Error ? `${isDocsplitError(thrown) ? thrown.code : thrown.name}: ${thrown.message}` : String(thrown)
     fail(plugin, sample, `threw ${what}; only a DocsplitError about the input may leave a plugin`)
@@ -343,10 +345,11 @@ export async function checkPacker (plugin: PackerPlugin, samples: Array<Sample &
     for (const max of options.budgets ?? [8, 64, 512, 4096]) {
       for (const overlap of [0, Math.floor(max / 4)]) {
         const run = (): Promise<SplitResponse> => split(sample.input, { ...sample.options, splitter: plugin.name, max_tokens: max, overlap_tokens: overlap })
-        const r = await expectOnlyDocsplitErrors(name, sample.name, run)
-        if (isDocsplitError(r)) fail(name, sample.name, `failed with ${r.code}: ${r.message}`)
+        const runName = `${sample.name} (max_tokens ${max}, overlap ${overlap})`
+        const r = await expectOnlyDocsplitErrors(name, runName, run)
+        if (isDocsplitError(r)) fail(name, runName, `failed with ${r.code}: ${r.message}`)
         const p = responseProblem(r as SplitResponse, text, approx)
-        if (p !== undefined) fail(name, `${sample.name} (max_tokens ${max}, overlap ${overlap})`, p)
+        if (p !== undefined) fail(name, runName, p)
         if (JSON.stringify(await run()) !== JSON.stringify(r)) fail(name, sample.name, 'output differs between two runs')
       }
     }
@@ -412,7 +415,7 @@ export async function checkTokenizer (plugin: TokenizerPlugin, samples: string[]
       for (const part of parts) {
         joined += part
         const n = t.add(part)
-        if (n !== tokenizer.count(joined)) fail(name, JSON.stringify(joined.slice(0, 40)), `tally counted ${n} parts by part, count says ${tokenizer.count(joined)}`)
+        if (n !== tokenizer.count(joined)) fail(name, JSON.stringify(joined.slice(0, 40)), `tally counted ${n}, adding the text part by part; count says ${tokenizer.count(joined)}`)
       }
       t.add(last)
       if (t.undo() !== tokenizer.count(joined)) fail(name, JSON.stringify(joined.slice(0, 40)), 'tally.undo() does not return the count before the last part')

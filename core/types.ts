@@ -63,7 +63,9 @@ export interface Tally {
   /**
    * Optional: forgets every part but the one added last and returns that part's own count, as
    * a new tally given only it would. A packer that closes a chunk before the part that did not
-   * fit carries that part into the next chunk without reading it again.
+   * fit carries that part into the next chunk without reading it again: it calls undo() (the
+   * chunk's count without the part), closes the chunk, then restart(). So the part added last
+   * is the one kept even after an undo() of it.
    */
   restart? (): number
   /**

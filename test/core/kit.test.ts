@@ -154,7 +154,7 @@ t.test('a parser right on its samples only fails on the kit\'s own inputs: split
     { message: /parser "kit-leaks-escaped-test": generated input .*its DOCSPLIT_PARSE_ERROR message quotes the input/s }, 'quoted as JSON.stringify writes it')
   await t.rejects(checkParser(leaksLongLine, [{ name: 'sample', input: 'alpha\n' }]),
     { message: /parser "kit-leaks-long-line-test": a 1 MB line: its DOCSPLIT_PARSE_ERROR message quotes the input/s }, 'the start of the kit\'s long line quoted')
-  await t.rejects(checkParser(dropsTail, [{ name: 'sample', input: 'alpha\n' }]), { message: /parser "kit-drops-tail-test": .*threw DOCSPLIT_PLUGIN_CONTRACT: parser "kit-drops-tail-test" covered 0 of/s })
+  await t.rejects(checkParser(dropsTail, [{ name: 'sample', input: 'alpha\n' }]), { message: /parser "kit-drops-tail-test": .*broke the contract: parser "kit-drops-tail-test" covered 0 of/s })
 })
 
 t.test('a splitter of its own may protect a single record over budget', async (t) => {
@@ -170,14 +170,14 @@ t.test('after the first split, an unregistered plugin is refused with the way ou
 
 t.test('a count that is not a whole number: the kit names the splitter whose draft has it, or the tokenizer that returned it', async (t) => {
   await t.rejects(checkPacker(halfCount, [{ name: 'rows', input: 'id,text\n1,a\n', options: { input_format: 'csv' } }], { budgets: [64] }),
-    { message: /^packer "kit-half-count-test": rows: threw DOCSPLIT_PLUGIN_CONTRACT: splitter "kit-half-count-test" emitted a chunk at 0 with tokenCount \d+\.5, where tokenizer "approx" counts \d+/ })
+    { message: /^packer "kit-half-count-test": rows \(max_tokens \d+, overlap \d+\): broke the contract: splitter "kit-half-count-test" emitted a chunk at 0 with tokenCount \d+\.5, where tokenizer "approx" counts \d+/ })
   const asyncCount = definePlugin({ kind: 'tokenizer', name: 'kit-async-count-test', docsplit: '^1', load: () => ({ name: 'kit-async-count-test', count: async (s: string) => s.length }) as never })
   await t.rejects(checkTokenizer(asyncCount), { message: /^tokenizer "kit-async-count-test": empty string: count returned a promise: count must be synchronous/ })
 })
 
 t.test('a chunk that says "end" before the last fails the kit', async (t) => {
   await t.rejects(checkPacker(endsEach, [{ name: 'rows', input: 'id,text\n1,a\n2,b\n', options: { input_format: 'csv' } }], { budgets: [8] }),
-    { message: /^packer "kit-ends-each-test": rows: threw DOCSPLIT_PLUGIN_CONTRACT: splitter "kit-ends-each-test" emitted a chunk at \d+ after one whose boundary is "end"/ })
+    { message: /^packer "kit-ends-each-test": rows \(max_tokens \d+, overlap \d+\): broke the contract: splitter "kit-ends-each-test" emitted a chunk at \d+ after one whose boundary is "end"/ })
 })
 
 t.test('the kit\'s check of a response finds an "end" before the last chunk', async (t) => {
