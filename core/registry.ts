@@ -11,7 +11,7 @@ import { chunkFieldNames, chunkFieldsProblem } from './chunk-fields.js'
 import { pluginOptionNames, pluginOptionsProblem, sameOptionSchema } from './plugin-options.js'
 import { closestName, didYouMean } from './suggest.js'
 import type { TObject } from 'typebox'
-import type { NoOwnOptions, PackerPlugin, ParserPlugin, Plugin, TextParserPlugin, TokenizerPlugin } from './types.js'
+import type { NoOwnOptions, PackerPlugin, ParserPlugin, Plugin, TokenizerPlugin } from './types.js'
 
 /** The plugin API version this engine implements. Plugins declare a range (`docsplit: '^1'`). */
 export const PLUGIN_API_VERSION = '1.0.0'
@@ -33,21 +33,11 @@ export const MODEL_NAME_CHARACTERS = '[!-~]'
 export const MODEL_NAME_MAX = 128
 const MODEL_NAME = new RegExp(`^${MODEL_NAME_CHARACTERS}{1,${MODEL_NAME_MAX}}$`)
 
-/** The fields a plugin of P's kind may have. */
-type FieldsOf<P> = P extends { kind: 'parser' } ? keyof TextParserPlugin : P extends { kind: 'packer' } ? keyof PackerPlugin : keyof TokenizerPlugin
-/**
- * Every field of P that no plugin of its kind has, as a field that takes no value: a misspelt
- * field (`detetc`, `modelPrefix`) does not compile, and the error names it. (P is inferred from
- * the argument, so TypeScript's own check of excess properties does not run; a conditional
- * type takes no part in that inference.)
- */
-type NoUnknownFields<P> = [Exclude<keyof P, FieldsOf<P>>] extends [never] ? unknown : { [K in Exclude<keyof P, FieldsOf<P>>]: 'is not a field of this kind of plugin' }
-
 /**
  * Identity with type checking: the one way to write a plugin. `O`, the plugin's own `options`
  * schema, types `ctx.options` in its `create`; `P` keeps the plugin's exact type for OptionsOf.
  */
-export function definePlugin<P extends Plugin<O>, O extends TObject = NoOwnOptions> (plugin: P & { options?: O } & NoUnknownFields<P>): P {
+export function definePlugin<P extends Plugin<O>, O extends TObject = NoOwnOptions> (plugin: P & { options?: O }): P {
   return plugin
 }
 
@@ -55,11 +45,17 @@ function fail (message: string): never {
   throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', message)
 }
 
+/** What a plugin is called in messages: a packer is a splitter to users. */
+const kindName = (plugin: Plugin): string => plugin.kind === 'packer' ? 'splitter' : plugin.kind
+
+/** An entry of a plugin's list, for a message: a short string quoted, else its type. */
+const shownEntry = (value: unknown): string => typeof value === 'string' ? JSON.stringify(value.slice(0, 64)) : value === null ? 'null' : `a ${typeof value}`
+
 /**
- * The fields of each kind of plugin (types.ts): another field is a slip (`detetc`) that would be
- * ignored, so it stops the plugin at start. Kept in step with the interfaces by hand: every
- * built-in registers through this check, and a field a built-in uses that is missing here
- * stops every start.
+ * The fields of each kind of plugin (types.ts). A field of another name that is a slip of one of
+ * them (`detetc`, `modelPrefix`) would be ignored, so it stops the plugin at start; any other
+ * (a plugin's own `version`, a class's private state) is the plugin's business. Kept in step
+ * with the interfaces by hand.
  */
 const BASE_FIELDS = ['kind', 'name', 'docsplit', 'description', 'extra', 'available']
 const PLUGIN_FIELDS: Record<Plugin['kind'], readonly string[]> = {
@@ -76,19 +72,20 @@ const FUNCTION_FIELDS: Record<string, string> = {
   declaredEncoding: 'declaredEncoding(head): the encoding the document declares',
 }
 
-/** The checks of the fields every kind may have, and of unknown ones. */
+/** The checks of the fields every kind may have, and of slips of their names. */
 function checkCommonFields (plugin: Plugin, what: string): void {
   const known = PLUGIN_FIELDS[plugin.kind]
+  const fields = plugin as unknown as Record<string, unknown>
   for (const key of Object.keys(plugin)) {
-    if (known.includes(key)) continue
-    const meant = closestName(key, known)
-    fail(`${what}: \`${key.slice(0, 64)}\` is not a field of a ${plugin.kind === 'packer' ? 'splitter' : plugin.kind}${meant !== undefined ? ` (did you mean \`${meant}\`?)` : `; its fields are ${known.join(', ')}`}`)
+    const meant = known.includes(key) ? undefined : closestName(key, known)
+    // A field the plugin has as well (`names` beside `name`) is its own, not a slip.
+    if (meant !== undefined && fields[meant] === undefined) fail(`${what}: \`${key.slice(0, 64)}\` is no field of a ${kindName(plugin)}; did you mean \`${meant}\`?`)
   }
   for (const key of ['description', 'extra'] as const) {
     if (plugin[key] !== undefined && typeof plugin[key] !== 'string') fail(`${what}: \`${key}\` is a string`)
   }
   for (const [key, role] of Object.entries(FUNCTION_FIELDS)) {
-    const value = (plugin as unknown as Record<string, unknown>)[key]
+    const value = fields[key]
     if (value !== undefined && typeof value !== 'function') fail(`${what}: \`${key}\` is a function, ${role}`)
   }
 }
@@ -105,7 +102,7 @@ export function validatePlugin (plugin: Plugin): void {
     throw new DocsplitError('DOCSPLIT_PLUGIN_API_MISMATCH',
       `plugin "${plugin.name}" was built for docsplit plugin API ${plugin.docsplit}; this engine implements ${PLUGIN_API_VERSION}`)
   }
-  const what = `${plugin.kind === 'packer' ? 'splitter' : plugin.kind} "${plugin.name}"`
+  const what = `${kindName(plugin)} "${plugin.name}"`
   checkCommonFields(plugin, what)
   if (plugin.kind === 'parser') {
     if (!Array.isArray(plugin.formats) || plugin.formats.length === 0) fail(`parser "${plugin.name}" needs at least one entry in \`formats\``)
@@ -138,11 +135,14 @@ export function validatePlugin (plugin: Plugin): void {
   } else if (typeof plugin.load !== 'function') {
     fail(`tokenizer "${plugin.name}" needs a load() function`)
   } else {
-    for (const [field, example] of [['aliases', 'a model name, such as "gpt-4o"'], ['modelPrefixes', 'the start of a model name, such as "gpt-4o-"']] as const) {
-      const names: unknown = plugin[field]
-      if (names !== undefined && (!Array.isArray(names) || names.some((m) => typeof m !== 'string' || !MODEL_NAME.test(m)))) {
-        fail(`tokenizer "${plugin.name}": \`${field}\` is a list, and each entry ${example}: printable ASCII without spaces, at most ${MODEL_NAME_MAX} characters`)
-      }
+    // Aliases are matched as given, so any name will do; prefixes meet the rule of the names they start.
+    const aliases: unknown = plugin.aliases
+    if (aliases !== undefined && (!Array.isArray(aliases) || aliases.some((a) => typeof a !== 'string' || a === ''))) {
+      fail(`tokenizer "${plugin.name}": \`aliases\` is a list of names, such as ["gpt-4o"]; ${Array.isArray(aliases) ? `not ${shownEntry(aliases.find((a) => typeof a !== 'string' || a === ''))}` : `not a ${typeof aliases}`}`)
+    }
+    const prefixes: unknown = plugin.modelPrefixes
+    if (prefixes !== undefined && (!Array.isArray(prefixes) || prefixes.some((m) => typeof m !== 'string' || !MODEL_NAME.test(m)))) {
+      fail(`tokenizer "${plugin.name}": every entry of \`modelPrefixes\` is the start of a model name, such as "gpt-4o-": printable ASCII without spaces, at most ${MODEL_NAME_MAX} characters`)
     }
   }
   if (plugin.kind !== 'tokenizer') {
@@ -159,7 +159,7 @@ function ownerOf (what: string, name: string): string | undefined {
         : what === 'packer' ? lookup(packers, name)
           : what === 'prefix' ? lookup(tokenizersByPrefix, name)
             : lookup(tokenizers, name) ?? lookup(tokenizersByAlias, name) // a tokenizer's name or alias
-  return p === undefined ? undefined : `${p.kind === 'packer' ? 'splitter' : p.kind} "${p.name}"`
+  return p === undefined ? undefined : `${kindName(p)} "${p.name}"`
 }
 
 /** Which registered plugin declares option `name`, if any. */

@@ -44,7 +44,7 @@ t.test('model prefixes: a name or alias first, then the longest prefix; a taken 
   t.throws(() => { register(tokenizer('prefix-twice', [], ['twice-', 'TWICE-'])) },
     { message: 'tokenizer "prefix-twice": its model prefix "TWICE-" is already registered by the plugin itself (listed twice); drop it from the plugin\'s `modelPrefixes`' })
   for (const bad of ['two words', '', 'x'.repeat(129), 'é-model-']) {
-    t.throws(() => { register(tokenizer('prefix-bad', [], [bad])) }, { message: /`modelPrefixes` is a list, and each entry the start of a model name/ }, JSON.stringify(bad.slice(0, 20)))
+    t.throws(() => { register(tokenizer('prefix-bad', [], [bad])) }, { message: /every entry of `modelPrefixes` is the start of a model name/ }, JSON.stringify(bad.slice(0, 20)))
   }
   register(tokenizer('prefix-short', ['acme-1-special'], ['acme-']), tokenizer('prefix-long', [], ['acme-1-']))
   // Looked up without a split, which would freeze the registry for the tests below.
@@ -69,7 +69,7 @@ t.test('a taken format or extension names its holder and what to change', async 
   t.equal((await split('# a\n', { filename: 'x.md' })).document.input_format, 'markdown', 'nothing of a refused plugin was registered')
 })
 
-t.test('a malformed optional field, or an unknown one, stops the plugin at start: it would break other requests or be ignored', async (t) => {
+t.test('a malformed optional field, or a slip of a field\'s name, stops the plugin at start: it would break other requests or be ignored', async (t) => {
   const refused = (plugin: unknown, message: RegExp, what: string): void => {
     t.throws(() => { validatePlugin(plugin as ParserPlugin) }, { code: 'DOCSPLIT_PLUGIN_LOAD_FAILED', message }, what)
   }
@@ -83,14 +83,24 @@ t.test('a malformed optional field, or an unknown one, stops the plugin at start
   refused({ ...base, extra: ['web'] }, /`extra` is a string/, 'extra')
   refused({ ...base, extensionFormats: { '.ft': 'nope' } }, /every entry of `extensionFormats` maps one of its `extensions` \(as written there\) to one of its `formats`/, 'a format it does not have')
   refused({ ...base, extensionFormats: { '.other': 'fields-alt' } }, /`extensionFormats`/, 'an extension it does not have')
-  refused({ ...base, detetc: () => 1 }, /parser "fields-test": `detetc` is not a field of a parser \(did you mean `detect`\?\)/, 'a slip')
-  refused({ ...base, aliases: ['x'] }, /`aliases` is not a field of a parser; its fields are kind, name, docsplit/, 'another kind\'s field')
+  refused({ ...base, detetc: () => 1 }, /^parser "fields-test": `detetc` is no field of a parser; did you mean `detect`\?$/, 'a slip')
+  refused({ ...base, formatAlias: { 'fields-alt': 'fields-test' } }, /did you mean `formatAliases`\?/, 'a slip, shorter')
   refused({ kind: 'packer', name: 'fields-packer', docsplit: '^1', create: () => ({ push () {}, end () {} }), countsUnits: 'yes' }, /splitter "fields-packer": `countsUnits` is true or false/, 'countsUnits')
   const tokenizer = { kind: 'tokenizer', name: 'fields-tok', docsplit: '^1', load: () => ({ name: 'fields-tok', count: (s: string) => s.length }) }
-  refused({ ...tokenizer, aliases: 'fields-model' }, /tokenizer "fields-tok": `aliases` is a list, and each entry a model name/, 'aliases as a string (was DOCSPLIT_INTERNAL)')
-  refused({ ...tokenizer, aliases: [42] }, /`aliases` is a list/, 'an alias that is not a string')
-  refused({ ...tokenizer, modelPrefix: ['fields-'] }, /`modelPrefix` is not a field of a tokenizer \(did you mean `modelPrefixes`\?\)/, 'modelPrefix')
-  // what passes: the same plugins without the slips
-  t.doesNotThrow(() => { validatePlugin({ ...base, extensionFormats: { '.ft': 'fields-alt' }, detect: () => 0, description: 'fields' } as ParserPlugin) })
-  t.doesNotThrow(() => { validatePlugin({ ...tokenizer, aliases: ['fields-model'], modelPrefixes: ['fields-'] } as Parameters<typeof validatePlugin>[0]) })
+  refused({ ...tokenizer, aliases: 'fields-model' }, /^tokenizer "fields-tok": `aliases` is a list of names, such as \["gpt-4o"\]; not a string$/, 'aliases as a string (was DOCSPLIT_INTERNAL)')
+  refused({ ...tokenizer, aliases: ['fields-model', 42] }, /`aliases` is a list of names, such as \["gpt-4o"\]; not a number$/, 'an alias that is not a string')
+  refused({ ...tokenizer, aliases: [''] }, /not ""$/, 'an empty alias')
+  refused({ ...tokenizer, modelPrefix: ['fields-'] }, /`modelPrefix` is no field of a tokenizer; did you mean `modelPrefixes`\?/, 'modelPrefix')
+  // what passes: the same plugins without the slips; fields of the plugin's own; any alias
+  t.doesNotThrow(() => { validatePlugin({ ...base, extensionFormats: { '.ft': 'fields-alt' }, detect: () => 0, description: 'fields', version: '1.2.0' } as ParserPlugin) })
+  t.doesNotThrow(() => { validatePlugin({ ...base, names: ['a', 'b'] } as ParserPlugin) }, 'close to a field the plugin has as well: its own')
+  t.doesNotThrow(() => { validatePlugin({ ...tokenizer, aliases: ['fields-model', 'café-bpe', 'my model'], modelPrefixes: ['fields-'], options: undefined } as Parameters<typeof validatePlugin>[0]) })
+  class WordTokenizer {
+    kind = 'tokenizer' as const
+    name = 'fields-class'
+    docsplit = '^1'
+    private readonly cache = new Map<string, number>()
+    load (): { name: string, count: (s: string) => number } { return { name: this.name, count: (s: string) => this.cache.get(s) ?? s.length } }
+  }
+  t.doesNotThrow(() => { validatePlugin(new WordTokenizer()) }, 'a class instance with state of its own')
 })
