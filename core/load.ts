@@ -3,7 +3,7 @@
  * default-exports a plugin or a list of plugins made with definePlugin. Any failure names the
  * module and the reason, so a bad plugin stops the start with a message, not a stack trace.
  */
-import { existsSync, statSync } from 'node:fs'
+import { existsSync, realpathSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
@@ -104,7 +104,11 @@ function loadFailure (name: string, url: string, error: unknown): string {
     return `plugin module "${name}" is TypeScript, which Node does not load: compile it (tsc) and give the .js it writes`
   }
   let message = error instanceof Error ? error.message : String(error)
-  if (url.startsWith('file:')) message = message.replaceAll(url, name).replaceAll(fileURLToPath(url), name)
+  if (url.startsWith('file:')) {
+    // Its own path as the name given, a file beside it (`vocab.json`) as beside that name.
+    const path = fileURLToPath(url)
+    message = message.replaceAll(url, name).replaceAll(path, name).replaceAll(dirname(path) + sep, `${dirname(name)}/`)
+  }
   return `plugin module "${name}" threw while loading: ${message.replace(/ imported from .*/gs, '')}`
 }
 
@@ -165,18 +169,29 @@ export async function loadPlugins (names: readonly string[], timeoutMs = LOAD_TI
 }
 
 /**
- * The modules loaded, by the URL they resolve to: one given again, under the same name or
- * another (a package name and the path of its file, `./x.js` and `/abs/x.js`), is loaded once,
- * as Node imports it once; registering its plugins again would clash with themselves.
+ * The modules loaded, by the file they resolve to: one given again, under the same name or
+ * another (a package name and the path of its file, `./x.js` and `/abs/x.js`, a link to it), is
+ * loaded once; registering its plugins again would clash with themselves.
  */
 const loadedModules = new Set<string>()
+
+/** The file behind a module URL, links followed (Node imports a linked file by its real path). */
+function moduleKey (url: string): string {
+  if (!url.startsWith('file:')) return url
+  try {
+    return realpathSync(fileURLToPath(url))
+  } catch {
+    return url
+  }
+}
 
 /** loadPlugins without the check of the set: for a caller that loads more before it checks (docsplit serve). */
 export async function loadPluginModules (names: readonly string[], timeoutMs = LOAD_TIMEOUT_MS): Promise<void> {
   for (const name of names) {
     if (name.trim() === '') throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', 'a plugin module needs a name: a package name or a path')
     const url = specifier(name)
-    if (loadedModules.has(url)) continue
+    const module = moduleKey(url)
+    if (loadedModules.has(module)) continue
     if (isDirectory(url)) {
       throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', `plugin module "${name}" is a directory; give the file to load (such as ${name.replace(/\/+$/, '')}/index.js) or a package name`)
     }
@@ -202,7 +217,7 @@ export async function loadPluginModules (names: readonly string[], timeoutMs = L
     }
     try {
       register(exported as Plugin | Plugin[])
-      loadedModules.add(url)
+      loadedModules.add(module)
       for (const plugin of [exported as Plugin | Plugin[]].flat()) moduleOf.set(plugin, name)
     } catch (error) {
       if (isDocsplitError(error)) throw new DocsplitError(error.code, `plugin module "${name}": ${error.message}`, { cause: error })

@@ -10,12 +10,19 @@ import type { ParserHandler, Tokenizer, TokenizerPlugin } from './types.js'
 
 const loadedTokenizers = new Map<TokenizerPlugin, Promise<Tokenizer>>()
 
-/** The package a tokenizer lacks: the one Node could not find, else the plugin's `extra`. */
+/**
+ * The package a tokenizer lacks: its `extra`, to install. A package Node could not find that is
+ * not the extra is named, but not offered to `npm install`: it may be a slip in the plugin's
+ * import, and a package of that name anyone's.
+ */
 function tokenizerUnavailable (plugin: TokenizerPlugin, cause?: unknown): DocsplitError {
   const extra = typeof plugin.extra === 'string' && plugin.extra !== '' ? plugin.extra.slice(0, 128) : undefined
-  const missing = missingPackage(cause) ?? extra
-  const needs = missing !== undefined ? `the package ${missing}: npm install ${missing}` : 'a package that is not installed'
-  return new DocsplitError('DOCSPLIT_TOKENIZER_UNAVAILABLE', `tokenizer "${plugin.name}" needs ${needs}`, { cause })
+  const missing = missingPackage(cause)
+  const install = extra !== undefined ? `the package ${extra}: npm install ${extra}` : undefined
+  const message = missing !== undefined && missing !== extra
+    ? `tokenizer "${plugin.name}" could not load the package "${missing}" that it imports${install !== undefined ? `; it needs ${install}` : ''}`
+    : `tokenizer "${plugin.name}" needs ${install ?? 'a package that is not installed'}`
+  return new DocsplitError('DOCSPLIT_TOKENIZER_UNAVAILABLE', message, { cause })
 }
 
 /** Plugin steps being awaited (`the ini parser's create()`), with how many splits await each. */

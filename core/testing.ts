@@ -66,9 +66,11 @@ const decodeText = (input: string | Uint8Array): string => typeof input === 'str
  */
 export async function parserEvents (plugin: ParserPlugin, input: string | Uint8Array, options: Record<string, unknown> = {}, pieces: number | number[] = Number.MAX_SAFE_INTEGER): Promise<DocEvent[]> {
   const out: DocEvent[] = []
-  // Its own options checked, coerced and with their defaults, as the engine gives them.
-  const own = await resolvePluginOptions(plugin.options, options)
-  const resolved = { input_format: plugin.formats[0], max_tokens: 512, splitter: plugin.defaultSplitter, tokenizer: DEFAULT_TOKENIZER, overlap_tokens: 0, encoding: 'utf-8', ...options, ...own } as ResolvedOptions
+  // Its own options checked, coerced and with their defaults, as the engine gives them (null:
+  // not given, as in split()).
+  const given = Object.fromEntries(Object.entries(options).filter(([, value]) => value !== null))
+  const own = await resolvePluginOptions(plugin.options, given)
+  const resolved = { input_format: plugin.formats[0], max_tokens: 512, splitter: plugin.defaultSplitter, tokenizer: DEFAULT_TOKENIZER, overlap_tokens: 0, encoding: 'utf-8', ...given, ...own } as ResolvedOptions
   // As the pipeline estimates (the default tokenizer, when the built-ins are registered).
   const load = async (name: string): Promise<Tokenizer | undefined> => { try { return await tokenizerByName(name).load() } catch { return undefined } }
   const defaultTokenizer = await load(DEFAULT_TOKENIZER)

@@ -284,8 +284,8 @@ t.test('an internal error names the part that failed, as the engine knows it (th
 
 t.test('a tokenizer whose package is missing is DOCSPLIT_TOKENIZER_UNAVAILABLE, naming the package', async (t) => {
   await refusal(t, split(TEXT, { input_format: 'text', tokenizer: 'missing-package-test' }), 'DOCSPLIT_TOKENIZER_UNAVAILABLE', /^tokenizer "missing-package-test" needs the package my-bpe-package: npm install my-bpe-package$/)
-  await refusal(t, split(TEXT, { input_format: 'text', tokenizer: 'missing-module-test' }), 'DOCSPLIT_TOKENIZER_UNAVAILABLE', /^tokenizer "missing-module-test" needs the package docsplit-no-such-package-test: npm install docsplit-no-such-package-test$/)
-  await refusal(t, split(TEXT, { input_format: 'text', tokenizer: 'wrong-module-test' }), 'DOCSPLIT_TOKENIZER_UNAVAILABLE', /^tokenizer "wrong-module-test" needs the package docsplit-typo-of-a-package: npm install docsplit-typo-of-a-package$/)
+  await refusal(t, split(TEXT, { input_format: 'text', tokenizer: 'missing-module-test' }), 'DOCSPLIT_TOKENIZER_UNAVAILABLE', /^tokenizer "missing-module-test" could not load the package "docsplit-no-such-package-test" that it imports$/)
+  await refusal(t, split(TEXT, { input_format: 'text', tokenizer: 'wrong-module-test' }), 'DOCSPLIT_TOKENIZER_UNAVAILABLE', /^tokenizer "wrong-module-test" could not load the package "docsplit-typo-of-a-package" that it imports; it needs the package tap: npm install tap$/)
 })
 
 t.test('a detect() score that is not a number from 0 to 1 cannot take auto detection', async (t) => {

@@ -4,7 +4,7 @@
  * machine.
  */
 import t from 'tap'
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { isModuleNotFound, loadPlugins } from '../../core/load.js'
 import { isDocsplitError } from '../../core/errors.js'
@@ -107,9 +107,13 @@ t.test('a module given twice, under the same name or another, is loaded once', a
   write('twice.mjs', "export default { kind: 'packer', name: 'load-twice-test', docsplit: '^1', create: () => ({ push () {}, end () {} }) }\n")
   await t.resolves(loadPlugins(['./twice.mjs', './twice.mjs']), 'the same name twice')
   await t.resolves(loadPlugins([join(dir, 'twice.mjs')]), 'its absolute path, in a later call')
+  symlinkSync(join(dir, 'twice.mjs'), join(dir, 'linked.mjs'))
+  await t.resolves(loadPlugins(['./linked.mjs']), 'a link to it')
 })
 
 t.test('a module that throws with its own path in the message: shown as the name given', async (t) => {
   write('own-path.mjs', "import { fileURLToPath } from 'node:url'\nthrow new Error(`cannot read ${fileURLToPath(import.meta.url)}.json`)\n")
   t.equal(await failure('./own-path.mjs'), 'plugin module "./own-path.mjs" threw while loading: cannot read ./own-path.mjs.json')
+  write('sub/vocab.mjs', "import { readFileSync } from 'node:fs'\nreadFileSync(new URL('./vocab.json', import.meta.url))\n")
+  t.match(await failure('./sub/vocab.mjs'), /^plugin module "\.\/sub\/vocab\.mjs" threw while loading: ENOENT: no such file or directory, open '\.\/sub\/vocab\.json'$/, 'a file beside it')
 })
