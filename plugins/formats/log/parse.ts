@@ -387,7 +387,7 @@ export class LogParser {
       const head = headAt(text, from, to)
       // (this.isStart: a pattern may be added as lines start entries)
       const starts = this.isStart!(head)
-      if (cutAtEnd !== undefined) this.prefixState.partial = cutAtEnd(text.slice(Math.max(from, to - TAIL_CHARS), to))
+      if (cutAtEnd !== undefined) this.readCut(text, from, to)
       if (starts && this.started++ > 0 && from > cut) {
         this.entryStarted(head)
         this.flush(text.slice(cut, from), this.recStart + from - cut)
@@ -447,7 +447,7 @@ export class LogParser {
       }
       if (base + to - start > MAX_LINE_CHARS) this.refuseLongLine(head, (this.pre + piece.slice(seg, Math.max(seg, start - base))).slice(0, start - this.recStart))
       const passed = isStart(head)
-      if (cutAtEnd !== undefined) this.prefixState.partial = cutAtEnd(start >= base ? piece.slice(Math.max(from, to - TAIL_CHARS), to) : this.tailAcross(piece, to))
+      if (cutAtEnd !== undefined) this.readCut(piece, start >= base ? from : -1, to)
       if (passed || this.overlong(head, start)) {
         this.entryStarted(passed ? head : undefined)
         isStart = this.isStart!
@@ -493,13 +493,20 @@ export class LogParser {
   }
 
   /**
-   * The last TAIL_CHARS characters (or fewer) of the current line, which started in an earlier
-   * piece (its start is then at the end of `pre`) and ends at `to` in `piece`.
+   * After a line's start test, for a prefix that marks a cut line at its end (docker): whether
+   * the line from `from` to `to` in `text` is cut, so that the next line continues it. `from` is
+   * -1 for the current line of `scan` when it started in an earlier piece: its start is then at
+   * the end of `pre`, and its last TAIL_CHARS characters are read from both.
    */
-  private tailAcross (piece: string, to: number): string {
-    if (to >= TAIL_CHARS) return piece.slice(to - TAIL_CHARS, to)
+  private readCut (text: string, from: number, to: number): void {
+    const cutAtEnd = this.prefix!.cutAtEnd!
+    if (from >= 0 || to >= TAIL_CHARS) {
+      this.prefixState.partial = cutAtEnd(text, Math.max(from, 0), to)
+      return
+    }
     const pre = this.pre
-    return pre.slice(Math.max(this.lineStart - this.recStart, pre.length - (TAIL_CHARS - to))) + piece.slice(0, to)
+    const tail = pre.slice(Math.max(this.lineStart - this.recStart, pre.length - (TAIL_CHARS - to))) + text.slice(0, to)
+    this.prefixState.partial = cutAtEnd(tail, 0, tail.length)
   }
 
   /**
