@@ -142,8 +142,9 @@ t.test('should describe every format and tokenizer, in JSON and as text', async 
   const { listParsers, listTokenizers } = await import('../../index.js')
   const info = JSON.parse(docsplit(['formats', '--json']).stdout) as Record<'formats' | 'tokenizers', Array<{ name: string, description: string }>>
   const human = docsplit(['formats']).stdout
-  // As printed: indented under its entry, wrapped at word boundaries.
-  const text = human.replace(/\n {6}/g, ' ')
+  // As printed: indented under its entry, wrapped at word boundaries; then the options, a line of their own.
+  const text = human.replace(/\n {6}options: [^\n]*/g, '').replace(/\n {6}/g, ' ')
+  t.match(human, /\n {6}options: delimiter, header, header_row\n/, 'options under the description')
   for (const [kind, plugins] of [['formats', listParsers()], ['tokenizers', listTokenizers()]] as const) {
     t.ok(plugins.length > 0)
     for (const p of plugins) {
