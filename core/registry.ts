@@ -48,8 +48,9 @@ function fail (message: string): never {
 /** What a plugin is called in messages: a packer is a splitter to users. */
 const kindName = (plugin: Plugin): string => plugin.kind === 'packer' ? 'splitter' : plugin.kind
 
-/** An entry of a plugin's list, for a message: a short string quoted, else its type. */
-const shownEntry = (value: unknown): string => typeof value === 'string' ? JSON.stringify(value.slice(0, 64)) : value === null ? 'null' : `a ${typeof value}`
+/** A value of a plugin's field, for a message: a short string quoted, else its type. */
+const shownValue = (value: unknown): string => typeof value === 'string' ? JSON.stringify(value.slice(0, 64))
+  : value === null ? 'null' : `${/^[aeiou]/.test(typeof value) ? 'an' : 'a'} ${typeof value}`
 
 /**
  * The fields of each kind of plugin (types.ts). A field of another name that is a slip of one of
@@ -138,7 +139,8 @@ export function validatePlugin (plugin: Plugin): void {
     // Aliases are matched as given, so any name will do; prefixes meet the rule of the names they start.
     const aliases: unknown = plugin.aliases
     if (aliases !== undefined && (!Array.isArray(aliases) || aliases.some((a) => typeof a !== 'string' || a === ''))) {
-      fail(`tokenizer "${plugin.name}": \`aliases\` is a list of names, such as ["gpt-4o"]; ${Array.isArray(aliases) ? `not ${shownEntry(aliases.find((a) => typeof a !== 'string' || a === ''))}` : `not a ${typeof aliases}`}`)
+      const bad: unknown = Array.isArray(aliases) ? aliases.find((a) => typeof a !== 'string' || a === '') : aliases
+      fail(`tokenizer "${plugin.name}": \`aliases\` is a list of names, such as ["gpt-4o"]; not ${Array.isArray(aliases) || typeof bad !== 'string' ? shownValue(bad) : 'a string'}`)
     }
     const prefixes: unknown = plugin.modelPrefixes
     if (prefixes !== undefined && (!Array.isArray(prefixes) || prefixes.some((m) => typeof m !== 'string' || !MODEL_NAME.test(m)))) {

@@ -90,6 +90,7 @@ t.test('a malformed optional field, or a slip of a field\'s name, stops the plug
   refused({ ...tokenizer, aliases: 'fields-model' }, /^tokenizer "fields-tok": `aliases` is a list of names, such as \["gpt-4o"\]; not a string$/, 'aliases as a string (was DOCSPLIT_INTERNAL)')
   refused({ ...tokenizer, aliases: ['fields-model', 42] }, /`aliases` is a list of names, such as \["gpt-4o"\]; not a number$/, 'an alias that is not a string')
   refused({ ...tokenizer, aliases: [''] }, /not ""$/, 'an empty alias')
+  refused({ ...tokenizer, aliases: { gpt: 'x' } }, /; not an object$/, 'an object')
   refused({ ...tokenizer, modelPrefix: ['fields-'] }, /`modelPrefix` is no field of a tokenizer; did you mean `modelPrefixes`\?/, 'modelPrefix')
   // what passes: the same plugins without the slips; fields of the plugin's own; any alias
   t.doesNotThrow(() => { validatePlugin({ ...base, extensionFormats: { '.ft': 'fields-alt' }, detect: () => 0, description: 'fields', version: '1.2.0' } as ParserPlugin) })
