@@ -6,7 +6,7 @@
  * its line compiles).
  */
 import t from 'tap'
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -14,6 +14,19 @@ import { fileURLToPath } from 'node:url'
 
 const root = fileURLToPath(new URL('../', import.meta.url))
 const built = existsSync(join(root, 'dist/index.d.ts'))
+// The two consumers compile at once, a core each (tsc takes about 20 s a project here).
+t.jobs = 2
+
+/** tsc on a consumer project, in a child process that leaves the event loop free. */
+function tsc (dir: string): Promise<{ status: number | null, output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', dir])
+    let output = ''
+    child.stdout.on('data', (data: Buffer) => { output += data.toString() })
+    child.stderr.on('data', (data: Buffer) => { output += data.toString() })
+    child.on('close', (status) => { resolve({ status, output }) })
+  })
+}
 
 t.test('a strict consumer compiles against the package', { skip: built ? false : 'dist/ is not built: run npm run build (npm test does)' }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'docsplit-types-'))
@@ -118,8 +131,8 @@ export const bytes = definePlugin({
 // a generic helper passes a plugin through definePlugin
 export function named<P extends Plugin> (plugin: P): P { return definePlugin(plugin) }
 `)
-  const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', dir], { encoding: 'utf8' })
-  t.equal(tsc.status, 0, `tsc: ${tsc.stdout}${tsc.stderr}`)
+  const compiled = await tsc(dir)
+  t.equal(compiled.status, 0, `tsc: ${compiled.output}`)
   // CommonJS code requires the package (an ES module), as the README says.
   writeFileSync(join(dir, 'use.cjs'), "require('docsplit').split('# A\\n\\ntext\\n', { input_format: 'markdown' }).then((r) => console.log(r.chunks[0].path.join('/')))\n")
   const cjs = spawnSync(process.execPath, [join(dir, 'use.cjs')], { cwd: dir, encoding: 'utf8' })
@@ -141,6 +154,6 @@ const r = await split('# Title', { max_tokens: 64 })
 const n: number = r.chunk_count
 void n; void definePlugin; void checkParser
 `)
-  const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', dir], { encoding: 'utf8' })
-  t.equal(tsc.status, 0, `tsc: ${tsc.stdout}${tsc.stderr}`)
+  const compiled = await tsc(dir)
+  t.equal(compiled.status, 0, `tsc: ${compiled.output}`)
 })
