@@ -178,9 +178,9 @@ export async function resolvePluginOptions (schema: TObject | undefined, given: 
   const out: Record<string, unknown> = {}
   for (const [name, prop] of properties) {
     const raw = given[name]
-    const value = raw === undefined || raw === null ? (prop as { default?: unknown }).default : checkedOption(name, prop, raw)
-    if (value !== undefined) out[name] = value
+    if (raw !== undefined && raw !== null) out[name] = checkedOption(name, prop, raw)
   }
+  applyPluginDefaults(out as ResolvedOptions, [schema])
   return out
 }
 
