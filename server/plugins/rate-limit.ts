@@ -114,6 +114,9 @@ function redisFailure (error: unknown, db: number, timeoutMs: number): { reason:
   const code = typeof e?.code === 'string' && /^[A-Z0-9_]{1,40}$/.test(e.code) ? e.code : undefined
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return { reason: `host not found (${code}): check the host in DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL`, misconfigured: true }
   if (message === 'Command timed out') return { reason: `no answer within ${timeoutMs} ms`, misconfigured: false }
+  // ioredis fails the commands in flight with this when the connection drops under them: the
+  // same outage its 'close' event tells, a moment later.
+  if (message === 'Connection is closed.') return { reason: 'connection lost', misconfigured: false }
   return { reason: code ?? /^[A-Z]+\b/.exec(message)?.[0] ?? (error instanceof Error ? error.name : 'unknown error'), misconfigured: false }
 }
 
