@@ -11,7 +11,7 @@
  * UTF-8 a second of CPU time, robust on a busy machine).
  * The pieces of every seed given are pooled: one seed's draw of about 500 pieces a format moves a
  * share by half a point (code: 98.58% to 100% over seeds 1-6). The default seeds are not among
- * those the weights were fitted on (bench/lib/fit-approx.py); the worst seed of each format is
+ * those the weights were fitted and trimmed on (bench/lib/fit-approx.py, trim-approx.py); the worst seed of each format is
  * printed too. Speeds are measured on the first seed's pieces, before the others are counted.
  */
 import * as o200k from 'gpt-tokenizer/encoding/o200k_base'
