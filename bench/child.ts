@@ -15,6 +15,8 @@
  * split of the file's first line, which loads the parser and tokenizer it will use. With `--verify`, a
  * deterministic sample of the chunks (every k-th, about SAMPLE_BYTES of text in all) is recounted
  * with the exact o200k_base tokenizer after the clock stops; peak RSS is read before that recount.
+ * With `--warm=N --repeat=M` (not with --verify): N untimed passes over the file after the set-up,
+ * then M timed ones, each in `passes` (run.ts's warm figures).
  */
 import { createReadStream, statSync } from 'node:fs'
 import { open } from 'node:fs/promises'
@@ -39,12 +41,17 @@ export interface RunResult {
   count?: number
   maxRss: number
   sample?: Sample
+  /** With --warm: each timed pass after the untimed ones (ms and cpuMs are the last pass's). */
+  passes?: Array<{ ms: number, cpuMs: number }>
 }
 
 export interface Sample { every: number, chunks: number, over: number, overProtected: number, tokens: number, max: number }
 
 const [tool, file, kind, tokenizer = 'approx'] = process.argv.slice(2).filter(a => !a.startsWith('--')) as [string, string, InputKind, string?]
 const verify = process.argv.includes('--verify')
+const numberFlag = (name: string): number => Number(process.argv.find(a => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? 0)
+const warmPasses = numberFlag('warm')
+const repeat = numberFlag('repeat')
 const size = statSync(file).size
 const every = Math.max(1, Math.ceil(size / SAMPLE_BYTES))
 // Sampled chunks are kept as copied bytes: a chunk's text is a V8 sliced string that would keep
@@ -68,7 +75,10 @@ async function * counted (path: string, report: boolean): AsyncGenerator<Buffer>
   }
 }
 
-async function runDocsplit (): Promise<Omit<RunResult, 'bytes' | 'ms' | 'cpuMs' | 'maxRss'>> {
+/** One pass over the file: the tool's work, timed by the caller. */
+type Pass = (report: boolean) => Promise<Omit<RunResult, 'bytes' | 'ms' | 'cpuMs' | 'maxRss'>>
+
+async function docsplitPass (): Promise<Pass> {
   const lib = process.argv.find(a => a.startsWith('--lib='))?.slice('--lib='.length)
   if (lib === undefined) throw new Error('--lib=PATH is required: the docsplit entry to measure')
   const { split, splitStream } = await import(lib) as typeof import('../index.js')
@@ -76,16 +86,17 @@ async function runDocsplit (): Promise<Omit<RunResult, 'bytes' | 'ms' | 'cpuMs' 
   // modules and tables load on a split of the file's first line. A line the parser refuses
   // alone (a CSV row cut inside quotes) has still loaded them.
   await split(await firstLine(file), { filename: file, max_tokens: BUDGET, tokenizer }).catch(() => {})
-  startClock()
-  let chunks = 0; let ownTokens = 0; let protectedChunks = 0; let ownOver = 0
-  for await (const c of splitStream(counted(file, true), { filename: file, max_tokens: BUDGET, tokenizer })) {
-    if (verify && chunks % every === 0) sampled.push({ bytes: Buffer.from(c.text), protected: c.protected })
-    chunks++
-    ownTokens += c.token_count
-    if (c.protected) protectedChunks++
-    else if (c.token_count > BUDGET) ownOver++
+  return async (report) => {
+    let chunks = 0; let ownTokens = 0; let protectedChunks = 0; let ownOver = 0
+    for await (const c of splitStream(counted(file, report), { filename: file, max_tokens: BUDGET, tokenizer })) {
+      if (verify && chunks % every === 0) sampled.push({ bytes: Buffer.from(c.text), protected: c.protected })
+      chunks++
+      ownTokens += c.token_count
+      if (c.protected) protectedChunks++
+      else if (c.token_count > BUDGET) ownOver++
+    }
+    return { chunks, ownTokens, protectedChunks, ownOver }
   }
-  return { chunks, ownTokens, protectedChunks, ownOver }
 }
 
 /** The file's first line (at most 1 KiB of it): a sample of the same format for the set-up. */
@@ -107,7 +118,7 @@ async function * windows (path: string): AsyncGenerator<string> {
   const dec = new TextDecoder('utf-8')
   let parts: Buffer[] = []
   let held = 0
-  // No read progress here: a window is read ahead of its split; runPeer reports split bytes.
+  // No read progress here: a window is read ahead of its split; peerPass reports split bytes.
   for await (const b of counted(path, false)) {
     parts.push(b); held += b.length
     if (held < WINDOW) continue
@@ -120,26 +131,27 @@ async function * windows (path: string): AsyncGenerator<string> {
   if (held > 0) yield dec.decode(Buffer.concat(parts))
 }
 
-async function runPeer (peer: Peer): Promise<Omit<RunResult, 'bytes' | 'ms' | 'cpuMs' | 'maxRss'>> {
+async function peerPass (peer: Peer): Promise<Pass> {
   if (peer.scan !== undefined) {
     await peer.prepare?.()
-    startClock()
-    return { chunks: 0, count: await peer.scan(file, progress) }
+    const scan = peer.scan
+    return async (report) => ({ chunks: 0, count: await scan(file, report ? progress : () => {}) })
   }
   const splitText = await (peer.create as NonNullable<Peer['create']>)(kind)
-  startClock()
-  let chunks = 0
-  let done = 0
-  for await (const text of windows(file)) {
-    const out = await splitText(text)
-    for (const t of out) {
-      if (verify && chunks % every === 0) sampled.push({ bytes: Buffer.from(t), protected: false })
-      chunks++
+  return async (report) => {
+    let chunks = 0
+    let done = 0
+    for await (const text of windows(file)) {
+      const out = await splitText(text)
+      for (const t of out) {
+        if (verify && chunks % every === 0) sampled.push({ bytes: Buffer.from(t), protected: false })
+        chunks++
+      }
+      done += Buffer.byteLength(text)
+      if (report) progress(done)
     }
-    done += Buffer.byteLength(text)
-    progress(done)
+    return { chunks }
   }
-  return { chunks }
 }
 
 /** Literal imports, so that the bench's build of this file (see run.ts) takes the peers in. */
@@ -158,12 +170,21 @@ async function findPeer (id: string): Promise<Peer> {
   throw new Error(`unknown tool ${id}`)
 }
 
-const body = tool === 'docsplit' ? await runDocsplit() : await runPeer(await findPeer(tool))
-const ms = performance.now() - start
-const cpu = process.cpuUsage(cpu0)
-const cpuMs = (cpu.user + cpu.system) / 1000
+const pass = tool === 'docsplit' ? await docsplitPass() : await peerPass(await findPeer(tool))
+// With --warm=N: N untimed passes first (the JIT compiles the hot code, the heap grows), then
+// --repeat passes timed, as in a process that has split before (a service, a pipeline).
+for (let i = 0; i < warmPasses; i++) await pass(false)
+const passes: Array<{ ms: number, cpuMs: number }> = []
+let body: Awaited<ReturnType<Pass>> | undefined
+for (let i = 0; i < Math.max(1, repeat); i++) {
+  startClock()
+  body = await pass(warmPasses === 0)
+  const cpu = process.cpuUsage(cpu0)
+  passes.push({ ms: performance.now() - start, cpuMs: (cpu.user + cpu.system) / 1000 })
+}
+const { ms, cpuMs } = passes[passes.length - 1]!
 const maxRss = process.resourceUsage().maxRSS * 1024
-const result: RunResult = { bytes: size, ms, cpuMs, maxRss, ...body }
+const result: RunResult = { bytes: size, ms, cpuMs, maxRss, ...body!, ...(warmPasses > 0 ? { passes } : {}) }
 // The timed result goes out first: the parent's time limit covers the work, not the recount.
 emit({ result })
 if (verify && sampled.length > 0) {

@@ -23,6 +23,13 @@ export interface Row {
   mbps?: number
   /** MB per CPU-second (user + system): steadier than wall time when the machine is shared. */
   cpuMbps?: number
+  /**
+   * The same, median of the timed passes of one process after untimed ones (run.ts, WARM_PASSES):
+   * the speed of a process that has split before (a service, a pipeline), where the others are
+   * each a fresh process's first pass.
+   */
+  warmMbps?: number
+  warmCpuMbps?: number
   medianMs?: number
   /** For a stopped run: it ran this long (a lower bound on its time) and had done `doneBytes`. */
   stoppedAfterMs?: number
@@ -89,9 +96,9 @@ function violations (r: Row): string {
 }
 
 export function table (rows: Row[]): string {
-  const head = ['input', 'tool', 'tokens', 'MB/s', 'MB/cpu-s', 'of floor', 'peak RSS MB', 'chunks', 'fill', 'fill o200k', 'over 512 o200k', 'protected', 'runs']
+  const head = ['input', 'tool', 'tokens', 'MB/s', 'MB/cpu-s', 'warm MB/s (cpu-s)', 'of floor', 'peak RSS MB', 'chunks', 'fill', 'fill o200k', 'over 512 o200k', 'protected', 'runs']
   const body = rows.map(r => [
-    r.input, r.label, r.tokenizer, speed(r), fmt(r.cpuMbps, 2), r.ofFloor !== undefined ? `${pct(r.ofFloor)} ${r.floor ?? ''}` : '',
+    r.input, r.label, r.tokenizer, speed(r), fmt(r.cpuMbps, 2), r.warmMbps !== undefined ? `${fmt(r.warmMbps, 2)} (${fmt(r.warmCpuMbps, 2)})` : '', r.ofFloor !== undefined ? `${pct(r.ofFloor)} ${r.floor ?? ''}` : '',
     r.peakRss !== undefined ? fmt(r.peakRss / 2 ** 20, 0) : '', r.chunks?.toString() ?? '', pct(r.fill), pct(r.fillO200k),
     violations(r), r.protectedChunks?.toString() ?? '', r.status === 'ok' ? `${r.runs}${r.warm ? '' : ' cold'}` : '',
   ])

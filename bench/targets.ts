@@ -9,6 +9,18 @@ export interface Check { target: string, measured: string, pass?: boolean }
 const ok = (r: Row | undefined): r is Row & { mbps: number } => r?.mbps !== undefined && (r.status === 'ok' || r.status === 'timeout')
 const f = (n: number): string => n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2)
 
+/**
+ * A ratio of the warm figures (run.ts), when docsplit and the peer both have them: each after
+ * untimed passes in its own process.
+ */
+function warmRatio (rows: Row[], input: string, tokenizer: string, peer: string, want: number, what: string): Check | undefined {
+  const d = rows.find(r => r.input === input && r.tool === 'docsplit' && r.tokenizer === tokenizer && r.status === 'ok')
+  const p = rows.find(r => r.input === input && r.tool === peer && r.status === 'ok')
+  if (d?.warmCpuMbps === undefined || p?.warmCpuMbps === undefined) return undefined
+  const x = d.warmCpuMbps / p.warmCpuMbps
+  return { target: `${input}: docsplit ${tokenizer} ≥ ${want}x ${what}, warm`, measured: `${f(d.warmCpuMbps)} vs ${f(p.warmCpuMbps)} MB/cpu-s = ${f(x)}x`, pass: x >= want }
+}
+
 function ratio (rows: Row[], input: string, tokenizer: string, peer: string, want: number, what: string): Check | undefined {
   const d = rows.find(r => r.input === input && r.tool === 'docsplit' && r.tokenizer === tokenizer && r.status === 'ok')
   const p = rows.find(r => r.input === input && r.tool === peer)
@@ -42,6 +54,13 @@ function atLeast (rows: Row[], input: string, tool: string, tokenizer: string, w
   return { target: `${input}: ${d.label} ${tokenizer} ≥ ${want} MB/s`, measured, pass: d.status === 'ok' && (d.mbps ?? 0) >= want }
 }
 
+/** The same target in a process that has split before (run.ts: the warm figure). */
+function warmAtLeast (rows: Row[], input: string, tokenizer: string, want: number): Check | undefined {
+  const d = rows.find(r => r.input === input && r.tool === 'docsplit' && r.tokenizer === tokenizer)
+  if (d?.warmMbps === undefined) return undefined
+  return { target: `${input}: docsplit ${tokenizer} ≥ ${want} MB/s, warm (after untimed passes in the same process)`, measured: `${f(d.warmMbps)} MB/s (${f(d.warmCpuMbps ?? 0)} MB/cpu-s)`, pass: d.warmMbps >= want }
+}
+
 export function targets (rows: Row[]): Check[] {
   const out: Array<Check | undefined> = []
   const inputs = [...new Set(rows.map(r => r.input))]
@@ -49,15 +68,19 @@ export function targets (rows: Row[]): Check[] {
     out.push(ratio(rows, input, 'approx', 'langchain-recursive-chars', 1, 'LangChain Recursive (chars) [faster than]'))
     out.push(ratio(rows, input, 'approx', 'chonkie-recursive-chars', 1, 'Chonkie Recursive (chars) [faster than]'))
     out.push(ratio(rows, input, 'o200k_base', 'langchain-recursive-tiktoken', 30, 'LangChain Recursive + tiktoken'))
+    out.push(warmRatio(rows, input, 'o200k_base', 'langchain-recursive-tiktoken', 30, 'LangChain Recursive + tiktoken'))
     out.push(ratio(rows, input, 'o200k_base', 'chonkie-recursive-tiktoken', 10, 'Chonkie Recursive + tiktoken'))
+    out.push(warmRatio(rows, input, 'o200k_base', 'chonkie-recursive-tiktoken', 10, 'Chonkie Recursive + tiktoken'))
     out.push(ofFloor(rows, input, 'docsplit', 'o200k_base', 'gpt-tokenizer', 1.6, 'the tokenizer\'s single-core count, on this 2-core machine'))
     out.push(atLeast(rows, input, 'docsplit-cli', 'approx', 150))
   }
   for (const input of inputs.filter(i => i.startsWith('markdown'))) {
     for (const p of rows.filter(r => r.input === input && r.tokenizer === 'o200k' && r.tool !== 'gpt-tokenizer')) {
       out.push(ratio(rows, input, 'o200k_base', p.tool, 10, p.label))
+      out.push(warmRatio(rows, input, 'o200k_base', p.tool, 10, p.label))
     }
     out.push(atLeast(rows, input, 'docsplit', 'approx', 15) ?? { target: `${input}: docsplit approx ≥ 15 MB/s`, measured: 'missing', pass: false })
+    out.push(warmAtLeast(rows, input, 'approx', 15))
     out.push(atLeast(rows, input, 'docsplit-cli', 'approx', 15))
     out.push(ofFloor(rows, input, 'docsplit', 'o200k_base', 'gpt-tokenizer', 0.7, 'the tokenizer\'s count'))
     for (const tool of ['docsplit', 'docsplit-cli']) {
