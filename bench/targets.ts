@@ -65,8 +65,10 @@ export function targets (rows: Row[]): Check[] {
   const out: Array<Check | undefined> = []
   const inputs = [...new Set(rows.map(r => r.input))]
   for (const input of inputs.filter(i => i.startsWith('log'))) {
-    out.push(ratio(rows, input, 'approx', 'langchain-recursive-chars', 1, 'LangChain Recursive (chars) [faster than]'))
-    out.push(ratio(rows, input, 'approx', 'chonkie-recursive-chars', 1, 'Chonkie Recursive (chars) [faster than]'))
+    for (const [peer, what] of [['langchain-recursive-chars', 'LangChain Recursive (chars) [faster than]'], ['chonkie-recursive-chars', 'Chonkie Recursive (chars) [faster than]']] as const) {
+      out.push(ratio(rows, input, 'approx', peer, 1, what))
+      out.push(warmRatio(rows, input, 'approx', peer, 1, what))
+    }
     out.push(ratio(rows, input, 'o200k_base', 'langchain-recursive-tiktoken', 30, 'LangChain Recursive + tiktoken'))
     out.push(warmRatio(rows, input, 'o200k_base', 'langchain-recursive-tiktoken', 30, 'LangChain Recursive + tiktoken'))
     out.push(ratio(rows, input, 'o200k_base', 'chonkie-recursive-tiktoken', 10, 'Chonkie Recursive + tiktoken'))
