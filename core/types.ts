@@ -8,8 +8,8 @@ import type { ParserErrorCode } from './errors.js'
 import type { Segmenters } from './segment.js'
 import type { Meter } from './budget.js'
 
-/** Every option after validation and defaults, by its snake_case name. */
-export interface ResolvedOptions {
+/** The options core defines, after validation and defaults. */
+export interface CoreOptions {
   input_format: string
   max_tokens: number
   splitter: string
@@ -17,6 +17,12 @@ export interface ResolvedOptions {
   overlap_tokens: number
   encoding: string
   invalid_bytes: 'error' | 'replace'
+  /** The input's file name, when one is given (`auto` chooses by its extension). */
+  filename?: string
+}
+
+/** Every option after validation and defaults, by its snake_case name. */
+export interface ResolvedOptions extends CoreOptions {
   /** Options declared by plugins (`log_start`, `delimiter`, ...). */
   [name: string]: unknown
 }
@@ -90,10 +96,11 @@ interface PluginBase {
 }
 
 /**
- * What a plugin's `options` schema adds to the resolved options it is given: `ctx.options.delimiter`
- * is typed by the plugin's own TypeBox schema.
+ * The resolved options a plugin is given: core's, and those of its own `options` schema
+ * (`ctx.options.delimiter` is typed by it). Nothing else: a name the plugin does not declare
+ * (a slip, `ctx.options.delimter`) is a compile error, not an `unknown` that is always undefined.
  */
-export type OwnOptions<O extends TObject> = ResolvedOptions & Static<O>
+export type OwnOptions<O extends TObject> = CoreOptions & Static<O>
 
 /** The `options` type parameter of a plugin that declares none (any plugin, where one is taken). */
 export type NoOwnOptions = TObject<{}>

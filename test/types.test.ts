@@ -93,7 +93,10 @@ export const srt = definePlugin({
     const budget: number = ctx.options.max_tokens
     // @ts-expect-error: srt_strict is a boolean
     const wrong: string = ctx.options.srt_strict
-    void strict; void budget; void wrong
+    // @ts-expect-error: a slip in an option's name is an error, not an unknown always undefined
+    const slip = ctx.options.srt_strcit
+    const file: string | undefined = ctx.options.filename
+    void strict; void budget; void wrong; void slip; void file
     return { write () {}, end () {} }
   },
 })

@@ -42,7 +42,7 @@ export default definePlugin({
   formatOf (sample: string): string | undefined {
     return sniffLanguage(sample)?.name
   },
-  async create (ctx: ParserContext): Promise<ParserHandler<string>> {
+  async create (ctx: ParserContext<typeof codeOptions>): Promise<ParserHandler<string>> {
     const { codeParser, EXTRA_MESSAGE } = await import('./handler.js')
     const mode = (MODES as readonly string[]).includes(String(ctx.options.code_parsing)) ? ctx.options.code_parsing as Mode : 'auto'
     const spec = chosenLanguage(ctx.options)

@@ -24,6 +24,7 @@
  */
 import type sax from 'sax'
 import type { ParserContext, ParserHandler } from '../../../core/types.js'
+import type { xmlOptions } from './options.js'
 
 /** sax fields its typings leave out: the entity being read and the pending error. */
 type SaxParser = Omit<sax.SAXParser, 'error'> & { entity: string, error: Error | null }
@@ -170,7 +171,7 @@ export class XmlHandler implements ParserHandler<string> {
   private titleText: string | undefined
   private readonly tally: Tally = { elements: 0, children: 0, names: new Set(), more: false, prefixed: 0, cased: 0 }
 
-  constructor (private readonly ctx: ParserContext, lib: typeof sax) {
+  constructor (private readonly ctx: ParserContext<typeof xmlOptions>, lib: typeof sax) {
     this.maxTokens = typeof ctx.options.max_tokens === 'number' ? ctx.options.max_tokens : 512
     const option = ctx.options.record_element
     this.recordElement = typeof option === 'string' && option !== '' ? option : undefined

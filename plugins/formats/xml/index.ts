@@ -2,7 +2,7 @@
  * The `xml` parser plugin: the children of the root element, or the elements `record_element`
  * names, as records (see handler.ts for how a document is read, and its safety rules).
  */
-import { Type } from 'typebox'
+import { xmlOptions } from './options.js'
 import { definePlugin } from '../../../core/registry.js'
 
 /** Comments, CDATA, processing instructions and a DOCTYPE: skipped by the check below. */
@@ -53,13 +53,7 @@ const xml = definePlugin({
     '.csproj', '.vbproj', '.fsproj', '.vcxproj', '.props', '.targets', '.xaml', '.resx', '.config', '.nuspec', '.wsdl', '.xlf', '.xliff'],
   reads: 'text',
   defaultSplitter: 'record',
-  options: Type.Object({
-    record_element: Type.Optional(Type.String({
-      minLength: 1,
-      maxLength: 256,
-      description: 'XML: the name of the elements that are records (such as `item` or `entry`), as written in the document (prefix included, case-sensitive); one that names no element is DOCSPLIT_INVALID_OPTION. Default: the children of the root element.',
-    })),
-  }),
+  options: xmlOptions,
   /** `<?xml version="1.0" encoding="ISO-8859-1"?>` at the very start (read as ASCII, as XML says). */
   declaredEncoding (head: Uint8Array): string | undefined {
     const start = Buffer.from(head.buffer, head.byteOffset, Math.min(head.length, 256)).toString('latin1')
