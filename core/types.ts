@@ -155,9 +155,9 @@ export interface ParserHandler<Input = string> {
 export interface ParserPluginBase<O extends TObject = NoOwnOptions> extends PluginBase {
   kind: 'parser'
   /** Format names this parser accepts (`markdown`, `md`). The first is the canonical name. */
-  formats: string[]
+  formats: readonly string[]
   /** File extensions with the dot (`.md`), for `auto`. */
-  extensions: string[]
+  extensions: readonly string[]
   /**
    * Which of `formats` an extension means, when a parser takes several distinct formats
    * (`.ts` → `typescript`, `.tsv` → `tsv`). By default, the first (canonical) format.
@@ -292,13 +292,13 @@ export interface PackerPlugin<O extends TObject = NoOwnOptions> extends PluginBa
 export interface TokenizerPlugin extends PluginBase {
   kind: 'tokenizer'
   /** Other names that select it: model names such as `gpt-4o`. */
-  aliases?: string[]
+  aliases?: readonly string[]
   /**
    * Starts of further model names that select it: `gpt-4o-` for dated snapshots such as
    * `gpt-4o-2024-08-06`. A name, then an alias, is matched first; else the longest prefix the
    * name starts with (any letter case), for a name of printable ASCII without spaces.
    */
-  modelPrefixes?: string[]
+  modelPrefixes?: readonly string[]
   /** Loads the tokenizer on first use. A missing package is DOCSPLIT_TOKENIZER_UNAVAILABLE. */
   load (): Tokenizer | Promise<Tokenizer>
 }

@@ -100,6 +100,16 @@ export const srt = definePlugin({
     return { write () {}, end () {} }
   },
 })
+// a base object shared by plugins, \`as const\` (readonly lists), spread under kind and reads
+const base = { docsplit: '^1', formats: ['vtt'], extensions: ['.vtt'], defaultSplitter: 'record' } as const
+export const vtt = definePlugin({
+  ...base, name: 'vtt', kind: 'parser', reads: 'text',
+  create (ctx) {
+    const budget: number = ctx.options.max_tokens
+    void budget
+    return { write () {}, end () {} }
+  },
+})
 declare module 'docsplit' {
   interface PluginOptions extends OptionsOf<typeof srt> {}
   interface ChunkFields { cue?: number }
