@@ -54,6 +54,11 @@ function atLeast (rows: Row[], input: string, tool: string, tokenizer: string, w
   return { target: `${input}: ${d.label} ${tokenizer} ≥ ${want} MB/s`, measured, pass: d.status === 'ok' && (d.mbps ?? 0) >= want }
 }
 
+/** A ratio target on first passes, and on warm figures where both sides have them. */
+function ratios (rows: Row[], input: string, tokenizer: string, peer: string, want: number, what: string): Array<Check | undefined> {
+  return [ratio(rows, input, tokenizer, peer, want, what), warmRatio(rows, input, tokenizer, peer, want, what)]
+}
+
 /** The same target in a process that has split before (run.ts: the warm figure). */
 function warmAtLeast (rows: Row[], input: string, tokenizer: string, want: number): Check | undefined {
   const d = rows.find(r => r.input === input && r.tool === 'docsplit' && r.tokenizer === tokenizer)
@@ -65,21 +70,16 @@ export function targets (rows: Row[]): Check[] {
   const out: Array<Check | undefined> = []
   const inputs = [...new Set(rows.map(r => r.input))]
   for (const input of inputs.filter(i => i.startsWith('log'))) {
-    for (const [peer, what] of [['langchain-recursive-chars', 'LangChain Recursive (chars) [faster than]'], ['chonkie-recursive-chars', 'Chonkie Recursive (chars) [faster than]']] as const) {
-      out.push(ratio(rows, input, 'approx', peer, 1, what))
-      out.push(warmRatio(rows, input, 'approx', peer, 1, what))
-    }
-    out.push(ratio(rows, input, 'o200k_base', 'langchain-recursive-tiktoken', 30, 'LangChain Recursive + tiktoken'))
-    out.push(warmRatio(rows, input, 'o200k_base', 'langchain-recursive-tiktoken', 30, 'LangChain Recursive + tiktoken'))
-    out.push(ratio(rows, input, 'o200k_base', 'chonkie-recursive-tiktoken', 10, 'Chonkie Recursive + tiktoken'))
-    out.push(warmRatio(rows, input, 'o200k_base', 'chonkie-recursive-tiktoken', 10, 'Chonkie Recursive + tiktoken'))
+    out.push(...ratios(rows, input, 'approx', 'langchain-recursive-chars', 1, 'LangChain Recursive (chars) [faster than]'))
+    out.push(...ratios(rows, input, 'approx', 'chonkie-recursive-chars', 1, 'Chonkie Recursive (chars) [faster than]'))
+    out.push(...ratios(rows, input, 'o200k_base', 'langchain-recursive-tiktoken', 30, 'LangChain Recursive + tiktoken'))
+    out.push(...ratios(rows, input, 'o200k_base', 'chonkie-recursive-tiktoken', 10, 'Chonkie Recursive + tiktoken'))
     out.push(ofFloor(rows, input, 'docsplit', 'o200k_base', 'gpt-tokenizer', 1.6, 'the tokenizer\'s single-core count, on this 2-core machine'))
     out.push(atLeast(rows, input, 'docsplit-cli', 'approx', 150))
   }
   for (const input of inputs.filter(i => i.startsWith('markdown'))) {
     for (const p of rows.filter(r => r.input === input && r.tokenizer === 'o200k' && r.tool !== 'gpt-tokenizer')) {
-      out.push(ratio(rows, input, 'o200k_base', p.tool, 10, p.label))
-      out.push(warmRatio(rows, input, 'o200k_base', p.tool, 10, p.label))
+      out.push(...ratios(rows, input, 'o200k_base', p.tool, 10, p.label))
     }
     out.push(atLeast(rows, input, 'docsplit', 'approx', 15) ?? { target: `${input}: docsplit approx ≥ 15 MB/s`, measured: 'missing', pass: false })
     out.push(warmAtLeast(rows, input, 'approx', 15))
