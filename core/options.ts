@@ -9,11 +9,14 @@ import { checkSimple, isSimpleSchema } from './check.js'
 import { DocsplitError, listValues } from './errors.js'
 import { MODEL_NAME_CHARACTERS, MODEL_NAME_MAX, formatNames, listPackers, listParsers, listTokenizers, tokenizerAliases, tokenizerModelPrefixes } from './registry.js'
 import { didYouMean } from './suggest.js'
-import type { ResolvedOptions } from './types.js'
+import type { CoreOptions, ResolvedOptions } from './types.js'
 
 export { MIN_TOKENS, MAX_TOKENS, DEFAULT_TOKENIZER, baseOptions }
 
 type BaseName = keyof typeof baseOptions
+/** CoreOptions, the type plugins are given, names every option of the table and no other. */
+const coreOptionsNameTheTable: [BaseName] extends [keyof CoreOptions] ? [keyof CoreOptions] extends [BaseName] ? true : never : never = true
+void coreOptionsNameTheTable
 
 /** Every option a plugin declares, with the plugin that declares it. */
 function pluginOptions (): Map<string, TSchema> {

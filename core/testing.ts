@@ -70,7 +70,7 @@ export async function parserEvents (plugin: ParserPlugin, input: string | Uint8A
   // not given, as in split()).
   const given = Object.fromEntries(Object.entries(options).filter(([, value]) => value !== null))
   const own = await resolvePluginOptions(plugin.options, given)
-  const resolved = { input_format: plugin.formats[0], max_tokens: 512, splitter: plugin.defaultSplitter, tokenizer: DEFAULT_TOKENIZER, overlap_tokens: 0, encoding: 'utf-8', ...given, ...own } as ResolvedOptions
+  const resolved = { input_format: plugin.formats[0], max_tokens: 512, splitter: plugin.defaultSplitter, tokenizer: DEFAULT_TOKENIZER, overlap_tokens: 0, encoding: 'utf-8', invalid_bytes: 'error', ...given, ...own } as ResolvedOptions
   // As the pipeline estimates (the default tokenizer, when the built-ins are registered).
   const load = async (name: string): Promise<Tokenizer | undefined> => { try { return await tokenizerByName(name).load() } catch { return undefined } }
   const defaultTokenizer = await load(DEFAULT_TOKENIZER)

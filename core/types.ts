@@ -8,8 +8,12 @@ import type { ParserErrorCode } from './errors.js'
 import type { Segmenters } from './segment.js'
 import type { Meter } from './budget.js'
 
-/** The options core defines, after validation and defaults. */
-export interface CoreOptions {
+/**
+ * The options core defines (base-options.ts, whose keys options.ts checks these against at
+ * compile time), after validation and defaults. A type, not an interface: a plugin's
+ * `ctx.options` then still fits a function that takes ResolvedOptions.
+ */
+export type CoreOptions = {
   input_format: string
   max_tokens: number
   splitter: string

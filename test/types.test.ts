@@ -83,7 +83,7 @@ const fromFile: Record<string, unknown> = { max_tokens: 5 }
 await split('x', fromFile as SplitOptions)
 void sheet; void rows; void aware; void start; void checkParser
 `)
-  writeFileSync(join(dir, 'options.ts'), `import { definePlugin, split, Type, type OptionsOf } from 'docsplit'
+  writeFileSync(join(dir, 'options.ts'), `import { definePlugin, split, Type, type OptionsOf, type ResolvedOptions } from 'docsplit'
 // a plugin's options type its ctx.options, and its package adds them to split()'s
 export const srt = definePlugin({
   kind: 'parser', name: 'srt', docsplit: '^1', formats: ['srt'], extensions: ['.srt'], reads: 'text', defaultSplitter: 'record',
@@ -96,7 +96,9 @@ export const srt = definePlugin({
     // @ts-expect-error: a slip in an option's name is an error, not an unknown always undefined
     const slip = ctx.options.srt_strcit
     const file: string | undefined = ctx.options.filename
-    void strict; void budget; void wrong; void slip; void file
+    // and they still fit a helper that takes every option
+    const all: ResolvedOptions = ctx.options
+    void strict; void budget; void wrong; void slip; void file; void all
     return { write () {}, end () {} }
   },
 })

@@ -26,7 +26,7 @@ const runs = Number(process.env.DOCSPLIT_FUZZ_RUNS ?? 25)
 const seed = process.env.DOCSPLIT_FUZZ_SEED !== undefined ? Number(process.env.DOCSPLIT_FUZZ_SEED) : Date.now() ^ (Math.random() * 0x7fffffff)
 
 /** The formats to fuzz for a parser: every canonical format (aliases collapse onto one). */
-function formatsOf (name: string, formats: string[]): string[] {
+function formatsOf (name: string, formats: readonly string[]): string[] {
   if (name === 'code') return ['python', 'javascript', 'typescript', 'tsx', 'bash', 'c', 'cpp', 'csharp', 'go', 'java', 'kotlin', 'lua', 'php', 'ruby', 'rust', 'swift', 'zig'].filter((f) => formats.includes(f))
   if (name === 'csv') return formats.filter((f) => f === 'csv' || f === 'tsv')
   return formats.slice(0, 1)

@@ -7,7 +7,7 @@ import type { ParserContext, ParserHandler } from '../../../core/types.js'
 import { GENERIC_SYNTAX, fallbackEvents } from './fallback.js'
 import type { Grammar } from './grammars.js'
 import type { LanguageSpec } from './languages.js'
-import type { Mode } from './options.js'
+import type { Mode, codeOptions } from './options.js'
 import { emitSyntax, parseBudget } from './syntax.js'
 
 export const EXTRA_MESSAGE = 'syntax-aware code splitting needs the code-parsing extra: npm install web-tree-sitter'
@@ -21,7 +21,7 @@ function fitsBytes (options: ParserContext['options']): number {
   return Number.isFinite(max) && max > 0 ? max : 0
 }
 
-export function codeParser (ctx: ParserContext, spec: LanguageSpec | undefined, grammar: Grammar | null, mode: Mode): ParserHandler<string> {
+export function codeParser (ctx: ParserContext<typeof codeOptions>, spec: LanguageSpec | undefined, grammar: Grammar | null, mode: Mode): ParserHandler<string> {
   let whole = ''
   return {
     write (all: string): void {

@@ -171,7 +171,7 @@ class JsonHandler extends RecordBuffer implements ScanSink, ParserHandler<string
   constructor (ctx: ParserContext) {
     super(ctx)
     this.scanner = new JsonScanner(this)
-    this.maxTokens = typeof ctx.options.max_tokens === 'number' ? ctx.options.max_tokens : 512
+    this.maxTokens = ctx.options.max_tokens
     this.threshold = this.maxTokens * CHARS_PER_TOKEN
   }
 

@@ -172,7 +172,7 @@ export class XmlHandler implements ParserHandler<string> {
   private readonly tally: Tally = { elements: 0, children: 0, names: new Set(), more: false, prefixed: 0, cased: 0 }
 
   constructor (private readonly ctx: ParserContext<typeof xmlOptions>, lib: typeof sax) {
-    this.maxTokens = typeof ctx.options.max_tokens === 'number' ? ctx.options.max_tokens : 512
+    this.maxTokens = ctx.options.max_tokens
     const option = ctx.options.record_element
     this.recordElement = typeof option === 'string' && option !== '' ? option : undefined
     this.instructionStates = instructionStates(lib)
@@ -628,7 +628,7 @@ export class XmlHandler implements ParserHandler<string> {
 }
 
 /** A handler for one document; sax loads with the first (it costs every other start of docsplit ~14 ms). */
-export async function createXmlHandler (ctx: ParserContext): Promise<ParserHandler<string>> {
+export async function createXmlHandler (ctx: ParserContext<typeof xmlOptions>): Promise<ParserHandler<string>> {
   saxLib ??= (await import('sax')).default
   const h = new XmlHandler(ctx, saxLib)
   return { write: (piece: string) => { h.write(piece) }, end: () => { h.end() } }

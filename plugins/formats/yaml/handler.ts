@@ -195,7 +195,7 @@ export class YamlHandler implements ParserHandler<string> {
   private readonly leads: string[] = []
 
   constructor (private readonly ctx: ParserContext) {
-    this.maxTokens = typeof ctx.options.max_tokens === 'number' ? ctx.options.max_tokens : 512
+    this.maxTokens = ctx.options.max_tokens
   }
 
   write (all: string): void {
