@@ -101,11 +101,14 @@ function databaseRefusal (db: number, error: unknown): string {
   return `Redis refused database ${db} (${reply})${reply === 'NOPERM' ? ': the user may not select it' : ''}`
 }
 
+/** The reason logged when a Redis that answered drops its connection (killed, restarted, network). */
+const CONNECTION_LOST = 'connection lost'
+
 /**
  * Why Redis failed, in words an operator acts on: a refused password or database is a mistake in
  * the URL, not an outage. Only error codes and Redis's own reply names: never a host, user or password.
  */
-function redisFailure (error: unknown, db: number, timeoutMs: number): { reason: string, misconfigured: boolean } {
+export function redisFailure (error: unknown, db: number, timeoutMs: number): { reason: string, misconfigured: boolean } {
   const e = error as { code?: unknown, message?: unknown } | null
   const message = typeof e?.message === 'string' ? e.message : ''
   if (refusedDatabase(error)) return { reason: `${databaseRefusal(db, error)}; check the database in DOCSPLIT_WEB_RATE_LIMIT_REDIS_URL`, misconfigured: true }
@@ -116,7 +119,7 @@ function redisFailure (error: unknown, db: number, timeoutMs: number): { reason:
   if (message === 'Command timed out') return { reason: `no answer within ${timeoutMs} ms`, misconfigured: false }
   // ioredis fails the commands in flight with this when the connection drops under them: the
   // same outage its 'close' event tells, a moment later.
-  if (message === 'Connection is closed.') return { reason: 'connection lost', misconfigured: false }
+  if (message === 'Connection is closed.') return { reason: CONNECTION_LOST, misconfigured: false }
   return { reason: code ?? /^[A-Z]+\b/.exec(message)?.[0] ?? (error instanceof Error ? error.name : 'unknown error'), misconfigured: false }
 }
 
@@ -143,7 +146,7 @@ function sharedStore (redis: RedisLike, log: FastifyInstance['log'], windowMs: n
   /** This connection's SELECT was refused: it is in database 0, where nothing may be counted. */
   let wrongDatabase = false
   const degrade = (error: unknown = lastError): void => {
-    const { reason, misconfigured } = error === undefined ? { reason: wasReady ? 'connection lost' : 'not connected yet', misconfigured: false } : redisFailure(error, db, timeoutMs)
+    const { reason, misconfigured } = error === undefined ? { reason: wasReady ? CONNECTION_LOST : 'not connected yet', misconfigured: false } : redisFailure(error, db, timeoutMs)
     // Once per outage; a mistake in the URL found during one (on a reconnect) is told too.
     if (degraded && (!misconfigured || toldMisconfigured)) return
     degraded = true
