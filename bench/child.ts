@@ -1,6 +1,6 @@
 /**
  * One measured run, in its own process: `node bench/peers/.child/child.mjs TOOL FILE KIND [TOKENIZER]
- * [--verify] [--lib=PATH]`, this file built by run.ts (so that tsx's 35 MB are not in any peak
+ * [--verify | --warm=N --repeat=M] [--lib=PATH]`, this file built by run.ts (so that tsx's 35 MB are not in any peak
  * RSS), or `node --import tsx bench/child.ts ...` when docsplit runs from source.
  *
  * - `docsplit`: the library (`--lib`: the build, or the source under tsx), `splitStream` over a
@@ -49,9 +49,12 @@ export interface Sample { every: number, chunks: number, over: number, overProte
 
 const [tool, file, kind, tokenizer = 'approx'] = process.argv.slice(2).filter(a => !a.startsWith('--')) as [string, string, InputKind, string?]
 const verify = process.argv.includes('--verify')
-const numberFlag = (name: string): number => Number(process.argv.find(a => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? 0)
-const warmPasses = numberFlag('warm')
-const repeat = numberFlag('repeat')
+/** The value of `--name=VALUE`, if given. */
+const flagValue = (name: string): string | undefined => process.argv.find(a => a.startsWith(`--${name}=`))?.slice(name.length + 3)
+const warmPasses = Number(flagValue('warm') ?? 0)
+const repeat = Number(flagValue('repeat') ?? 0)
+// Every pass would add its chunks to the one sample.
+if (verify && warmPasses > 0) throw new Error('--verify and --warm do not go together: verify on a run of its own')
 const size = statSync(file).size
 const every = Math.max(1, Math.ceil(size / SAMPLE_BYTES))
 // Sampled chunks are kept as copied bytes: a chunk's text is a V8 sliced string that would keep
@@ -79,7 +82,7 @@ async function * counted (path: string, report: boolean): AsyncGenerator<Buffer>
 type Pass = (report: boolean) => Promise<Omit<RunResult, 'bytes' | 'ms' | 'cpuMs' | 'maxRss'>>
 
 async function docsplitPass (): Promise<Pass> {
-  const lib = process.argv.find(a => a.startsWith('--lib='))?.slice('--lib='.length)
+  const lib = flagValue('lib')
   if (lib === undefined) throw new Error('--lib=PATH is required: the docsplit entry to measure')
   const { split, splitStream } = await import(lib) as typeof import('../index.js')
   // Set-up before the clock, as for the peers (their create()): the parser's and tokenizer's

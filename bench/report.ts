@@ -16,7 +16,10 @@ export interface Row {
   /** docsplit's tokenizer, or what a peer's chunk size counts. */
   tokenizer: string
   status: Status
-  /** Timed runs behind the figures (after a warm-up unless `warm` is false). */
+  /**
+   * Timed runs behind the figures, each a process of its own, after a verifying run unless `warm`
+   * is false (then the verifying run is the one measured: `1 cold` in the table).
+   */
   runs: number
   warm: boolean
   /** Median MB/s (MB = 10^6 bytes) over the timed runs; for a stopped run, an upper bound. */
@@ -29,7 +32,10 @@ export interface Row {
    * each a fresh process's first pass.
    */
   warmMbps?: number
+  /** The warm passes' MB per CPU-second. */
   warmCpuMbps?: number
+  /** Why the warm passes gave no figure (they failed, or ran out of time). */
+  warmError?: string
   medianMs?: number
   /** For a stopped run: it ran this long (a lower bound on its time) and had done `doneBytes`. */
   stoppedAfterMs?: number

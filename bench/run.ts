@@ -129,8 +129,10 @@ function jobsFor (input: Input, peers: Peer[]): Job[] {
 }
 
 /** With `warm`: that many untimed passes in the process, then `runsWanted` timed ones (child.ts). */
+const timeoutFor = (job: Job): number => job.tool.startsWith('docsplit') ? DOCSPLIT_TIMEOUT_MS : peerTimeoutMs
+
 async function once (job: Job, input: Input, verify: boolean, warm = 0) {
-  const timeoutMs = job.tool.startsWith('docsplit') ? DOCSPLIT_TIMEOUT_MS : peerTimeoutMs
+  const timeoutMs = timeoutFor(job)
   if (job.cli === true) {
     const cli = hasGnuTime ? cliEntry : [join(repo, 'bench/rss-wrapper.ts'), ...cliEntry.filter(a => a !== '--import' && a !== 'tsx')]
     const pre = [...cliNodeFlags, ...(hasGnuTime ? [] : ['--import', 'tsx'])]
@@ -208,13 +210,18 @@ async function measure (job: Job, input: Input): Promise<Row> {
   }
   // The same work in a process that has done it before (a service, a pipeline): the library's
   // and the peers' JIT-compiled code is then what runs. Not for the CLI (a process per file), nor
-  // where one run took over 30 s (the warm-up would take minutes).
-  if (row.status === 'ok' && job.cli !== true && !big && seconds(first) <= 30 && !quick) {
+  // where one run took over 30 s (the warm-up would take minutes), nor where all the passes
+  // together might not finish within the time limit.
+  const passCount = WARM_PASSES + runsWanted
+  if (row.status === 'ok' && job.cli !== true && !big && !quick && seconds(first) <= 30 && seconds(first) * passCount * 1.5 < timeoutFor(job) / 1000) {
     const w = await once(job, input, false, WARM_PASSES)
-    const passes = w.ok ? w.result?.passes : undefined
-    if (passes !== undefined && passes.length > 0) {
-      row.warmMbps = input.bytes / 1e6 / (median(passes.map(p => p.ms)) / 1000)
-      row.warmCpuMbps = input.bytes / 1e6 / (median(passes.map(p => p.cpuMs)) / 1000)
+    const warmTimed = w.ok ? w.result?.passes : undefined
+    if (warmTimed !== undefined && warmTimed.length > 0) {
+      row.warmMbps = input.bytes / 1e6 / (median(warmTimed.map(p => p.ms)) / 1000)
+      row.warmCpuMbps = input.bytes / 1e6 / (median(warmTimed.map(p => p.cpuMs)) / 1000)
+    } else {
+      row.warmError = w.timedOut ? `stopped after ${Math.round(w.wallMs / 1000)} s` : errorLine(w.stderr)
+      console.error(`    warm passes: ${row.warmError}`)
     }
   }
   return row

@@ -8,12 +8,14 @@ program no longer converges to a subadditive machine on today's model). Needs nu
 Lowers the mean over-count of the formats in TARGET (the issue's cap is 15%) by trimming the
 costs of weights.ts STEP/SCALE of a token at a time, greedily: each step trims the transition
 that lowers those formats' over-count most for the least it risks, counted on the training
-seeds as the pieces it leaves under max(o200k, cl100k) (three times) and the pieces it brings
-within MARGIN of that count (the ones unseen text would tip under). A step is kept only if every
+seeds: 3 for each piece it leaves under max(o200k, cl100k), and 1 for each it brings from at
+least MARGIN times that count to under it (the ones unseen text would tip under; a piece may
+cost both). A step is kept only if every
 format still counts at least the real count on FLOOR of its pieces (losing at most LOSS of that
 share; a format already under FLOOR loses none) and the machine stays subadditive without
 raising START (model.ts). The fixed columns (digits, surrogates, combining marks) and START are
-never trimmed. Rewrites the rows of weights.ts (or OUT); its header comment is edited by hand.
+never trimmed; the repeat column (RP) is, though a repeat costs at least its run floor, which
+this linear reading leaves out. Rewrites the rows of weights.ts (or OUT); its header comment is edited by hand.
 The counts here are the model's linear reading (no run floors): bench/calibrate-approx.ts
 measures the real ones.
 """
@@ -74,8 +76,9 @@ def excess(Q):
 
 
 def subadditive(Q):
-    """No continuation from any state costs more than from START (the repeat and run-floor
-    cases of startExcess only read the RP column and START, which are not trimmed)."""
+    """No continuation from any state costs more than from START. (startExcess's repeat case
+    reads the RP column against START: trimming RP only lowers it; its run floors read START
+    alone, which is not trimmed.)"""
     D = excess(Q)
     return D is not None and D[:, S0].max() == 0
 
@@ -107,6 +110,7 @@ for step in range(MAX_STEPS):
     if all(over[f] <= cap for f, cap in TARGET.items()):
         break
     weight = {f: 1.0 / sizes[f] if over[f] > TARGET[f] else 0.0 for f in TARGET}
+    at_or_over = {f: (counts[masks[f]] >= y[masks[f]]).sum() for f in formats}
     best = None
     for s in range(NS):
         if s == S0:
@@ -123,19 +127,17 @@ for step in range(MAX_STEPS):
             old = counts[rowsk]
             fk = F[rowsk]
             gain = sum(weight.get(f, 0.0) * ((old - new)[fk == f] / y[rowsk][fk == f]).sum() for f in TARGET)
-            if gain <= 0:
+            if gain <= 0 or gain < MIN_GAIN:
                 continue
             flipped = (old >= y[rowsk]) & (new < y[rowsk])
             lost = {f: flipped[fk == f].sum() for f in formats}
-            if any((counts[masks[f]] >= y[masks[f]]).sum() - lost[f] < floor[f] * sizes[f] for f in formats):
+            if any(at_or_over[f] - lost[f] < floor[f] * sizes[f] for f in formats):
                 continue
             # Pieces brought within MARGIN of their real count are the ones that unseen text
             # would flip: they are priced too, so that a step free on the training seeds is not
             # taken for nothing.
             near = (old >= MARGIN * y[rowsk]) & (new < MARGIN * y[rowsk])
             price = sum((3 * lost[f] + near[fk == f].sum()) / sizes[f] for f in formats) + 1e-7
-            if gain < MIN_GAIN:
-                continue
             if best is None or gain / price > best[0]:
                 best = (gain / price, s, c)
     if best is None:
@@ -148,8 +150,14 @@ for step in range(MAX_STEPS):
         continue
     k = s * NC + c
     sums[indices[indptr[k]:indptr[k + 1]]] -= STEP * data[indptr[k]:indptr[k + 1]]
-    print(f'step {step}: {SN[s]}/{CN[c]} -> {Q[s, c]}  ' + ' '.join(f'{f} {100 * over[f]:.2f}%' for f in TARGET), flush=True)
+    print(f'step {step}: {SN[s]}/{CN[c]} -> {Q[s, c]}  (over-count before it: ' + ' '.join(f'{f} {100 * over[f]:.2f}%' for f in TARGET) + ')', flush=True)
+else:
+    print(f'stopped after {MAX_STEPS} steps (MAX_STEPS) short of TARGET', file=sys.stderr)
 
+counts = np.ceil(sums / SCALE)
+short = {f: round(100 * ((counts[masks[f]] / y[masks[f]]).mean() - 1), 2) for f, cap in TARGET.items() if (counts[masks[f]] / y[masks[f]]).mean() - 1 > cap}
+if short:
+    print(f'warning: no safe step left; over TARGET still: {short}', file=sys.stderr)
 report('after, train', X, y, F, Q)
 if test_seeds:
     Xt, yt, Ft = load(test_seeds)
