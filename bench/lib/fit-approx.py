@@ -18,6 +18,7 @@ import json, os, sys
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
+import approx_machine  # beside this file
 
 here = os.path.dirname(os.path.abspath(__file__))
 out_file = os.path.join(here, '..', '..', 'plugins', 'tokenizers', 'approx', 'weights.ts')
@@ -206,14 +207,9 @@ for c in range(NC):
 
 
 def excess(Q):
-    D = np.zeros((NS, NS), np.int64)
-    for _ in range(1000):
-        V = Q[:, None, :] - Q[None, :, :] + D[NEXT[:, None, :], NEXT[None, :, :]]
-        V[:, :, ci['RP']] = Q[:, None, ci['RP']] - Q[None, :, ci['RP']]
-        ND = np.maximum(0, V.max(2))
-        if (ND == D).all():
-            return D
-        D = ND
+    D, bounded = approx_machine.excess(Q, NEXT, ci['RP'])
+    if bounded:
+        return D
     worst = np.argsort(D, axis=None)[-6:]
     raise SystemExit('excess does not converge: the machine is not subadditive; growing: ' + ', '.join(f'{SN[i // NS]}/{SN[i % NS]}' for i in worst))
 

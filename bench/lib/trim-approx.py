@@ -22,6 +22,7 @@ measures the real ones.
 import json, os, re, sys
 import numpy as np
 import scipy.sparse as sp
+import approx_machine  # beside this file
 
 here = os.path.dirname(os.path.abspath(__file__))
 weights_file = os.path.join(here, '..', '..', 'plugins', 'tokenizers', 'approx', 'weights.ts')
@@ -62,25 +63,12 @@ def load(seeds):
     return sp.vstack(Xs).tocsc(), np.concatenate(ys), np.concatenate(Fs)
 
 
-def excess(Q):
-    """model.ts excess(): D[p, q] = max over b of cost of b from p minus from q; None if unbounded."""
-    D = np.zeros((NS, NS), np.int64)
-    for _ in range(1000):
-        V = Q[:, None, :] - Q[None, :, :] + D[NEXT[:, None, :], NEXT[None, :, :]]
-        V[:, :, ci['RP']] = Q[:, None, ci['RP']] - Q[None, :, ci['RP']]
-        ND = np.maximum(0, V.max(2))
-        if (ND == D).all():
-            return D
-        D = ND
-    return None
-
-
 def subadditive(Q):
     """No continuation from any state costs more than from START. (startExcess's repeat case
     reads the RP column against START: trimming RP only lowers it; its run floors read START
     alone, which is not trimmed.)"""
-    D = excess(Q)
-    return D is not None and D[:, S0].max() == 0
+    D, bounded = approx_machine.excess(Q, NEXT, ci['RP'])
+    return bounded and D[:, S0].max() == 0
 
 
 def report(name, X, y, F, Q):
