@@ -18,3 +18,13 @@ def excess(Q, NEXT, rp):
             return D, True
         D = ND
     return D, False
+
+
+def load_model(fit_dir):
+    """The state machine approx-features.ts wrote (model.json): NC, NS, NEXT[state, class], the
+    state and class names, and each name's index."""
+    import json, os
+    M = json.load(open(os.path.join(fit_dir, 'model.json')))
+    NC, NS = M['NC'], M['NS']
+    SN, CN = M['STATE_NAMES'], M['CLASS_NAMES']
+    return NC, NS, np.array(M['NEXT']).reshape(NS, NC), SN, CN, {n: i for i, n in enumerate(SN)}, {n: i for i, n in enumerate(CN)}

@@ -34,12 +34,7 @@ OVER_WEIGHT = json.loads(os.environ.get('OVER_WEIGHT', '{}'))
 MEAN_CAP = json.loads(os.environ.get('MEAN_CAP', '{"yaml": 0.132, "code": 0.132, "csv": 0.132, "markdown": 0.13, "prose": 0.13, "i18n": 0.24}'))
 out_file = os.environ.get('OUT', out_file)
 
-M = json.load(open(os.path.join(fit_dir, 'model.json')))
-NC, NS = M['NC'], M['NS']
-NEXT = np.array(M['NEXT']).reshape(NS, NC)
-SN, CN = M['STATE_NAMES'], M['CLASS_NAMES']
-si = {n: i for i, n in enumerate(SN)}
-ci = {n: i for i, n in enumerate(CN)}
+NC, NS, NEXT, SN, CN, si, ci = approx_machine.load_model(fit_dir)
 BYTES = {c: 1 for c in CN}
 BYTES.update({'LX': 2, 'L2': 2, 'S2': 2, 'MK': 2, 'U1L': 3, 'U2L': 3, 'U3L': 3, 'U1P': 3, 'U2P': 3, 'U3P': 3, 'HI': 3, 'LS': 3})
 

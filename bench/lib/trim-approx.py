@@ -38,12 +38,7 @@ MARGIN = float(os.environ.get('MARGIN', '1.02'))
 MIN_GAIN = float(os.environ.get('MIN_GAIN', '2e-5'))
 out_file = os.environ.get('OUT', weights_file)
 
-M = json.load(open(os.path.join(fit_dir, 'model.json')))
-NC, NS = M['NC'], M['NS']
-NEXT = np.array(M['NEXT']).reshape(NS, NC)
-SN, CN = M['STATE_NAMES'], M['CLASS_NAMES']
-si = {n: i for i, n in enumerate(SN)}
-ci = {n: i for i, n in enumerate(CN)}
+NC, NS, NEXT, SN, CN, si, ci = approx_machine.load_model(fit_dir)
 S0 = si['START']
 
 source = open(weights_file).read()
