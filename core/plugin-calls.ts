@@ -5,7 +5,7 @@
  */
 import { DocsplitError, isDocsplitError, ownError, PARSER_ERROR_CODES } from './errors.js'
 import { isModuleNotFound, missingPackage } from './load.js'
-import { isCount, isPromise, silence } from './plugin-values.js'
+import { isCount, isPromise, silence, typeInWords } from './plugin-values.js'
 import type { ParserHandler, Tokenizer, TokenizerPlugin } from './types.js'
 
 const loadedTokenizers = new Map<TokenizerPlugin, Promise<Tokenizer>>()
@@ -106,8 +106,8 @@ export function finished (result: unknown, plugin: string, method: string): void
 function shownCount (value: unknown): string {
   if (typeof value === 'number') return String(value)
   if (typeof value === 'string') return `the string ${JSON.stringify(value.slice(0, 16))}`
-  if (value === undefined || value === null) return String(value)
-  return /^[aeiou]/.test(typeof value) ? `an ${typeof value}` : `a ${typeof value}`
+  if (value === undefined) return 'undefined'
+  return typeInWords(value)
 }
 
 /**

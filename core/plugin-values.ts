@@ -10,3 +10,6 @@ export const isPromise = (value: unknown): value is Promise<unknown> => typeof (
 export function silence (value: unknown): void {
   if (isPromise(value)) value.then(undefined, () => {})
 }
+
+/** A value's type in words, for a message: `an object`, `a function`, `null`. */
+export const typeInWords = (value: unknown): string => value === null ? 'null' : `${/^[aeiou]/.test(typeof value) ? 'an' : 'a'} ${typeof value}`

@@ -9,6 +9,7 @@ import validRange from 'semver/ranges/valid.js'
 import { DocsplitError, listValues } from './errors.js'
 import { chunkFieldNames, chunkFieldsProblem } from './chunk-fields.js'
 import { pluginOptionNames, pluginOptionsProblem, sameOptionSchema } from './plugin-options.js'
+import { typeInWords } from './plugin-values.js'
 import { closestName, didYouMean } from './suggest.js'
 import type { TObject } from 'typebox'
 import type { NoOwnOptions, PackerPlugin, ParserPlugin, Plugin, TokenizerPlugin } from './types.js'
@@ -49,8 +50,7 @@ function fail (message: string): never {
 const kindName = (plugin: Plugin): string => plugin.kind === 'packer' ? 'splitter' : plugin.kind
 
 /** A value of a plugin's field, for a message: a short string quoted, else its type. */
-const shownValue = (value: unknown): string => typeof value === 'string' ? JSON.stringify(value.slice(0, 64))
-  : value === null ? 'null' : `${/^[aeiou]/.test(typeof value) ? 'an' : 'a'} ${typeof value}`
+const shownValue = (value: unknown): string => typeof value === 'string' ? JSON.stringify(value.slice(0, 64)) : typeInWords(value)
 
 /**
  * The fields of each kind of plugin (types.ts). A field of another name that is a slip of one of
