@@ -42,7 +42,9 @@ export interface Row {
   doneBytes?: number
   /** For a stopped run: MB/s over the part it finished, when it reported progress. */
   partialMbps?: number
+  /** The median of the timed runs' peak RSS, and their lowest and highest when there were several. */
   peakRss?: number
+  peakRssRange?: [number, number]
   chunks?: number
   /** docsplit: mean own token_count / 512. */
   fill?: number
