@@ -146,6 +146,8 @@ export function installFixes (encoding: unknown): boolean {
   const marked = core as FixedCore
   if (marked.docsplitFixes === true) return true
   const scan = core.bytePairMerge
+  // Pairs looked up before the repairs (a BOM's bytes) are looked up again.
+  pairRanks.delete(core)
   core.bytePairMerge = function (this: BpeCore, piece: Uint8Array): number[] {
     return piece.length > LONG_PIECE ? heapMerge(this, piece) : scan.call(this, piece)
   }
@@ -404,32 +406,74 @@ function byteRanksAfter (core: BpeCore, n: number): Map<string, number> | undefi
   return ranks
 }
 
+/**
+ * The ranks of joined pairs of tokens already looked up, per encoding: a direct-mapped table of
+ * (left rank, right rank) -> the rank of their bytes joined, NO_TOKEN where that is no token. A
+ * long piece merges the same pairs over and over (a run of spaces or blank lines, a line of
+ * `=`, a CJK text's common pairs); each lookup by text sliced the pair and hashed it whole.
+ */
+interface PairRanks { left: Int32Array, right: Int32Array, joined: Int32Array, byteRank: Int32Array }
+const PAIR_BITS = 16
+const PAIR_SLOTS = 1 << PAIR_BITS
+const NO_TOKEN = -1
+const pairRanks = new WeakMap<BpeCore, PairRanks>()
+
+function pairRanksOf (core: BpeCore): PairRanks {
+  let table = pairRanks.get(core)
+  if (table === undefined) {
+    // Every byte is a token in these encodings; a byte that is not (another encoding) is found
+    // as gpt-tokenizer finds it, and throws there as it would.
+    const byteRank = new Int32Array(256)
+    for (let b = 0; b < 256; b++) byteRank[b] = core.getBpeRankFromBytes(Uint8Array.of(b)) ?? NO_TOKEN
+    table = { left: new Int32Array(PAIR_SLOTS).fill(NO_TOKEN), right: new Int32Array(PAIR_SLOTS), joined: new Int32Array(PAIR_SLOTS), byteRank }
+    pairRanks.set(core, table)
+  }
+  return table
+}
+
 /** The token ranks of `piece`, merged as gpt-tokenizer's bytePairMerge merges them. */
 export function heapMerge (core: BpeCore, piece: Uint8Array): number[] {
   const n = piece.length
+  const pairs = pairRanksOf(core)
+  const { left, right, joined, byteRank } = pairs
   // Parts are named by their first byte; next[i] is the first byte of the part after part i
-  // (n: none), -1 once part i has been merged into the part before it.
+  // (n: none), -1 once part i has been merged into the part before it. tokenOf[i]: part i's rank.
   const next = new Int32Array(n + 1)
   const prev = new Int32Array(n + 1)
+  const tokenOf = new Int32Array(n)
   for (let i = 0; i <= n; i++) {
     next[i] = i + 1
     prev[i] = i - 1
   }
+  for (let i = 0; i < n; i++) tokenOf[i] = byteRank[piece[i]!]!
   // rank[i]: the rank of part i joined with the part after it (Infinity: not a token).
   const rank = new Float64Array(n)
-  // An ASCII piece's parts are looked up by their text, sliced from the piece's: gpt-tokenizer
-  // decodes each part's bytes with a TextDecoder first (800 KB of random letters through the
-  // CLI with o200k: 3.9 -> 3.2 s). Other pieces' parts, by their bytes once the map of them is
-  // built (byteRanksAfter); until then, as gpt-tokenizer finds them.
+  // A pair missing from the table: an ASCII piece's parts are looked up by their text, sliced
+  // from the piece's: gpt-tokenizer decodes each part's bytes with a TextDecoder first (800 KB
+  // of random letters through the CLI with o200k: 3.9 -> 3.2 s). Other pieces' parts, by their
+  // bytes once the map of them is built (byteRanksAfter); until then, as gpt-tokenizer finds them.
   const ascii = isAscii(piece)
   const byBytes = ascii ? undefined : byteRanksAfter(core, n)
   const text = ascii || byBytes !== undefined ? byteString(piece) : undefined
+  const lookUp = (i: number, end: number): number | undefined =>
+    text === undefined ? core.getBpeRankFromBytes(piece.subarray(i, end))
+      : byBytes !== undefined ? byBytes.get(text.slice(i, end)) : core.getBpeRankFromString(text.slice(i, end))
   const pairRank = (i: number): number => {
     const j = next[i]!
     if (j >= n) return Infinity
-    const end = next[j]!
-    const found = text === undefined ? core.getBpeRankFromBytes(piece.subarray(i, end))
-      : byBytes !== undefined ? byBytes.get(text.slice(i, end)) : core.getBpeRankFromString(text.slice(i, end))
+    const a = tokenOf[i]!
+    const b = tokenOf[j]!
+    const slot = (Math.imul(a, 0x9e3779b1) ^ Math.imul(b, 0x85ebca6b)) >>> (32 - PAIR_BITS)
+    if (a >= 0 && b >= 0 && left[slot] === a && right[slot] === b) {
+      const r = joined[slot]!
+      return r === NO_TOKEN ? Infinity : r
+    }
+    const found = lookUp(i, next[j]!)
+    if (a >= 0 && b >= 0) {
+      left[slot] = a
+      right[slot] = b
+      joined[slot] = found ?? NO_TOKEN
+    }
     return found ?? Infinity
   }
   // A min-heap of rank * span + part: the lowest rank first, the leftmost part among equals.
@@ -485,10 +529,12 @@ export function heapMerge (core: BpeCore, piece: Uint8Array): number[] {
     next[i] = k
     if (k < n) prev[k] = i
     next[j] = -1
+    tokenOf[i] = r
     update(i)
     if (prev[i]! >= 0) update(prev[i]!)
   }
   const ranks: number[] = []
-  for (let i = 0; i < n; i = next[i]!) ranks.push(byBytes?.get(text!.slice(i, next[i])) ?? core.getBpeRankFromBytesOrThrow(piece.subarray(i, next[i])))
+  // A part still a byte that is no token (another encoding) throws as gpt-tokenizer would.
+  for (let i = 0; i < n; i = next[i]!) ranks.push(tokenOf[i]! >= 0 ? tokenOf[i]! : core.getBpeRankFromBytesOrThrow(piece.subarray(i, next[i])))
   return ranks
 }
