@@ -6,6 +6,7 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
+import type { Socket } from 'node:net'
 import { DocsplitError } from '../../core/errors.js'
 import type { RetryHint } from '../problem.js'
 
@@ -32,14 +33,28 @@ async function drain (app: FastifyInstance, opts: DrainOptions): Promise<void> {
     app.server.closeIdleConnections()
   }
   app.decorate('startDraining', startDraining)
-  app.addHook('onRequest', async (_request, reply) => {
+  app.addHook('onRequest', async (request, reply) => {
     if (draining) {
       reply.header('connection', 'close')
       throw Object.assign(new DocsplitError('DOCSPLIT_OVERLOADED', 'the service is shutting down; retry on another instance'), { retryAfterSeconds: 1 } satisfies RetryHint)
     }
+    const socket = request.raw.socket as Socket | null
+    // Gone already: no answer will be written, nor waited for.
+    if (socket === null || socket.destroyed) return
     inFlight++
-    // 'close' comes once the answer is written in full or the connection is gone, whichever is first.
-    reply.raw.once('close', () => { inFlight-- })
+    // The answer's 'close' comes once it is written in full or the connection is gone; but an
+    // answer queued behind another on a pipelined connection has no socket yet, and gets no
+    // 'close' when the connection goes: the connection's own 'close' ends it then.
+    let done = false
+    const finish = (): void => {
+      if (done) return
+      done = true
+      inFlight--
+      socket.off('close', finish)
+      reply.raw.off('close', finish)
+    }
+    reply.raw.once('close', finish)
+    socket.once('close', finish)
   })
   app.addHook('onSend', async (_request, reply) => {
     if (draining) reply.header('connection', 'close')
