@@ -211,7 +211,29 @@ function frontMatterValue (body: string): unknown {
   }
   if (doc === undefined) return null // compose(..., true) always gives one; typed as maybe none
   if (doc.errors.length > 0) throw doc.errors[0]!
-  return doc.toJS(options)
+  return jsonValue(doc.toJS(options))
+}
+
+/**
+ * A YAML value as JSON data, so that the library's front matter is what the CLI and the service
+ * print: a `!!set` as the list of its members, an `!!omap` or `!!pairs` (a Map) as an object,
+ * `!!binary` as its base64, a `!!timestamp` as its ISO string, and .nan and .inf as null (as
+ * JSON.stringify writes them). Nesting is bounded (MAX_FRONT_MATTER_DEPTH); an alias's value is
+ * converted where it is met, as JSON.stringify repeats it.
+ */
+function jsonValue (value: unknown): unknown {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null
+  if (typeof value === 'bigint') return Number(value)
+  if (value === null || typeof value !== 'object') return value === undefined ? null : value
+  if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64')
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString()
+  if (value instanceof Set) return [...value].map(jsonValue)
+  if (Array.isArray(value)) return value.map(jsonValue)
+  const entries = value instanceof Map ? [...value] : Object.entries(value)
+  const out: Record<string, unknown> = {}
+  // Defined, not assigned: a key `__proto__` is a member, as JSON.parse makes it.
+  for (const [key, member] of entries) Object.defineProperty(out, String(key), { value: jsonValue(member), enumerable: true, writable: true, configurable: true })
+  return out
 }
 
 function frontMatter (text: string, lineStarts: ArrayLike<number>, lineCount: number): { end: number, value: unknown } {

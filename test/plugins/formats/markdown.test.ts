@@ -112,13 +112,14 @@ t.test('block kinds, containers and cut styles', async (t) => {
   t.equal(bs[0]?.text, 'Para one\nstill one\n\n', 'blank lines go with the block before')
 })
 
-t.test('front matter is lexed once, and reads as yaml.parse reads it', async (t) => {
+t.test('front matter is lexed once, and reads as yaml.parse reads it, as JSON data', async (t) => {
   const yaml = await import('yaml')
   /** What the front matter was before it was lexed once: yaml.parse, and the same fallbacks. */
   const expected = (body: string): unknown => {
     try {
       const value: unknown = yaml.parse(body, { maxAliasCount: 100, logLevel: 'error' })
-      return value !== null && typeof value === 'object' && !Array.isArray(value) ? value : undefined
+      // A top-level !!binary is bytes, not a mapping.
+      return value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Uint8Array) ? JSON.parse(JSON.stringify(value)) : undefined
     } catch {
       return /^\s*(?:#.*\n\s*)*[^\s:#][^:\n]*:(?:\s|$)/.test(body) ? null : undefined
     }
@@ -156,6 +157,19 @@ t.test('front matter is lexed once, and reads as yaml.parse reads it', async (t)
   }
   t.equal(info(await run('---\n' + '- '.repeat(101) + 'x\n---\n'), 'front_matter'), null, 'nested past 100 levels: front matter, value null')
   t.same(info(await run('---\n' + '- '.repeat(99) + 'x\n---\n'), 'front_matter'), undefined, 'a sequence within the limit is not a mapping')
+})
+
+t.test('front matter is JSON data: what the library gives is what the CLI and the service print', async (t) => {
+  const body = 'tags: !!set {a, b}\nlogo: !!binary aGVsbG8=\norder: !!omap [x: 1, y: [2]]\n' +
+    'n: .nan\ni: -.inf\nts: !!timestamp 2001-12-14t21:59:43.10-05:00\nanchor: &a {k: 1}\nalias: *a\n__proto__: {p: 1}\n'
+  const value = info(await run(`---\n${body}---\n# Head\n`), 'front_matter') as Record<string, unknown>
+  t.same(value, {
+    tags: ['a', 'b'], logo: 'aGVsbG8=', order: { x: 1, y: [2] }, n: null, i: null,
+    ts: '2001-12-15T02:59:43.100Z', anchor: { k: 1 }, alias: { k: 1 }, ['__proto__']: { p: 1 },
+  })
+  t.equal(Object.getPrototypeOf(value), Object.prototype, 'a key __proto__ is a member, not the prototype')
+  t.ok(Object.hasOwn(value, '__proto__'))
+  t.same(JSON.parse(JSON.stringify(value)), value, 'unchanged by a JSON round trip')
 })
 
 t.test('front matter: parsed, a block, title from it', async (t) => {
