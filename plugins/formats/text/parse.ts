@@ -27,8 +27,20 @@ export function createTextParser (ctx: ParserContext): ParserHandler<string> {
   /** Offset in the document where `pieces` start, and their total length. */
   let heldStart = 0
   let heldLength = 0
-  /** The incomplete last line. */
-  let partial = ''
+  /**
+   * The incomplete last line, as the pieces it came in: one string grown by `+=` is a rope that
+   * endsWith() flattened on every piece, copying the line so far each time (a 64 MiB line took
+   * 18 s to reach the limit).
+   */
+  let partial: string[] = []
+  let partialLength = 0
+  /** The line so far, joined; the pieces are let go. */
+  const takePartial = (): string => {
+    const text = partial.length === 1 ? partial[0]! : partial.join('')
+    partial = []
+    partialLength = 0
+    return text
+  }
   /** Whether the current paragraph has content, and whether a blank line followed it. */
   let hasContent = false
   let sawBlank = false
@@ -66,27 +78,25 @@ export function createTextParser (ctx: ParserContext): ParserHandler<string> {
   return {
     write (piece) {
       // A carriage return that ended the last piece: with no line feed after it, a line's end.
-      if (partial.endsWith('\r') && piece.length > 0 && piece.charCodeAt(0) !== 10) {
-        line(partial)
-        partial = ''
-      }
+      if (partialLength > 0 && partial[partial.length - 1]!.endsWith('\r') && piece.length > 0 && piece.charCodeAt(0) !== 10) line(takePartial())
       // Lines end with LF, CRLF or a lone CR (old Mac text); a CR that ends the piece waits for
       // the next. Only the new piece is scanned: a long paragraph costs O(length), not O(length^2).
       const ends = new LineEnds(piece, false)
       let from = 0
       for (let end = ends.after(0); end !== -1; end = ends.after(from)) {
-        line(partial + piece.slice(from, end))
-        partial = ''
+        line(partialLength > 0 ? takePartial() + piece.slice(from, end) : piece.slice(from, end))
         from = end
       }
-      partial += piece.slice(from)
-      if (partial.length > MAX_LINE_CHARS) {
+      if (from < piece.length) {
+        partial.push(piece.slice(from))
+        partialLength += piece.length - from
+      }
+      if (partialLength > MAX_LINE_CHARS) {
         ctx.fail('DOCSPLIT_LIMIT_EXCEEDED', `a line of the text (at character ${heldStart + heldLength}) is longer than ${MAX_LINE_CHARS >> 20} MiB characters without a line break: it is refused rather than held`)
       }
     },
     end () {
-      if (partial.length > 0) line(partial)
-      partial = ''
+      if (partialLength > 0) line(takePartial())
       emitHeld()
     },
   }
