@@ -121,6 +121,11 @@ t.test('CSV, YAML, markdown, JSON lines and prose with timestamps keep their for
   t.equal(await formatOf(jsonl), 'jsonl', 'JSON lines with timestamps')
   t.equal(await formatOf('# Release notes\n\n## 1.2.0\n\nReleased 2024-01-01 10:00:00 UTC, with `fix` and **more**.\n\n- one\n- two\n'), 'markdown')
   t.equal(await formatOf('The meeting was moved.\nIt starts at 10:00:00 sharp,\nand ends when it ends.\nBring notes.\n'), 'text', 'prose with one time of day')
+  // A pipe table is markdown, though its rows split evenly at `|`; pipe-delimited data stays CSV.
+  t.equal(await formatOf('| Option | Default | Meaning |\n|---|---|---|\n| a | 1 | x |\n| b | 2 | y |\n'), 'markdown', 'a GFM table alone')
+  t.equal(await formatOf('Option | Default\n--- | ---\na | 1\n'), 'markdown', 'a GFM table without outer pipes (`--- | ---` is no YAML block scalar)')
+  t.equal(await formatOf('a|b|c\n1|2|3\n4|5|6\n'), 'csv', 'pipe-delimited rows')
+  t.equal(await formatOf('key: |\n  - |\n    text\n'), 'yaml', 'a block scalar after a line with a pipe is no table')
 })
 
 t.test('transcripts, glossaries and dated notes are text: not a log or YAML whose records go far over the budget', async (t) => {

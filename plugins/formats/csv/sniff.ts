@@ -137,6 +137,9 @@ function paragraphs (raw: string[], lines: string[]): boolean {
  * How much a sample looks like delimited rows (for `detect`): 0 to 0.85. Excel's `sep=` line
  * is a sign of its own, 0.6 at least: a file of one column under it has no delimiter to count.
  */
+/** A markdown table's delimiter row: cells of dashes (with alignment colons) between pipes. */
+const MARKDOWN_TABLE_RULE = /^[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+(?:[ \t]*:?-+:?[ \t]*)?\r?$/
+
 export function delimitedScore (sample: string): number {
   const rows = rowsScore(afterSep(sample))
   return sepDelimiter(sample) === undefined ? rows : Math.max(rows, 0.6)
@@ -155,7 +158,10 @@ function rowsScore (sample: string): number {
   let fields = 0
   let strayRows = 0
   let rowCount = 0
+  // A row of dashes between pipes under the first (`|---|:-:|`) is a markdown table, not data.
+  const tableRule = lines.length >= 2 && MARKDOWN_TABLE_RULE.test(lines[1]!)
   for (const d of DELIMITERS) {
+    if (d === '|' && tableRule) continue
     const stray = { count: 0, rows: 0 }
     const all = countRows(text, true, d.charCodeAt(0), stray)
     const rows = all.slice(0, 50)

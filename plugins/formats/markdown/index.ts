@@ -14,6 +14,21 @@ import { loadMarkdownParser, markdownSteps } from './parse.js'
 
 const YAMLISH = /^\s*(?:-\s+)?[\w"'.$-]+\s*:(?:\s|$)/
 
+/** A GFM table's delimiter row: two or more cells of dashes (alignment colons allowed) between pipes. */
+const TABLE_RULE = /^ {0,3}(?:\|[ \t]*)?:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)+\|?[ \t]*\r?$/
+
+/** The cells of a table row: split at pipes, less the optional pipes at its ends. */
+const cellCount = (line: string): number => line.trim().replace(/^\|/, '').replace(/\|$/, '').split('|').length
+
+/** Whether a line with pipes is followed by a delimiter row of as many cells: a GFM table. */
+function hasTable (sample: string): boolean {
+  const lines = sample.split('\n', 200)
+  for (let i = 1; i < lines.length; i++) {
+    if (TABLE_RULE.test(lines[i]!) && lines[i - 1]!.includes('|') && cellCount(lines[i - 1]!) === cellCount(lines[i]!)) return true
+  }
+  return false
+}
+
 /**
  * Sniffs markdown from the first characters. Strong signs (links, fences, tables, code spans,
  * reference definitions) count most; `# ` lines and `- ` items also start comments and
@@ -25,7 +40,9 @@ export function detectMarkdown (sample: string): number {
   if (/\[[^\]\n]+\]\([^)\s]+[^)\n]*\)/.test(sample)) score += 0.25
   if (/\[[^\]\n]+\]\[[^\]\n]*\]/.test(sample) || /^ {0,3}\[[^\]\n]+\]:[ \t]*\S/m.test(sample)) score += 0.25
   if (/^ {0,3}(?:```|~~~)/m.test(sample)) score += 0.25
-  if (/^ {0,3}\|?[ \t]*:?-{3,}:?[ \t]*\|/m.test(sample)) score += 0.25
+  // A GFM table (a row of cells, then its delimiter row) is a strong sign; a rule alone less so.
+  if (hasTable(sample)) score += 0.6
+  else if (/^ {0,3}\|?[ \t]*:?-{3,}:?[ \t]*\|/m.test(sample)) score += 0.25
   if (/(?:\*\*|__)[^*_\n]+(?:\*\*|__)|`[^`\n]+`/.test(sample)) score += 0.15
   if (/^#{1,6}[ \t]+\S.*\r?\n[ \t]*\r?\n/m.test(sample)) score += 0.25
   else if (/^#{1,6}[ \t]+\S/m.test(sample)) score += 0.1
@@ -40,7 +57,8 @@ export function detectMarkdown (sample: string): number {
   if (front !== null) score += 0.1
   // Not markdown: JSON, XML, YAML.
   if (/^\s*(?:\{|\[\s*[[{"\d\]-]|<\?xml|<!DOCTYPE)/i.test(sample)) score -= 0.4
-  if (/^(?:%YAML|%TAG|--- [|>!&*])/m.test(sample)) score -= 0.3
+  // A document start with a block scalar (`--- |`, not a table's `--- | ---`), or a directive.
+  if (/^(?:%YAML|%TAG|--- (?:[>!&*]|\|[-+\d]*[ \t]*(?:#.*)?\r?$))/m.test(sample)) score -= 0.3
   const lines = sample.slice(front?.[0].length ?? 0).split('\n').filter((l) => l.trim() !== '' && !/^\s*#/.test(l))
   if (lines.length > 0 && lines.filter((l) => YAMLISH.test(l)).length / lines.length >= 0.6) score -= 0.3
   return Math.max(0, Math.min(0.9, Math.round(score * 100) / 100))
