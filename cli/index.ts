@@ -13,14 +13,14 @@
 import { statSync, writeSync } from 'node:fs'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import '../plugins/index.js'
-import { DocsplitError } from '../core/errors.js'
+import { DocsplitError, escapeControls, quoted } from '../core/errors.js'
 import { checkDefaultSplitters, loadPluginModules, pluginsLoading } from '../core/load.js'
 import { describeSchema, OPTION_ALIASES, optionsSchema } from '../core/options.js'
 import { pluginStepsPending } from '../core/plugin-calls.js'
 import { didYouMean } from '../core/suggest.js'
 import { VERSION } from '../core/version.js'
 import { printFormats } from './formats.js'
-import { outputError, reportError } from './output.js'
+import { errorLine, outputError, reportError } from './output.js'
 import { runSplit, runSplits } from './split.js'
 
 const kebab = (name: string): string => name.replaceAll('_', '-')
@@ -125,7 +125,7 @@ function flagValues (argv: string[], names: Set<string>, valued: Set<string>): s
       if (inline === undefined) i++
       out.push(`--${name}=${value}`)
     } else if (inline !== undefined || (value !== undefined && BOOLEAN_LOOKALIKE.test(value))) {
-      throw new DocsplitError('DOCSPLIT_INVALID_OPTION', `--${name} takes true or false (or give --no-${name}), not "${given!.slice(0, 64)}"; see docsplit --help`)
+      throw new DocsplitError('DOCSPLIT_INVALID_OPTION', `--${name} takes true or false (or give --no-${name}), not ${quoted(given!.slice(0, 64))}; see docsplit --help`)
     } else {
       out.push(`--${name}=true`)
     }
@@ -159,9 +159,14 @@ const SERVING = 'serving'
 /** The commands, as the help lists them. */
 const COMMANDS = ['split', 'formats', 'serve']
 
-/** `word` as a POSIX shell reads it back: as it is when it can be, else in single quotes. */
+/**
+ * `word` as a shell reads it back: as it is when it can be, else in single quotes; one with a
+ * control character (a newline) in bash's $'...' with escapes, which keeps the message on one line.
+ */
 function shellWord (word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`
+  if (/^[\w@%+=:,./-]+$/.test(word)) return word
+  if (escapeControls(word) === word) return `'${word.replaceAll("'", "'\\''")}'`
+  return `$'${escapeControls(word.replace(/[\\']/g, '\\$&'))}'`
 }
 
 /** Flags every command takes. */
@@ -286,7 +291,7 @@ async function main (argv: string[]): Promise<number | typeof SERVING> {
     default:
       // A file given without `split` is the likeliest slip of all.
       const hint = statSync(command, { throwIfNoEntry: false })?.isFile() === true ? `; to split that file: docsplit split ${shellWord(command)}` : didYouMean(command, COMMANDS)
-      throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `unknown command "${command.slice(0, 64)}"${hint}; commands: ${COMMANDS.join(', ')} (see docsplit --help)`)
+      throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `unknown command ${quoted(command.slice(0, 64))}${hint}; commands: ${COMMANDS.join(', ')} (see docsplit --help)`)
   }
 }
 
@@ -306,10 +311,10 @@ process.on('beforeExit', () => {
   settled = true
   const plugin = pluginsLoading()[0]
   const e = plugin !== undefined
-    ? new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', `plugin module "${plugin}" never finished loading (a top-level await that never settles?)`)
+    ? new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', `plugin module ${quoted(plugin)} never finished loading (a top-level await that never settles?)`)
     : new DocsplitError('DOCSPLIT_INTERNAL', `${step} stopped before it finished: it was waiting for ${pluginStepsPending()[0] ?? 'a step'}, which can never complete`)
   try {
-    writeSync(2, `docsplit: ${e.code}: ${e.message}\n`)
+    writeSync(2, `${errorLine(e)}\n`)
   } catch {
     // stderr closed: the exit code still tells.
   }

@@ -1,5 +1,5 @@
 /** Writing to standard output: buffered, with backpressure, and what a failed write means. */
-import { DocsplitError, isDocsplitError } from '../core/errors.js'
+import { DocsplitError, escapeControls, isDocsplitError, quoted } from '../core/errors.js'
 import { responseOpening, type Chunk, type SplitSummary } from '../core/schema.js'
 
 const FLUSH_AT = 1 << 16
@@ -62,10 +62,18 @@ export function reportError (error: unknown, about?: string): DocsplitError {
     if (outputFailureTold) return e
     outputFailureTold = true
   }
-  process.stderr.write(`docsplit: ${e.code}: ${about === undefined ? '' : `${JSON.stringify(about)}: `}${e.message}\n`)
+  process.stderr.write(`${errorLine(e, about)}\n`)
   const cause = isDocsplitError(error) ? error.cause : error
   if (cause !== undefined && process.env.DOCSPLIT_DEBUG !== undefined) console.error(cause)
   return e
+}
+
+/**
+ * `docsplit: CODE: message`, prefixed by the file it is `about`, as one line: a message that
+ * quotes a value given to it raw (a plugin's, say) still cannot break the line or drive the terminal.
+ */
+export function errorLine (e: DocsplitError, about?: string): string {
+  return `docsplit: ${e.code}: ${about === undefined ? '' : `${quoted(about)}: `}${escapeControls(e.message)}`
 }
 
 /**

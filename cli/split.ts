@@ -4,7 +4,7 @@
  */
 import { closeSync, createReadStream, fstatSync, openSync, readSync, statSync } from 'node:fs'
 import { basename } from 'node:path'
-import { DocsplitError } from '../core/errors.js'
+import { DocsplitError, quoted } from '../core/errors.js'
 import { optionsSchema } from '../core/options.js'
 import { FORMAT_SAMPLE, formatNamedByFile } from '../core/format-choice.js'
 import { checkSplitOptions, type SplitOptions } from '../core/pipeline.js'
@@ -57,7 +57,7 @@ function openInput (file: string): { stream: AsyncIterable<Buffer> | Iterable<Bu
   try {
     const stat = statSync(file)
     // FIFOs and devices are fine (`docsplit split <(zcat big.log.gz)`); a directory is not.
-    if (stat.isDirectory()) throw new DocsplitError('DOCSPLIT_READ_FAILED', `reading the input failed (EISDIR): "${file}" is a directory`)
+    if (stat.isDirectory()) throw new DocsplitError('DOCSPLIT_READ_FAILED', `reading the input failed (EISDIR): ${quoted(file)} is a directory`)
     size = stat.isFile() ? stat.size : undefined
     // Opened here, so that a file that cannot be read (EACCES) is this error, not a stream's
     // 'error' event that nobody listens to yet.
@@ -69,7 +69,7 @@ function openInput (file: string): { stream: AsyncIterable<Buffer> | Iterable<Bu
     // Node reads its arguments as UTF-8: a name in another encoding (Latin-1 from an old archive)
     // arrives with U+FFFD in it and names no file.
     const undecodable = code === 'ENOENT' && file.includes('\ufffd') ? ' (its name is not valid UTF-8, which Node cannot pass on: give the file on standard input, with --filename)' : ''
-    throw new DocsplitError('DOCSPLIT_READ_FAILED', `reading the input failed (${code}): ${code === 'ENOENT' ? `no such file "${file}"${undecodable}` : `cannot read "${file}"`}`)
+    throw new DocsplitError('DOCSPLIT_READ_FAILED', `reading the input failed (${code}): ${code === 'ENOENT' ? `no such file ${quoted(file)}${undecodable}` : `cannot read ${quoted(file)}`}`)
   }
   if (size === undefined) return { stream: createReadStream(file, { fd, highWaterMark: READ_SIZE }), size }
   return { stream: fileBytes(fd), size }
@@ -221,13 +221,13 @@ async function splitInput (command: SplitCommand, stream: AsyncIterable<Buffer> 
   progress?.finish()
   if (jsonl === undefined) await writeResponse(summary, collected, command.pretty)
   /** Which file a line on stderr is about, when there are several. */
-  const of = command.several === true ? `${JSON.stringify(command.file)}: ` : ''
+  const of = command.several === true ? `${quoted(command.file)}: ` : ''
   // Said once at the end (--verify says it in its own line): a `log_start` that never matches,
   // or a record format whose records are this large, shows here rather than only in the output.
   // A log truncated in place while read (logrotate's copytruncate) ends early, as `cat` does:
   // the chunks are right for the bytes read, but they are not the whole file that was opened.
   if (size !== undefined && reading.bytes < size) {
-    process.stderr.write(`docsplit: note: "${command.file}" shrank while it was read: the chunks cover its first ${reading.bytes.toLocaleString('en-US')} of the ${size.toLocaleString('en-US')} bytes it had when opened\n`)
+    process.stderr.write(`docsplit: note: ${quoted(command.file)} shrank while it was read: the chunks cover its first ${reading.bytes.toLocaleString('en-US')} of the ${size.toLocaleString('en-US')} bytes it had when opened\n`)
   }
   const replaced = summary.document.replaced
   if (replaced !== undefined && replaced.sequences > 0) {

@@ -233,3 +233,20 @@ export function ownError (error: unknown): unknown {
 export function listValues (values: readonly string[]): string {
   return values.map((v) => JSON.stringify(v)).join(', ')
 }
+
+/**
+ * A name a user gave (a file, a module, a word on the command line), quoted for a message:
+ * its control characters escaped, so that it can neither break the message's line nor send
+ * a terminal escape.
+ */
+export function quoted (name: string): string {
+  return escapeControls(JSON.stringify(name))
+}
+
+/**
+ * `text` with the control characters JSON escapes (U+0000-U+001F) and those it leaves raw (DEL,
+ * the C1 controls, the line and paragraph separators) as `\uXXXX`.
+ */
+export function escapeControls (text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+}

@@ -7,7 +7,7 @@ import { existsSync, realpathSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
-import { DocsplitError, isDocsplitError, listValues } from './errors.js'
+import { DocsplitError, isDocsplitError, listValues, quoted } from './errors.js'
 import { listPackers, parsersWithUnknownSplitter, register } from './registry.js'
 import type { Plugin } from './types.js'
 
@@ -63,22 +63,22 @@ function notFoundMessage (name: string, url: string, error: unknown): string {
     : missing !== undefined && missing !== name && missing !== packageName(name)
   if (!found) {
     // `plugins/x.js` names a package; the file of that name is `./plugins/x.js`.
-    if (entry === undefined && existsSync(resolve(name))) return `plugin module "${name}" is not a package; to load the file, give it as a path: ./${name}`
-    return `plugin module "${name}" was not found; install it or give a path`
+    if (entry === undefined && existsSync(resolve(name))) return `plugin module ${quoted(name)} is not a package; to load the file, give it as a path: ./${name}`
+    return `plugin module ${quoted(name)} was not found; install it or give a path`
   }
-  if (missing === undefined) return `plugin module "${name}" could not load one of its dependencies; install them`
+  if (missing === undefined) return `plugin module ${quoted(name)} could not load one of its dependencies; install them`
   const path = missing.startsWith('file:') ? fileURLToPath(missing) : missing
   // As the plugin wrote it (require() reports that): a file relative to the importing one, or a package.
-  if (path.startsWith('.')) return `plugin module "${name}" could not load "${path}", which it imports: no such file`
-  if (!isAbsolute(path)) return `plugin module "${name}" could not load its dependency "${packageName(path)}"; install it`
+  if (path.startsWith('.')) return `plugin module ${quoted(name)} could not load "${path}", which it imports: no such file`
+  if (!isAbsolute(path)) return `plugin module ${quoted(name)} could not load its dependency "${packageName(path)}"; install it`
   // A file: one inside a package (its exports point at a file that is missing) is named from
   // the package on, one of the plugin's own relative to the plugin.
   const modules = `${sep}node_modules${sep}`
   const at = path.lastIndexOf(modules)
-  if (at !== -1) return `plugin module "${name}" could not load its dependency "${path.slice(at + modules.length).split(sep).join('/')}"; reinstall it`
+  if (at !== -1) return `plugin module ${quoted(name)} could not load its dependency "${path.slice(at + modules.length).split(sep).join('/')}"; reinstall it`
   const own = entry !== undefined ? relative(dirname(entry), path) : ''
   const shown = own !== '' && !own.startsWith('..') && !isAbsolute(own) ? `./${own.split(sep).join('/')}` : basename(path)
-  return `plugin module "${name}" could not load "${shown}", which it imports: no such file`
+  return `plugin module ${quoted(name)} could not load "${shown}", which it imports: no such file`
 }
 
 /**
@@ -101,7 +101,7 @@ export function pluginsLoading (): string[] {
  */
 function loadFailure (name: string, url: string, error: unknown): string {
   if ((error as { code?: unknown } | null)?.code === 'ERR_UNKNOWN_FILE_EXTENSION' && /\.[cm]?tsx?$/.test(name)) {
-    return `plugin module "${name}" is TypeScript, which Node does not load: compile it (tsc) and give the .js it writes`
+    return `plugin module ${quoted(name)} is TypeScript, which Node does not load: compile it (tsc) and give the .js it writes`
   }
   let message = error instanceof Error ? error.message : String(error)
   if (url.startsWith('file:')) {
@@ -109,7 +109,7 @@ function loadFailure (name: string, url: string, error: unknown): string {
     const path = fileURLToPath(url)
     message = message.replaceAll(url, name).replaceAll(path, name).replaceAll(dirname(path) + sep, `${dirname(name)}/`)
   }
-  return `plugin module "${name}" threw while loading: ${message.replace(/ imported from .*/gs, '')}`
+  return `plugin module ${quoted(name)} threw while loading: ${message.replace(/ imported from .*/gs, '')}`
 }
 
 /** A directory given as a plugin: said before Node says it (with docsplit's own path). */
@@ -132,7 +132,7 @@ async function importWithin (url: string, name: string, ms: number): Promise<{ d
   let timer: NodeJS.Timeout | undefined
   const late = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(() => {
-      reject(new LoadTimeout('DOCSPLIT_PLUGIN_LOAD_FAILED', `plugin module "${name}" did not finish loading within ${ms / 1000} s (a top-level await that never settles?)`))
+      reject(new LoadTimeout('DOCSPLIT_PLUGIN_LOAD_FAILED', `plugin module ${quoted(name)} did not finish loading within ${ms / 1000} s (a top-level await that never settles?)`))
     }, ms)
     // Alone, it need not keep the process up: with nothing else left, Node ends the wait (cli/index.ts says so).
     timer.unref()
@@ -156,7 +156,7 @@ export function checkDefaultSplitters (): void {
   const parser = parsersWithUnknownSplitter()[0]
   if (parser === undefined) return
   const from = moduleOf.get(parser)
-  throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', `${from !== undefined ? `plugin module "${from}": ` : ''}parser "${parser.name}" names defaultSplitter "${parser.defaultSplitter.slice(0, 64)}", which is not a registered splitter; registered: ${listValues(listPackers().map((p) => p.name))}`)
+  throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', `${from !== undefined ? `plugin module ${quoted(from)}: ` : ''}parser "${parser.name}" names defaultSplitter "${parser.defaultSplitter.slice(0, 64)}", which is not a registered splitter; registered: ${listValues(listPackers().map((p) => p.name))}`)
 }
 
 /**
@@ -193,7 +193,7 @@ export async function loadPluginModules (names: readonly string[], timeoutMs = L
     const module = moduleKey(url)
     if (loadedModules.has(module)) continue
     if (isDirectory(url)) {
-      throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', `plugin module "${name}" is a directory; give the file to load (such as ${name.replace(/\/+$/, '')}/index.js) or a package name`)
+      throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', `plugin module ${quoted(name)} is a directory; give the file to load (such as ${name.replace(/\/+$/, '')}/index.js) or a package name`)
     }
     let mod: { default?: unknown }
     importing.add(name)
@@ -209,20 +209,20 @@ export async function loadPluginModules (names: readonly string[], timeoutMs = L
     }
     const exported = mod.default
     if (exported === undefined || exported === null || typeof exported !== 'object') {
-      throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', `plugin module "${name}" must default-export a plugin made with definePlugin (or a list of them)`)
+      throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', `plugin module ${quoted(name)} must default-export a plugin made with definePlugin (or a list of them)`)
     }
     // Loading it would do nothing, silently: as for a module that exports no plugin.
     if (Array.isArray(exported) && exported.length === 0) {
-      throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', `plugin module "${name}" default-exports an empty list; it must export a plugin made with definePlugin (or a list of them)`)
+      throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', `plugin module ${quoted(name)} default-exports an empty list; it must export a plugin made with definePlugin (or a list of them)`)
     }
     try {
       register(exported as Plugin | Plugin[])
       loadedModules.add(module)
       for (const plugin of [exported as Plugin | Plugin[]].flat()) moduleOf.set(plugin, name)
     } catch (error) {
-      if (isDocsplitError(error)) throw new DocsplitError(error.code, `plugin module "${name}": ${error.message}`, { cause: error })
+      if (isDocsplitError(error)) throw new DocsplitError(error.code, `plugin module ${quoted(name)}: ${error.message}`, { cause: error })
       // The registry checks what it reads; should a malformed plugin still get past that, it is the module that is named.
-      throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', `plugin module "${name}" could not be registered: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
+      throw new DocsplitError('DOCSPLIT_PLUGIN_LOAD_FAILED', `plugin module ${quoted(name)} could not be registered: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
     }
   }
 }

@@ -3,7 +3,7 @@
  */
 import t from 'tap'
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -428,6 +428,41 @@ t.test('a slip of the keyboard in a flag or a command gets what it likely meant'
   const forgot = docsplit([txt])
   t.equal(forgot.code, 2)
   t.equal(forgot.stderr, `docsplit: DOCSPLIT_INVALID_REQUEST: unknown command "${txt}"; to split that file: docsplit split ${txt}; commands: split, formats, serve (see docsplit --help)\n`)
+})
+
+t.test('an error is one line: a name given with control characters in it is quoted with escapes', async (t) => {
+  const oneLine = (stderr: string): void => {
+    t.match(stderr, /^docsplit: DOCSPLIT_[A-Z_]+: [^\n]*\n$/, 'one line')
+    t.notMatch(stderr, /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029]/, 'no control character but the line end')
+  }
+  const missing = docsplit(['split', 'no\nsuch\u001b[31mred\u009b.md'])
+  t.equal(missing.code, 3)
+  t.equal(missing.stderr, 'docsplit: DOCSPLIT_READ_FAILED: reading the input failed (ENOENT): no such file "no\\nsuch\\u001b[31mred\\u009b.md"\n')
+  oneLine(missing.stderr)
+  // Several files: the prefix naming the file is quoted alike.
+  const several = docsplit(['split', '--ndjson', 'a\nb.md', file('fine.md', 'x')])
+  t.equal(several.code, 3)
+  t.match(several.stderr, /^docsplit: DOCSPLIT_READ_FAILED: "a\\nb\.md": reading the input failed \(ENOENT\): no such file "a\\nb\.md"\n$/)
+  const dirName = join(dir, 'a\ndir')
+  mkdirSync(dirName)
+  oneLine(docsplit(['split', dirName]).stderr)
+  // A file given without `split`: its hint is a word bash reads back as the same name.
+  const forgot = docsplit([file('odd\nname.md', 'x')])
+  t.equal(forgot.stderr, `docsplit: DOCSPLIT_INVALID_REQUEST: unknown command ${JSON.stringify(join(dir, 'odd\nname.md'))}; to split that file: docsplit split $'${join(dir, 'odd\\u000aname.md')}'; commands: split, formats, serve (see docsplit --help)\n`)
+  const md = file('plain.md', 'x')
+  // Labelled by what is bad: the values themselves would break the TAP lines.
+  for (const [what, args] of [
+    ['a command', ['splt\u001b]0;x\u0007']],
+    ['a boolean', ['split', md, '--header', 'n\no']],
+    ['a plugin module', ['split', md, '--plugin', './no\nsuch.js']],
+    ['an option name', ['split', md, '--bo\ngus']],
+    ['a tokenizer', ['split', md, '--tokenizer', 'to\nken']],
+    ['a format', ['split', md, '--input-format', 'fo\u2028rmat']],
+  ] as const) {
+    const r = docsplit([...args])
+    t.equal(r.code, 2, what)
+    oneLine(r.stderr)
+  }
 })
 
 t.test('a flag the command does not use is refused, not ignored', async (t) => {

@@ -4,7 +4,8 @@
 import t from 'tap'
 import { Writable } from 'node:stream'
 import { split } from '../../index.js'
-import { Output, writeResponse } from '../../cli/output.js'
+import { DocsplitError } from '../../core/errors.js'
+import { errorLine, Output, writeResponse } from '../../cli/output.js'
 import { Progress } from '../../cli/progress.js'
 
 function sink (): { stream: NodeJS.WritableStream, text: () => string } {
@@ -64,4 +65,10 @@ t.test('the progress line shows for a large input, and for one of unknown size o
   t.match(file.text(), /25% 5\.0\/20\.0 MB.*\n$/s, 'an error ends the line')
   known.abort()
   t.notMatch(file.text(), /\n\n$/, 'once')
+})
+
+t.test('an error line is one line whatever its message quotes raw', async (t) => {
+  const e = new DocsplitError('DOCSPLIT_PLUGIN_CONTRACT', 'plugin said "a\nb\u001b[2J\u009b\u2028c"')
+  t.equal(errorLine(e), 'docsplit: DOCSPLIT_PLUGIN_CONTRACT: plugin said "a\\u000ab\\u001b[2J\\u009b\\u2028c"')
+  t.equal(errorLine(e, 'dir/a\tb.md'), 'docsplit: DOCSPLIT_PLUGIN_CONTRACT: "dir/a\\tb.md": plugin said "a\\u000ab\\u001b[2J\\u009b\\u2028c"', 'the file it is about quoted as JSON quotes it')
 })
