@@ -93,6 +93,26 @@ function sequenceLength (bytes: Uint8Array, i: number): number {
   return n
 }
 
+/**
+ * Offset of the first code unit of `bytes` (starting on a unit) that is not UTF-16: a lone
+ * surrogate, or, when no more input follows, a high surrogate or an odd byte at the end; -1 when
+ * there is none. Used only once the decoder has refused the bytes, to say where.
+ */
+export function firstInvalidUtf16 (bytes: Uint8Array, bigEndian: boolean, final: boolean): number {
+  const hi = bigEndian ? 0 : 1
+  let i = 0
+  for (; i + 1 < bytes.length; i += 2) {
+    const top = bytes[i + hi]!
+    if (top < 0xd8 || top > 0xdf) continue
+    if (top >= 0xdc) return i
+    if (i + 3 >= bytes.length) return final ? i : -1
+    const next = bytes[i + 2 + hi]!
+    if (next < 0xdc || next > 0xdf) return i
+    i += 2
+  }
+  return final && i < bytes.length ? i : -1
+}
+
 /** U+FFFD in UTF-8. */
 const REPLACEMENT = Uint8Array.of(0xef, 0xbf, 0xbd)
 /** Input bytes read into one block of replacedBlock: each may become three. */
@@ -175,6 +195,11 @@ export class StreamDecoder {
   private head: Uint8Array | undefined = new Uint8Array(0)
   /** Bytes received (other encodings' error messages). */
   private received = 0
+  /**
+   * UTF-16: the last bytes received (up to 3), where a unit the decoder still holds starts (an
+   * odd byte, a high surrogate waiting for its pair): an error's offset is counted from them.
+   */
+  private lastBytes = new Uint8Array(0)
   /** UTF-8: bytes turned into text so far (error offsets), and an incomplete sequence held back. */
   private decodedBytes = 0
   private tail = new Uint8Array(0)
@@ -260,9 +285,13 @@ export class StreamDecoder {
       text = this.decoder!.decode(bytes, { stream: true })
       if (final) text += this.decoder!.decode()
     } catch {
-      throw this.invalid()
+      throw this.invalid(bytes, final)
     }
     this.received += bytes.length
+    if (this.encoding.name !== 'utf-16le' && this.encoding.name !== 'utf-16be') return text
+    // A copy of 3 bytes a piece, never a view: the caller may refill its buffer.
+    if (bytes.length >= 3) this.lastBytes = bytes.slice(-3)
+    else this.lastBytes = Uint8Array.of(...this.lastBytes, ...bytes).slice(-3)
     return text
   }
 
@@ -362,8 +391,38 @@ export class StreamDecoder {
     return new DocsplitError('DOCSPLIT_INVALID_UTF8', `the input is not valid UTF-8 at byte ${offset}; set the encoding option (encoding, --encoding) if it is text in another one, such as latin1, or utf-16le or utf-16be for UTF-16 without a byte order mark; set invalid_bytes to replace (--invalid-bytes replace) to read bytes that are not UTF-8 as U+FFFD and go on; compressed or binary files are not text`)
   }
 
-  private invalid (): DocsplitError {
+  /** The error for `bytes`, which the decoder refused, at the offset of the first bad byte (the BOM's counted, as for UTF-8). */
+  private invalid (bytes: Uint8Array, final: boolean): DocsplitError {
     const replacing = this.replace ? ' (invalid_bytes replace reads only UTF-8 that way)' : ''
-    return new DocsplitError('DOCSPLIT_PARSE_ERROR', `the input is not valid ${this.encoding.name} (in the bytes from ${this.received})${replacing}`)
+    return new DocsplitError('DOCSPLIT_PARSE_ERROR', `the input is not valid ${this.encoding.name} at byte ${this.invalidAt(bytes, final)}${replacing}`)
+  }
+
+  private invalidAt (bytes: Uint8Array, final: boolean): number {
+    const name = this.encoding.name
+    if (name === 'utf-16le' || name === 'utf-16be') {
+      // The scan starts at the unit the decoder holds from the pieces before, if any: an odd
+      // byte, after a high surrogate when the last whole unit was one.
+      const sinceBom = this.received - this.bomBytes
+      let held = sinceBom % 2
+      const last = this.lastBytes.length - held - 2
+      if (last >= 0 && (this.lastBytes[last + (name === 'utf-16be' ? 0 : 1)]! & 0xfc) === 0xd8) held += 2
+      const from = this.received - held
+      const joined = new Uint8Array(held + bytes.length)
+      joined.set(this.lastBytes.subarray(this.lastBytes.length - held))
+      joined.set(bytes, held)
+      const at = firstInvalidUtf16(joined, name === 'utf-16be', final)
+      return at === -1 ? from : from + at
+    }
+    // A single-byte encoding holds nothing back: the first byte it has no character for.
+    const one = new TextDecoder(name, { fatal: true })
+    const at = bytes.findIndex((b) => {
+      try {
+        one.decode(Uint8Array.of(b))
+        return false
+      } catch {
+        return true
+      }
+    })
+    return this.received + Math.max(0, at)
   }
 }

@@ -62,7 +62,7 @@ export const errorTable = {
   },
   DOCSPLIT_PARSE_ERROR: {
     status: 422, exit: 3, title: 'Document not parseable',
-    description: 'The document is not valid in its declared format. The message gives the line and column where known (1-based; a column counts UTF-16 code units, as JavaScript string positions do).',
+    description: 'The document is not valid in its declared format. The message gives the line and column where known (1-based; a column counts UTF-16 code units, as JavaScript string positions do); for bytes not valid in their encoding (UTF-16, a single-byte one), the byte offset, a BOM counted, as for UTF-8.',
   },
   DOCSPLIT_LIMIT_EXCEEDED: {
     status: 422, exit: 3, title: 'Document exceeds a safety limit',

@@ -1,7 +1,7 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { split } from '../../index.js'
-import { StreamDecoder, firstInvalidUtf8, utf16WithoutBom } from '../../core/decode.js'
+import { StreamDecoder, firstInvalidUtf16, firstInvalidUtf8, utf16WithoutBom } from '../../core/decode.js'
 
 const bytes = (...parts: Array<string | number[]>): Uint8Array =>
   Buffer.concat(parts.map((p) => typeof p === 'string' ? Buffer.from(p, 'utf8') : Buffer.from(p)))
@@ -28,6 +28,37 @@ t.test('should find overlong, surrogate and out-of-range sequences', async (t) =
   t.equal(firstInvalidUtf8(bytes('ok', [0xf0, 0x9f]), false), -1, 'a cut sequence is fine mid-stream')
   t.equal(firstInvalidUtf8(bytes('ok', [0xf0, 0x9f]), true), 2, 'and invalid at the end')
   t.equal(firstInvalidUtf8(bytes('日本語 😀'), true), -1)
+})
+
+t.test('should reject invalid UTF-16 at the byte offset of the first bad unit, the BOM counted, however the pieces cut it', async (t) => {
+  const le = (text: string): number[] => [...Buffer.from(text, 'utf16le')]
+  const long = 'a'.repeat(250_000)
+  for (const [what, input, offset, encoding] of [
+    ['an odd byte at the end', bytes([0xff, 0xfe], le('hi'), [0x0a]), 6],
+    ['an odd byte without a BOM', bytes(le('abcdefgh'), [0x61]), 16, 'utf-16'],
+    ['a lone high surrogate', bytes([0xff, 0xfe], le('h'), [0x00, 0xd8], le('i')), 4],
+    ['a lone low surrogate', bytes([0xff, 0xfe], le('h'), [0x00, 0xdc], le('i')), 4],
+    ['a high surrogate at the end', bytes([0xff, 0xfe], le('h😀'), [0x3d, 0xd8]), 8],
+    ['a lone surrogate after a pair', bytes([0xfe, 0xff], [...Buffer.from('h😀', 'utf16le').swap16()], [0xd8, 0x3d, 0x00, 0x61]), 8],
+    ['a lone surrogate past the first decode window', bytes([0xff, 0xfe], le(long), [0x00, 0xd8], le('i')), 500_002],
+  ] as const) {
+    const options = { input_format: 'text', ...(encoding !== undefined ? { encoding } : {}) }
+    const message = new RegExp(` at byte ${offset}$`)
+    await t.rejects(split(input, options), { code: 'DOCSPLIT_PARSE_ERROR', message }, what)
+    if (input.length < 100) await t.rejects(split(onePerByte(input), options), { code: 'DOCSPLIT_PARSE_ERROR', message }, `${what}, fed one byte at a time`)
+    async function * threes (): AsyncGenerator<Uint8Array> { for (let i = 0; i < input.length; i += 65_537) yield input.subarray(i, i + 65_537) }
+    await t.rejects(split(threes(), options), { code: 'DOCSPLIT_PARSE_ERROR', message }, `${what}, in odd-sized pieces`)
+  }
+  // A whole-text parser decodes megabytes at once: the scan for the offset must not overflow the stack.
+  const whole = bytes([0xff, 0xfe], le('a'.repeat(2_000_000)), [0x00, 0xdc])
+  await t.rejects(split(whole, { input_format: 'markdown' }), { code: 'DOCSPLIT_PARSE_ERROR', message: / at byte 4000002$/ }, 'in one piece of 4 MB')
+  t.equal(firstInvalidUtf16(bytes(le('ab'), [0x3d, 0xd8]), false, false), -1, 'a high surrogate at a piece\'s end waits for its pair')
+  t.equal(firstInvalidUtf16(bytes(le('ab'), [0x3d]), false, false), -1, 'and so does an odd byte')
+  t.equal(firstInvalidUtf16(bytes(le('a😀b')), false, true), -1)
+})
+
+t.test('should reject a byte a single-byte encoding has no character for at its offset', async (t) => {
+  await t.rejects(split(bytes('abc', [0xa5], 'd'), { input_format: 'text', encoding: 'iso-8859-3' }), { code: 'DOCSPLIT_PARSE_ERROR', message: /^the input is not valid iso-8859-3 at byte 3$/ })
 })
 
 t.test('should strip a UTF-8 BOM and still count it in byte offsets', async (t) => {
