@@ -200,6 +200,12 @@ function checkFlagsOf (command: string, given: string[], splitOptions: string[],
   }
 }
 
+/** `formats` and `serve` take no FILE or other word: a stray one was ignored, and the command ran as if it were not there. */
+function refuseArguments (command: string, rest: string[]): void {
+  if (rest.length === 0) return
+  throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `docsplit ${command} takes no arguments, only flags; got ${quoted(rest[0]!.slice(0, 64))}${rest.length > 1 ? ` and ${rest.length - 1} more` : ''} (see docsplit --help)`)
+}
+
 async function main (argv: string[]): Promise<number | typeof SERVING> {
   // The set is checked once the command is known: `serve` loads DOCSPLIT_PLUGINS as well.
   await loadPluginModules(pluginModules(argv))
@@ -280,8 +286,10 @@ async function main (argv: string[]): Promise<number | typeof SERVING> {
       return rest.length === 1 ? await runSplit({ ...command, file: rest[0]! }) : await runSplits(rest, command)
     }
     case 'formats':
+      refuseArguments(command, rest)
       return await printFormats(values.json === true)
     case 'serve': {
+      refuseArguments(command, rest)
       // Loaded only here: the server and its `web` extra are optional (startServer says which
       // packages to install when they are missing).
       const { startServer } = await import('../server/start.js')

@@ -465,6 +465,18 @@ t.test('an error is one line: a name given with control characters in it is quot
   }
 })
 
+t.test('formats and serve refuse a stray argument, as other bad arguments are refused', async (t) => {
+  const formats = docsplit(['formats', 'extra'])
+  t.equal(formats.code, 2)
+  t.equal(formats.stdout, '', 'nothing listed')
+  t.equal(formats.stderr, 'docsplit: DOCSPLIT_INVALID_REQUEST: docsplit formats takes no arguments, only flags; got "extra" (see docsplit --help)\n')
+  // `serve` refuses it before it starts: it exits at once.
+  const serve = docsplit(['serve', 'app.log', 'more'])
+  t.equal(serve.code, 2)
+  t.equal(serve.stderr, 'docsplit: DOCSPLIT_INVALID_REQUEST: docsplit serve takes no arguments, only flags; got "app.log" and 1 more (see docsplit --help)\n')
+  t.equal(docsplit(['formats', '--json']).code, 0, 'flags alone still list')
+})
+
 t.test('a flag the command does not use is refused, not ignored', async (t) => {
   // `serve` checks its flags before it starts: it exits at once.
   for (const [args, message] of [
