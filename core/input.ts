@@ -5,11 +5,15 @@
 import { byteOrderMark } from './decode.js'
 import { DocsplitError, isDocsplitError } from './errors.js'
 import { FORMAT_SAMPLE } from './format-choice.js'
+import { typeInWords } from './plugin-values.js'
 
 export type InputPiece = Uint8Array | string
 
 /** An iterable yields strings or bytes, not both: text already decoded, or bytes to decode. */
 export type SplitInput = string | Uint8Array | ArrayBuffer | Iterable<string> | Iterable<Uint8Array> | AsyncIterable<string> | AsyncIterable<Uint8Array>
+
+/** What split takes, for the messages that refuse something else. */
+const INPUT_KINDS = 'a string, bytes (Uint8Array, Buffer, ArrayBuffer), or a stream or (async) iterable of strings or of bytes'
 
 /** Pieces handed to parsers: large enough to be fast, small enough to yield chunks often. */
 const PIECE = 1 << 20
@@ -26,10 +30,15 @@ export async function * inputPieces (input: SplitInput): AsyncGenerator<InputPie
     for (let i = 0; i < input.length; i += PIECE) yield input.subarray(i, i + PIECE)
     return
   }
+  // Another typed array is iterable too, but of numbers, not pieces: refused as the input it is.
+  if (ArrayBuffer.isView(input)) {
+    const type = Object.prototype.toString.call(input).slice(8, -1)
+    throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `input must be ${INPUT_KINDS}; a ${type} is not bytes: pass new Uint8Array(view.buffer, view.byteOffset, view.byteLength) for the bytes it holds`)
+  }
   if (input !== null && typeof input === 'object' && (Symbol.asyncIterator in input || Symbol.iterator in input)) {
     for await (const piece of input as AsyncIterable<InputPiece>) {
       if (typeof piece !== 'string' && !(piece instanceof Uint8Array)) {
-        throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'an input stream must yield strings or bytes (Uint8Array, Buffer)')
+        throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `an input stream or iterable must yield strings or bytes (Uint8Array, Buffer), not ${typeInWords(piece)}`)
       }
       // Text would overtake bytes the decoder still holds: one kind per stream.
       const k = typeof piece === 'string' ? 'string' : 'bytes'
@@ -39,7 +48,8 @@ export async function * inputPieces (input: SplitInput): AsyncGenerator<InputPie
     }
     return
   }
-  throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'input must be a string, bytes (Uint8Array, Buffer), or an iterable of them')
+  const blob = typeof Blob === 'function' && (input as unknown) instanceof Blob ? ': for a Blob, pass await blob.arrayBuffer()' : ''
+  throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `input must be ${INPUT_KINDS}, not ${typeInWords(input)}${blob}`)
 }
 
 /** The bytes of an ArrayBuffer; a detached one (transferred to a worker, say) is the caller's error. */
