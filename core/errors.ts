@@ -54,7 +54,7 @@ export const errorTable = {
   },
   DOCSPLIT_INVALID_UTF8: {
     status: 422, exit: 3, title: 'Invalid UTF-8',
-    description: 'The input is not valid UTF-8. The message gives the byte offset; pass `encoding` if the input uses another encoding, or `invalid_bytes: replace` to read the bad bytes as U+FFFD. Text given as a string with a lone surrogate (no UTF-8 form) is refused too, at its string index, unless `invalid_bytes` is `replace`.',
+    description: 'The input is not valid UTF-8. The message gives the byte offset; pass `encoding` if the input uses another encoding, or `invalid_bytes: replace` to read the bad bytes as U+FFFD. Bytes of a binary format read as text (a workbook named `.txt`) are named first, with the `input_format` that reads them. Text given as a string with a lone surrogate (no UTF-8 form) is refused too, at its string index, unless `invalid_bytes` is `replace`.',
   },
   DOCSPLIT_READ_FAILED: {
     status: 400, exit: 3, title: 'Input could not be read',

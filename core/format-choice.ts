@@ -98,6 +98,24 @@ function formatByContent (parser: ParserPlugin, text: string): string {
   return parser.formats[0]!
 }
 
+/**
+ * Bytes that are not text in the format chosen (by name or extension): the format, if any,
+ * whose parser reads bytes and whose content score says they are its own (a workbook saved
+ * as `.txt`), for the error to name. A detect() that throws counts as no.
+ */
+export function binaryFormatOf (head: Uint8Array): string | undefined {
+  const text = Buffer.from(head.buffer, head.byteOffset, head.byteLength).toString('latin1')
+  for (const parser of listParsers()) {
+    if (parser.reads !== 'bytes') continue
+    let score = 0
+    try {
+      score = detectScore(parser, text)
+    } catch {}
+    if (score >= 0.5) return formatByContent(parser, text)
+  }
+  return undefined
+}
+
 /** A binary format (xlsx) given as text, found before the split starts or in a string stream. */
 export function needsFile (format: string): DocsplitError {
   return new DocsplitError('DOCSPLIT_FORMAT_NEEDS_FILE', `input_format "${format}" is binary: send it as a file (POST /docsplit/api/split/file, or docsplit split FILE)`)

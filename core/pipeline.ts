@@ -20,7 +20,7 @@ import type { BlockEvent, DocEvent, RecordEvent } from './events.js'
 import { DocsplitError, isDocsplitError, parserFailError, type ErrorCode, type ParserErrorCode } from './errors.js'
 import { draftProblem } from './draft-check.js'
 import { eventFieldProblem, UNKNOWN_EVENT_TYPE } from './event-check.js'
-import { DECLARED_HEAD, FORMAT_SAMPLE, checkedDeclaredEncoding, chooseParser, formatNamedByFile, needsFile } from './format-choice.js'
+import { DECLARED_HEAD, FORMAT_SAMPLE, binaryFormatOf, checkedDeclaredEncoding, chooseParser, formatNamedByFile, needsFile } from './format-choice.js'
 import { bytesOf, inputPieces, nextPiece, release, sampleText, type InputPiece, type SplitInput } from './input.js'
 import { checkDefaultSplitters } from './load.js'
 import { DEFAULT_TOKENIZER, applyPluginDefaults, baseOptions, inTableOrder, prepareOptionChecks, resolveOptions } from './options.js'
@@ -77,6 +77,9 @@ const GATHER_BYTES = 64 << 20
 const GATHER_START = 16 << 20
 
 const GATHER_SMALL = 1 << 20
+
+/** The first bytes kept to tell a binary format in an input that is not text (see withBinaryHint). */
+const BINARY_HEAD = 4096
 
 /** Bytes decoded into one string at most. */
 const DECODE_PART = 256 << 20
@@ -618,7 +621,10 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
   }
   /** Bytes decoded into one string at most: a streaming parser's are kept small (see STREAM_DECODE_PART). */
   const decodePart = wholeText === undefined ? STREAM_DECODE_PART : DECODE_PART
+  /** The first bytes decoded, for withBinaryHint. */
+  let firstBytes: Uint8Array | undefined
   const decode = (piece: Uint8Array): void => {
+    firstBytes ??= piece.slice(0, BINARY_HEAD)
     if (piece.length > decodePart) {
       // A piece longer than a string can be, or (streaming) than a young-space string.
       for (let at = 0; at < piece.length; at += decodePart) decode(piece.subarray(at, at + decodePart))
@@ -642,7 +648,18 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
     try {
       give(text)
     } catch {}
-    throw failure
+    throw withBinaryHint(failure)
+  }
+  /**
+   * Bytes that are not UTF-8 in a format chosen by name or extension: when a parser of bytes
+   * claims the first of them (a workbook named `.txt`), the error says to pass that format, not
+   * only to try another encoding, which would split the zip's bytes as text.
+   */
+  const withBinaryHint = (failure: DocsplitError): DocsplitError => {
+    if (failure.code !== 'DOCSPLIT_INVALID_UTF8' || byContent === true || firstBytes === undefined) return failure
+    const binary = binaryFormatOf(firstBytes)
+    if (binary === undefined) return failure
+    return new DocsplitError(failure.code, `the bytes look like ${binary}, not text: pass input_format "${binary}" to read them so; ${failure.message}`)
   }
   const guarded = <T>(step: () => T): T => {
     try {

@@ -553,3 +553,14 @@ t.test('input in pieces, auto by file name, formulas without cached values', asy
   })
   t.same(texts(await parse(noCache)), ['k\n'], 'a formula with no saved value shows nothing (nothing is recalculated)')
 })
+
+t.test('a workbook under a text name: the UTF-8 error says its bytes look like xlsx and how to read them so', async (t) => {
+  const bytes = buildXlsx([{ name: 'S', rows: [['k', 'v'], ['a', 1]] }])
+  for (const options of [{ filename: 'report.txt' }, { input_format: 'markdown' }]) {
+    const error = await split(bytes, { ...options, max_tokens: 64, tokenizer: TOKENIZER }).then(() => undefined, (e: unknown) => e)
+    t.ok(error instanceof DocsplitError && error.code === 'DOCSPLIT_INVALID_UTF8', JSON.stringify(options))
+    t.match((error as Error).message, /^the bytes look like xlsx, not text: pass input_format "xlsx" to read them so; the input is not valid UTF-8 at byte \d+/)
+  }
+  const other = await split(Buffer.from([0x41, 0xff, 0xfe, 0x00, 0x42]), { filename: 'a.txt' }).then(() => undefined, (e: unknown) => e)
+  t.match((other as Error).message, /^the input is not valid UTF-8 at byte 1;/, 'other bytes: no format named')
+})
