@@ -190,7 +190,7 @@ function checkFlagsOf (command: string, given: string[], splitOptions: string[],
   const stray = given.find((name) => !COMMON_FLAGS.has(name) && !allowed.includes(name))
   if (stray !== undefined) {
     const why = command === 'serve' && splitOptions.includes(stray)
-      ? ': split options are given with each request (in its body, form or query), not to the service'
+      ? ': split options are given with each request, in its body (JSON members or form fields), not to the service'
       : `; it takes ${[...allowed.filter((f) => !splitOptions.includes(f)), ...(command === 'split' ? ['the split options'] : []), ...COMMON_FLAGS].map((f) => f.startsWith('the ') ? f : `--${f}`).join(', ')}`
     throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', `docsplit ${command} takes no --${stray}${why} (see docsplit --help)`)
   }

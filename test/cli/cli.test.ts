@@ -480,7 +480,8 @@ t.test('formats and serve refuse a stray argument, as other bad arguments are re
 t.test('a flag the command does not use is refused, not ignored', async (t) => {
   // `serve` checks its flags before it starts: it exits at once.
   for (const [args, message] of [
-    [['serve', '--max-tokens', '256'], /docsplit serve takes no --max-tokens: split options are given with each request/],
+    // Not in the query: the service refuses a query parameter named as an option.
+    [['serve', '--max-tokens', '256'], /docsplit serve takes no --max-tokens: split options are given with each request, in its body \(JSON members or form fields\), not to the service/],
     [['formats', '--max-tokens', '5'], /docsplit formats takes no --max-tokens; it takes --json, --help/],
     [['split', file('one.txt', 'x'), '--json'], /docsplit split takes no --json; it takes --jsonl, --ndjson, --pretty, --verify, the split options/],
     [['split', file('one.txt', 'x'), '--jsonl', '--pretty'], /--pretty indents the JSON response, --jsonl prints one chunk per line, --ndjson adds a header and a trailer line: give only one of --jsonl, --pretty/],
