@@ -17,13 +17,29 @@ export interface SplitTextOptions {
   maxBodyBytes: number
 }
 
+/** The `charset` parameter of a content-type, lower case and unquoted, if it has one. */
+function charsetOf (contentType: string): string | undefined {
+  for (const parameter of contentType.split(';').slice(1)) {
+    const [name = '', value = ''] = parameter.split('=', 2).map((s) => s.trim())
+    if (name.toLowerCase() === 'charset') return value.replace(/^"(.*)"$/, '$1').toLowerCase()
+  }
+  return undefined
+}
+
 /** preParsing: refuse anything but JSON before reading the body. */
 export async function requireJson (request: FastifyRequest, optionNames: ReadonlySet<string>): Promise<void> {
   refuseQueryOptionsAndEncoding(request, optionNames)
-  const type = (request.headers['content-type'] ?? '').split(';', 1)[0]?.trim().toLowerCase()
+  const contentType = request.headers['content-type'] ?? ''
+  const type = contentType.split(';', 1)[0]?.trim().toLowerCase()
   if (type !== 'application/json') {
     throw new DocsplitError('DOCSPLIT_UNSUPPORTED_MEDIA_TYPE',
       'POST /docsplit/api/split/text takes content-type application/json; send files to POST /docsplit/api/split/file as multipart/form-data')
+  }
+  // The body is read as UTF-8 (RFC 8259): a body declared in another charset would be misread.
+  const charset = charsetOf(contentType)
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+    throw new DocsplitError('DOCSPLIT_UNSUPPORTED_MEDIA_TYPE',
+      'JSON must be UTF-8: send the body in UTF-8 with charset=utf-8 or no charset; send a file in another encoding to POST /docsplit/api/split/file with the encoding option')
   }
 }
 

@@ -1,7 +1,8 @@
 /**
- * How the split routes read what clients send: compressed bodies are refused (415), the
- * response type follows the Accept header's q-values, `encoding` belongs to the file endpoint,
- * a null option is no option, and a form's `file` part may come without a file name.
+ * How the split routes read what clients send: compressed bodies and JSON declared in another
+ * charset than UTF-8 are refused (415), the response type follows the Accept header's q-values,
+ * `encoding` belongs to the file endpoint, a null option is no option, and a form's `file` part
+ * may come without a file name.
  */
 import { gzipSync } from 'node:zlib'
 import t from 'tap'
@@ -29,6 +30,25 @@ t.test('a compressed request body is a 415, on both split routes', async (t) => 
   const plain = await postJson(s.url + TEXT, { text: 'plain', input_format: 'text' }, { 'content-encoding': 'identity' })
   t.equal(plain.status, 200, 'identity is no encoding')
   t.equal((await fetch(s.url + '/health')).status, 200, 'the service is up')
+})
+
+t.test('a JSON body declared in a charset other than UTF-8 is a 415, not read as UTF-8', async (t) => {
+  const s = await serve()
+  t.teardown(s.close)
+  const body = JSON.stringify({ text: 'caf\u00e9', input_format: 'text' })
+  for (const charset of ['iso-8859-1', 'UTF-16', '"windows-1252"', 'us-ascii']) {
+    const res = await fetch(s.url + TEXT, { method: 'POST', headers: { 'content-type': `application/json; charset=${charset}` }, body })
+    t.equal(res.status, 415, charset)
+    t.match(res.headers.get('content-type'), /^application\/problem\+json/)
+    const problem = await res.json() as ProblemJson
+    t.equal(problem.code, 'DOCSPLIT_UNSUPPORTED_MEDIA_TYPE', charset)
+    t.match(problem.detail, /^JSON must be UTF-8/, charset)
+  }
+  for (const type of ['application/json', 'application/json; charset=utf-8', 'application/json;charset=UTF-8', 'application/json; charset="utf-8"', 'application/json; charset=utf8']) {
+    const res = await fetch(s.url + TEXT, { method: 'POST', headers: { 'content-type': type }, body })
+    t.equal(res.status, 200, type)
+    t.equal((await res.json() as { chunks: Array<{ text: string }> }).chunks[0]?.text, 'caf\u00e9', `${type}: read as UTF-8`)
+  }
 })
 
 t.test('Accept: the q-values choose between JSON and NDJSON', async (t) => {
