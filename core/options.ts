@@ -158,6 +158,11 @@ export const OPTION_ALIASES: Readonly<Record<string, string>> = {
   language: 'input_format',
 }
 
+/** The error for an option `name` not among `names`: the one it likely meant, and the list. */
+export function unknownOptionError (name: string, names: readonly string[]): DocsplitError {
+  return new DocsplitError('DOCSPLIT_UNKNOWN_OPTION', `unknown option "${name.slice(0, 64)}"${didYouMean(name, names, OPTION_ALIASES)}; accepted: ${listValues(names)}`)
+}
+
 /** `given`, coerced (numbers and booleans given as strings) and checked against its schema. */
 function checkedOption (name: string, schema: TSchema, given: unknown): unknown {
   const value = coerce(schema, given)
@@ -199,8 +204,7 @@ export function resolveOptions (raw: Record<string, unknown> = {}): ResolvedOpti
     // Own names only: `toString` or `constructor` are no options.
     const schema = Object.hasOwn(baseOptions, name) ? (baseOptions as Record<string, TSchema>)[name] : plugin.get(name)
     if (schema === undefined) {
-      const names = [...Object.keys(baseOptions), ...plugin.keys()]
-      throw new DocsplitError('DOCSPLIT_UNKNOWN_OPTION', `unknown option "${name.slice(0, 64)}"${didYouMean(name, names, OPTION_ALIASES)}; accepted: ${listValues(names)}`)
+      throw unknownOptionError(name, [...Object.keys(baseOptions), ...plugin.keys()])
     }
     out[name] = checkedOption(name, schema, given)
   }

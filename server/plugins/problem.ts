@@ -9,8 +9,8 @@ import type { Socket } from 'node:net'
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { TSchema } from 'typebox'
-import { DocsplitError, isDocsplitError, listValues, type ErrorCode } from '../../core/errors.js'
-import { describeSchema, mustBe, OPTION_ALIASES } from '../../core/options.js'
+import { DocsplitError, isDocsplitError, type ErrorCode } from '../../core/errors.js'
+import { describeSchema, mustBe, unknownOptionError } from '../../core/options.js'
 import { tokenizerByName } from '../../core/registry.js'
 import { didYouMean } from '../../core/suggest.js'
 import { toProblem, type ProblemReply } from '../problem.js'
@@ -79,8 +79,7 @@ export function validationError (errors: AjvError[], options: Record<string, TSc
   const names = ['text', ...Object.keys(options)]
   if (first === undefined) return new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'The request body does not match the documented schema.')
   if (first.keyword === 'additionalProperties') {
-    const name = String(first.params.additionalProperty ?? '').slice(0, 64)
-    return new DocsplitError('DOCSPLIT_UNKNOWN_OPTION', `unknown option "${name}"${didYouMean(name, names, OPTION_ALIASES)}; accepted: ${listValues(names)}`)
+    return unknownOptionError(String(first.params.additionalProperty ?? '').slice(0, 64), names)
   }
   const name = first.keyword === 'required'
     ? String(first.params.missingProperty ?? '')
