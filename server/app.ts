@@ -29,6 +29,7 @@ import version from './routes/version.js'
 import docs from './routes/docs.js'
 import { DocsplitError, errorTable } from '../core/errors.js'
 import { firstInvalidUtf8 } from '../core/decode.js'
+import { unknownOptionError } from '../core/options.js'
 
 export interface BuildOptions extends Partial<ServerConfig> {
   /** Where log lines go (default: stdout). Tests pass a stream to read them. */
@@ -78,6 +79,23 @@ function errorsDescription (): string {
     '',
     '</details>',
   ].join('\n')
+}
+
+/**
+ * The refusal of valid JSON that the JSON parser (secure-json-parse) refuses as malformed for a
+ * `__proto__` member: at the top, an unknown option as any other; deeper, refused by name.
+ * Undefined for JSON that is malformed indeed.
+ */
+function protoRefusal (text: string, names: readonly string[]): DocsplitError | undefined {
+  let body: unknown
+  try {
+    // The parser reads past a byte order mark; JSON.parse does not.
+    body = JSON.parse(text.replace(/^\uFEFF/, ''))
+  } catch {
+    return undefined
+  }
+  if (body !== null && typeof body === 'object' && !Array.isArray(body) && Object.hasOwn(body, '__proto__')) return unknownOptionError('__proto__', names)
+  return new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'a JSON member named "__proto__" is refused, at any depth of the body')
 }
 
 export async function build (opts: BuildOptions = {}): Promise<FastifyInstance> {
@@ -136,6 +154,7 @@ export async function build (opts: BuildOptions = {}): Promise<FastifyInstance> 
   // JSON must be UTF-8 (RFC 8259): fastify would decode bad bytes to U+FFFD and split the
   // altered text; refuse them as the file endpoint does, with the byte offset.
   const parseJson = app.getDefaultJsonParser('error', 'ignore')
+  const bodyNames = ['text', ...Object.keys(options)]
   app.removeContentTypeParser('application/json')
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     const bytes = body as Buffer
@@ -144,7 +163,10 @@ export async function build (opts: BuildOptions = {}): Promise<FastifyInstance> 
       done(new DocsplitError('DOCSPLIT_INVALID_UTF8', `the request body is not valid UTF-8 at byte ${at}; JSON must be UTF-8`), undefined)
       return
     }
-    parseJson(request, bytes.toString('utf8'), done)
+    const text = bytes.toString('utf8')
+    parseJson(request, text, (err, body) => {
+      done(err !== null ? protoRefusal(text, bodyNames) ?? err : null, body)
+    })
   })
 
   // Requests in flight at SIGTERM get every second their split may take, and a few more to

@@ -10,6 +10,7 @@ import multipart from '@fastify/multipart'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { TSchema } from 'typebox'
 import { DocsplitError } from '../../core/errors.js'
+import { unknownOptionError } from '../../core/options.js'
 import { fileBody, splitResponses } from '../schemas.js'
 import { refuseQueryOptionsAndEncoding, sendSplit } from '../split-reply.js'
 
@@ -62,6 +63,18 @@ async function requireMultipart (request: FastifyRequest, optionNames: ReadonlyS
   }
 }
 
+/**
+ * The part named `file` is the document even without `filename=` (what `curl -F 'file=<x'`
+ * sends): read as bytes, under the file limits, not as a 16 KiB text field.
+ */
+function isPartAFile (fieldName: string | undefined, contentType: string | undefined, fileName: string | undefined): boolean {
+  return fieldName === 'file' || contentType === 'application/octet-stream' || fileName !== undefined
+}
+
+function misnamedFile (): DocsplitError {
+  return new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'the document goes in a form part named "file"')
+}
+
 export default async function splitFile (app: FastifyInstance, opts: SplitFileOptions): Promise<void> {
   const listOptions = new Set(Object.entries(opts.options).filter(([, schema]) => (schema as { type?: string }).type === 'array').map(([name]) => name))
   // A list option's repeated parts count against the part limit too.
@@ -78,10 +91,7 @@ export default async function splitFile (app: FastifyInstance, opts: SplitFileOp
       headerPairs: 100,
     },
     throwFileSizeLimit: true,
-    // The part named `file` is the document even without `filename=` (what `curl -F 'file=<x'`
-    // sends): read as bytes, under the file limits, not as a 16 KiB text field.
-    isPartAFile: (fieldName: string | undefined, contentType: string | undefined, fileName: string | undefined) =>
-      fieldName === 'file' || contentType === 'application/octet-stream' || fileName !== undefined,
+    isPartAFile,
   })
   const cap = opts.maxBodyBytes + FORM_OVERHEAD
   app.post('/docsplit/api/split/file', {
@@ -105,7 +115,17 @@ export default async function splitFile (app: FastifyInstance, opts: SplitFileOp
     let file: Buffer | undefined
     let filename: string | undefined
     const options: Record<string, unknown> = {}
-    const form = request.parts()[Symbol.asyncIterator]()
+    // The form parser refuses a part named like a member of Object.prototype (`constructor`,
+    // `toString`) with an error that does not say which: its name is noted here, as the
+    // parser reads each part's headers, to answer as for any other name.
+    let refusedPart: { name: string, file: boolean } | undefined
+    const form = request.parts({
+      isPartAFile: (fieldName, contentType, fileName) => {
+        const file = isPartAFile(fieldName, contentType, fileName)
+        if (refusedPart === undefined && fieldName !== undefined && fieldName in Object.prototype) refusedPart = { name: fieldName, file }
+        return file
+      },
+    })[Symbol.asyncIterator]()
     // The first step attaches the form parser to the request.
     const first = form.next()
     const stopCounting = capBody(request.raw, cap)
@@ -115,9 +135,7 @@ export default async function splitFile (app: FastifyInstance, opts: SplitFileOp
         if (part.type === 'file') {
           // Read it all (it counts against the limit) even when misnamed, then refuse.
           const data = await part.toBuffer()
-          if (part.fieldname !== 'file') {
-            throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'the document goes in a form part named "file"')
-          }
+          if (part.fieldname !== 'file') throw misnamedFile()
           file = data
           filename = part.filename
           continue
@@ -145,6 +163,9 @@ export default async function splitFile (app: FastifyInstance, opts: SplitFileOp
       // busboy reports a malformed or cut-off form (no boundary, a part cut short, no closing
       // boundary, a client gone mid-upload) as plain Errors: the client's fault, not ours.
       const code = (err as { code?: unknown } | undefined)?.code
+      if (code === 'FST_PROTO_VIOLATION' && refusedPart !== undefined) {
+        throw refusedPart.file ? misnamedFile() : unknownOptionError(refusedPart.name, Object.keys(opts.options))
+      }
       if (err instanceof DocsplitError || (typeof code === 'string' && code.startsWith('FST_'))) throw err
       throw new DocsplitError('DOCSPLIT_INVALID_REQUEST',
         'the multipart/form-data body is malformed or incomplete (no boundary, a part cut short, or no closing boundary)', { cause: err })

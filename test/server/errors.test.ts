@@ -89,6 +89,27 @@ t.test('errors', async (t) => {
     await problem(t, await fetch(s.url + FILE, { method: 'POST', body: form }), 400, 'DOCSPLIT_INVALID_REQUEST')
   })
 
+  t.test('400: a member or field named like a built-in property of objects is an unknown option, as any other name', async (t) => {
+    const accepted = (await problem(t, await postJson(s.url + TEXT, `{"text":"${SECRET}","nope":1}`), 400, 'DOCSPLIT_UNKNOWN_OPTION')).detail.replace(/^unknown option "nope"/, '')
+    // secure-json-parse refuses `__proto__` (and `constructor.prototype`) as if the JSON were malformed.
+    for (const [member, name] of [['"__proto__":{}', '__proto__'], ['"__proto__":1', '__proto__'], ['"constructor":1', 'constructor'], ['"constructor":{"prototype":{}}', 'constructor']] as const) {
+      const body = await problem(t, await postJson(s.url + TEXT, `{"text":"${SECRET}",${member}}`), 400, 'DOCSPLIT_UNKNOWN_OPTION')
+      t.equal(body.detail, `unknown option "${name}"${accepted}`, `${member}: named, with the accepted names`)
+    }
+    const deep = await problem(t, await postJson(s.url + TEXT, `{"text":"${SECRET}","sheets":[{"__proto__":{}}]}`), 400, 'DOCSPLIT_INVALID_REQUEST')
+    t.match(deep.detail, /"__proto__" is refused/, 'deeper: refused by name, not as invalid JSON')
+    await problem(t, await postJson(s.url + TEXT, `{"text":"${SECRET}","__proto__":`), 400, 'DOCSPLIT_INVALID_REQUEST')
+    const fileAccepted = (await problem(t, await postFile(s.url + FILE, SECRET, 'a.txt', { nope: '1' }), 400, 'DOCSPLIT_UNKNOWN_OPTION')).detail.replace(/^unknown option "nope"/, '')
+    for (const name of ['constructor', 'toString', 'hasOwnProperty', '__proto__']) {
+      const body = await problem(t, await postFile(s.url + FILE, SECRET, 'a.txt', { [name]: '1' }), 400, 'DOCSPLIT_UNKNOWN_OPTION')
+      t.equal(body.detail, `unknown option "${name}"${fileAccepted}`, `form field ${name}: named, with the accepted names`)
+    }
+    const misnamed = new FormData()
+    misnamed.append('constructor', new Blob([SECRET]), 'a.txt')
+    t.match((await problem(t, await fetch(s.url + FILE, { method: 'POST', body: misnamed }), 400, 'DOCSPLIT_INVALID_REQUEST')).detail, /form part named "file"/)
+    t.equal((await postFile(s.url + FILE, SECRET, 'a.txt', { max_tokens: '64' })).status, 200, 'the next form is read')
+  })
+
   t.test('400: malformed multipart; an upload cut off by its client is no internal error', async (t) => {
     const form = (type: string, body: string): Promise<Response> => fetch(s.url + FILE, { method: 'POST', headers: { 'content-type': type }, body })
     const part = `--XX\r\nContent-Disposition: form-data; name="file"; filename="a.md"\r\n\r\n${SECRET}\r\n`
