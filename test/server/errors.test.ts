@@ -9,6 +9,7 @@ import { PassThrough } from 'node:stream'
 import t, { type Test } from 'tap'
 import { errorTable, split, type DocsplitError, type SplitOptions } from '../../index.js'
 import { clientErrorHandler } from '../../server/plugins/problem.js'
+import { toProblem } from '../../server/problem.js'
 import { FILE, TEXT, exchange, postFile, postJson, serve, waitFor, type ProblemJson } from './helpers.js'
 
 const LIMIT = 4096
@@ -141,6 +142,16 @@ t.test('errors', async (t) => {
     await problem(t, await raw(s.url, `POST ${TEXT} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${SECRET}\r\n\r\n{}`), 400, 'DOCSPLIT_INVALID_REQUEST')
     await problem(t, await raw(s.url, `POST ${TEXT} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n`), 400, 'DOCSPLIT_INVALID_REQUEST')
     await problem(t, await raw(s.url, `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${SECRET}${'a'.repeat(20_000)}\r\n\r\n`), 431, 'DOCSPLIT_HEADERS_TOO_LARGE')
+  })
+
+  t.test('400: a docs asset path that file serving refuses says the path is wrong, not the body', async (t) => {
+    for (const path of ['/docs/static/%2e%2e/', '/docs/static/%00', '/docs/static/%2e%2e/%2e%2e/etc/passwd']) {
+      const body = await problem(t, await raw(s.url, `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`), 400, 'DOCSPLIT_INVALID_REQUEST')
+      t.match(body.detail, /^The request path is not valid/, path)
+      t.notMatch(body.detail, /JSON|body/, `${path}: says nothing of a body`)
+    }
+    // fastify's own 4xx errors carry a code and are about the body: they keep the body's detail.
+    t.match(toProblem(Object.assign(new Error('x'), { code: 'FST_SOMETHING_NEW', statusCode: 400 })).body.detail, /not valid JSON/)
   })
 
   t.test('408: a request not received in time is a problem too', async (t) => {
