@@ -3,12 +3,19 @@
  * sees and no log line records: an `Expect` other than `100-continue` (417) and an HTTP/1.1
  * request without `Host` (400). Both are let through to fastify (app.ts turns off Node's
  * `requireHostHeader`) and refused here instead, as problem+json, logged like any request,
- * after the rest of their body is read and dropped (the error handler).
+ * after the rest of their body is read and dropped (the error handler). So are a second Host
+ * header and an invalid one, which Node lets through (RFC 9112 3.2 asks for a 400).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { DocsplitError } from '../../core/errors.js'
+
+/**
+ * A Host value (RFC 3986 `host [":" port]`), loosely: a reg-name or IPv4 address (letters,
+ * digits and the characters a name may hold), or an IP literal in brackets; empty is allowed.
+ */
+const HOST = /^(?:\[[\w:.%~-]+\]|[\w.~%!$&'()*+,;=-]*)(?::\d*)?$/
 
 async function protocol (app: FastifyInstance): Promise<void> {
   /** Requests whose Expect Node does not meet (it decides: 100-continue in any case, HTTP/1.1). */
@@ -23,10 +30,20 @@ async function protocol (app: FastifyInstance): Promise<void> {
     if (unmet.has(raw)) {
       throw new DocsplitError('DOCSPLIT_EXPECTATION_FAILED', 'the only Expect the service meets is 100-continue; send the request without the header')
     }
-    // RFC 9112 3.2: a server must answer 400 to an HTTP/1.1 request without Host.
+    // RFC 9112 3.2: a server must answer 400 to an HTTP/1.1 request without Host, and to any
+    // request with more than one Host or an invalid one.
     if (raw.headers.host === undefined && raw.httpVersionMajor === 1 && raw.httpVersionMinor >= 1) {
       reply.header('connection', 'close')
       throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'an HTTP/1.1 request needs a Host header')
+    }
+    // Node keeps the first of several Host headers: count them in the raw list.
+    if (raw.rawHeaders.filter((name, i) => i % 2 === 0 && name.toLowerCase() === 'host').length > 1) {
+      reply.header('connection', 'close')
+      throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'a request may have only one Host header')
+    }
+    if (raw.headers.host !== undefined && !HOST.test(raw.headers.host)) {
+      reply.header('connection', 'close')
+      throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'the Host header must be host[:port]: a name, an IPv4 address or an IPv6 address in brackets, and an optional numeric port')
     }
   })
 }

@@ -2,8 +2,8 @@
  * Every answer reaches the request log with the status the client got, including those made
  * before fastify sees a request (Node's parser: 400, 431; the 408s are in
  * request-timeout-log.test.ts), and Node's own bare answers (417 to an Expect it does not meet,
- * 400 to HTTP/1.1 without Host) are problem+json like every other error. Raw sockets: this is
- * about the HTTP layer.
+ * 400 to HTTP/1.1 without Host) are problem+json like every other error, as are the Host
+ * headers Node lets through (two, or an invalid one). Raw sockets: this is about the HTTP layer.
  */
 import t from 'tap'
 import { TEXT, exchange, serve, waitFor } from './helpers.js'
@@ -15,6 +15,8 @@ const cases: Array<[string, string, number, string, string]> = [
   ['a garbage request line', 'HELLO\r\n\r\n', 400, '(unknown)', '(unknown)'],
   ['Content-Length with Transfer-Encoding', `POST ${TEXT} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 12\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nc\r\n{"text":"a"}\r\n0\r\n\r\n`, 400, '(unknown)', '(unknown)'],
   ['HTTP/1.1 without Host', 'GET /health HTTP/1.1\r\nConnection: close\r\n\r\n', 400, 'GET', '/health'],
+  ['two Host headers', 'GET /health HTTP/1.1\r\nHost: x\r\nhost: y\r\nConnection: close\r\n\r\n', 400, 'GET', '/health'],
+  ['an invalid Host', 'GET /health HTTP/1.1\r\nHost: a b\r\nConnection: close\r\n\r\n', 400, 'GET', '/health'],
   ['Expect: bogus', `POST ${TEXT} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: bogus\r\nContent-Length: 12\r\nConnection: close\r\n\r\n{"text":"a"}`, 417, 'POST', TEXT],
   ['a bad chunk size', `POST ${TEXT} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\n{"text":"a"}\r\n0\r\n\r\n`, 400, 'POST', TEXT],
   ['GET on a split route (405)', `GET ${TEXT} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`, 405, 'GET', TEXT],
@@ -51,6 +53,21 @@ t.test('Expect and Host: problem+json with a stable code; what Node allows still
   t.equal(noHost.status, 400)
   t.match(JSON.parse(noHost.body), { status: 400, code: 'DOCSPLIT_INVALID_REQUEST', detail: /Host/ })
   t.equal((await exchange(s.url, 'GET /health HTTP/1.0\r\n\r\n')).status, 200, 'HTTP/1.0 needs no Host')
+  // RFC 9112 3.2: more than one Host, or one that is not host[:port], is a 400 too.
+  for (const hosts of [['x', 'x'], ['x', 'y']]) {
+    const twice = await exchange(s.url, `GET /health HTTP/1.1\r\n${hosts.map((h) => `Host: ${h}\r\n`).join('')}\r\n`)
+    t.equal(twice.status, 400, `Host: ${hosts.join(', ')}`)
+    t.match(JSON.parse(twice.body), { code: 'DOCSPLIT_INVALID_REQUEST', detail: /only one Host/ })
+  }
+  for (const host of ['a b', '[::1', '[::1]x', 'a@b', 'a:b', 'x:80x', 'a/b']) {
+    const invalid = await exchange(s.url, `GET /health HTTP/1.1\r\nHost: ${host}\r\n\r\n`)
+    t.equal(invalid.status, 400, `Host: ${host}`)
+    t.equal(invalid.headers.connection, 'close', `Host: ${host}: the connection closes`)
+    t.match(JSON.parse(invalid.body), { code: 'DOCSPLIT_INVALID_REQUEST', detail: /^the Host header must be host\[:port\]/ })
+  }
+  for (const host of ['example.com', 'example.com:8000', 'EXAMPLE.com', '127.0.0.1:80', '[::1]', '[::1]:8000', '[::ffff:127.0.0.1]', 'under_score.local', 'host:', '']) {
+    t.equal((await exchange(s.url, `GET /health HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`)).status, 200, `Host: ${host}`)
+  }
   const body = '{"text":"a b c"}'
   const continued = await exchange(s.url, `POST ${TEXT} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`)
   t.match(continued.raw, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 /, 'Expect: 100-continue is met')
