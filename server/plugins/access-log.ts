@@ -40,8 +40,29 @@ export function noteSocketAnswer (log: FastifyBaseLogger | undefined, socket: ob
     if (!clientLeft) socketAnswers.set(socket, status)
     return
   }
+  if (log !== undefined) socketRequestLine(log, socket, UNKNOWN, UNKNOWN, status)
+}
+
+/**
+ * Writes the line of a request answered on its socket outside fastify (a CONNECT, which Node
+ * hands over without a response), timed from when the connection began to wait for it.
+ */
+export function socketRequestLine (log: FastifyBaseLogger, socket: object, method: string, path: string, status: number): void {
   const since = waitingSince.get(socket)
-  if (log !== undefined) requestLine(log, UNKNOWN, UNKNOWN, status, since === undefined ? 0 : performance.now() - since)
+  requestLine(log, method, path, status, since === undefined ? 0 : performance.now() - since)
+}
+
+/**
+ * Resolves once the answer to the latest request read on `socket` is written (or its connection
+ * gone): at once when none is due. Answers to pipelined requests are written in order.
+ */
+export function answered (socket: object): Promise<void> {
+  const response = latest.get(socket)
+  if (response === undefined || response.writableFinished || response.destroyed) return Promise.resolve()
+  return new Promise((resolve) => {
+    response.once('finish', resolve)
+    response.once('close', resolve)
+  })
 }
 
 /** Records the path of a known route answered 405 (it has no route for this method). */

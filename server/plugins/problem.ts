@@ -129,6 +129,13 @@ export function frameworkErrors (_err: FastifyError, request: FastifyRequest, re
   return sent
 }
 
+/** `problem` as a whole HTTP/1.1 response that closes its connection, to write on a socket outside fastify. */
+export function rawProblemResponse (problem: ProblemReply): string {
+  const body = JSON.stringify(problem.body)
+  const status = problem.body.status
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+}
+
 /**
  * fastify's `clientErrorHandler`: what Node's HTTP parser refuses before fastify sees a request
  * (a malformed request line or header, a bad Content-Length, Content-Length with
@@ -144,13 +151,11 @@ export function clientErrorHandler (this: FastifyInstance | undefined, err: Erro
       ? toProblem(new DocsplitError('DOCSPLIT_HEADERS_TOO_LARGE', 'The request headers are larger than 16 KiB.'))
       : toProblem(new DocsplitError('DOCSPLIT_INVALID_REQUEST',
         'The request is not valid HTTP/1.1: a malformed request line or header, a bad Content-Length, or both Content-Length and Transfer-Encoding.'))
-  const body = JSON.stringify(problem.body)
-  const status = problem.body.status
   if (socket.writable) {
     // Logged with the status written (a request under way too: not as gone, 499), except for a
     // client that ended its connection mid-request: it left.
-    noteSocketAnswer(this?.log, socket, status, err.code === 'HPE_INVALID_EOF_STATE')
-    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+    noteSocketAnswer(this?.log, socket, problem.body.status, err.code === 'HPE_INVALID_EOF_STATE')
+    socket.write(rawProblemResponse(problem))
   }
   socket.destroy()
 }

@@ -4,12 +4,17 @@
  * request without `Host` (400). Both are let through to fastify (app.ts turns off Node's
  * `requireHostHeader`) and refused here instead, as problem+json, logged like any request,
  * after the rest of their body is read and dropped (the error handler). So are a second Host
- * header and an invalid one, which Node lets through (RFC 9112 3.2 asks for a 400).
+ * header and an invalid one, which Node lets through (RFC 9112 3.2 asks for a 400). A CONNECT,
+ * whose socket Node would destroy unanswered, is answered 404 and logged here.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Duplex } from 'node:stream'
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { DocsplitError } from '../../core/errors.js'
+import { toProblem } from '../problem.js'
+import { answered, socketRequestLine } from './access-log.js'
+import { rawProblemResponse } from './problem.js'
 
 /**
  * A Host value (RFC 3986 `host [":" port]`), loosely: a reg-name or IPv4 address (letters,
@@ -24,6 +29,18 @@ async function protocol (app: FastifyInstance): Promise<void> {
   app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
     unmet.add(request)
     app.server.emit('request', request, response)
+  })
+  // Node hands a CONNECT to 'connect' listeners, with its socket and no response, and with none
+  // destroys the socket unanswered. The service is no proxy: a 404 as for any target it has no
+  // route for, logged as a request, and the connection closes (what follows would be a tunnel).
+  app.server.on('connect', (_request: IncomingMessage, socket: Duplex) => {
+    socket.on('error', () => {})
+    // Requests pipelined before it get their answers first.
+    void answered(socket).then(() => {
+      const problem = toProblem(new DocsplitError('DOCSPLIT_NOT_FOUND', 'CONNECT is not served: the service is no proxy; see /docs for its routes'))
+      socketRequestLine(app.log, socket, 'CONNECT', '(no route)', problem.body.status)
+      socket.end(rawProblemResponse(problem), () => { socket.destroy() })
+    })
   })
   app.addHook('onRequest', async (request, reply) => {
     const raw = request.raw

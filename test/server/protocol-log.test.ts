@@ -20,6 +20,8 @@ const cases: Array<[string, string, number, string, string]> = [
   ['Expect: bogus', `POST ${TEXT} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: bogus\r\nContent-Length: 12\r\nConnection: close\r\n\r\n{"text":"a"}`, 417, 'POST', TEXT],
   ['a bad chunk size', `POST ${TEXT} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\n{"text":"a"}\r\n0\r\n\r\n`, 400, 'POST', TEXT],
   ['GET on a split route (405)', `GET ${TEXT} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`, 405, 'GET', TEXT],
+  // Node destroys a CONNECT's socket unanswered when nobody listens for it.
+  ['CONNECT (404)', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 404, 'CONNECT', '(no route)'],
   ['POST /health (405)', 'POST /health HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n', 405, 'POST', '/health'],
 ]
 
@@ -71,4 +73,26 @@ t.test('Expect and Host: problem+json with a stable code; what Node allows still
   const body = '{"text":"a b c"}'
   const continued = await exchange(s.url, `POST ${TEXT} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`)
   t.match(continued.raw, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 /, 'Expect: 100-continue is met')
+})
+
+t.test('CONNECT: a 404 problem after the answers to the requests before it, then the connection closes', async (t) => {
+  const s = await serve({ maxConcurrentSplits: 1 })
+  t.teardown(s.close)
+  const connect = 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n'
+  const alone = await exchange(s.url, connect)
+  t.equal(alone.status, 404)
+  t.equal(alone.headers.connection, 'close')
+  t.match(JSON.parse(alone.body), { status: 404, code: 'DOCSPLIT_NOT_FOUND', type: 'urn:docsplit:error:DOCSPLIT_NOT_FOUND', detail: /CONNECT is not served/ })
+  // What follows the CONNECT would be a tunnel's bytes: not read as a request.
+  const tunnel = await exchange(s.url, `${connect}GET /health HTTP/1.1\r\nHost: x\r\n\r\n`)
+  t.equal(tunnel.raw.match(/HTTP\/1\.1 \d{3}/g)?.length, 1, 'one answer')
+  // A split pipelined before it is answered first, and logged with its own status.
+  const body = '{"text":"a b c","input_format":"spin","spin_ms":300}'
+  const pipelined = await exchange(s.url, `POST ${TEXT} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}${connect}`)
+  t.equal(pipelined.status, 200, 'the split first')
+  t.match(pipelined.raw, /^HTTP\/1\.1 200 [^]*\r\n\r\n\{"schema_version"[^]*HTTP\/1\.1 404 Not Found\r\n[^]*"code":"DOCSPLIT_NOT_FOUND"\}$/, 'then the 404')
+  await waitFor(() => requestLines(s.logs).length >= 4, 5000, 'the lines')
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  t.match(requestLines(s.logs), [{ method: 'CONNECT' }, { method: 'CONNECT' }, { method: 'POST', path: TEXT, status: 200 }, { method: 'CONNECT', path: '(no route)', status: 404 }])
+  t.equal(requestLines(s.logs).length, 4, 'one line each, none for the tunnel\'s bytes')
 })
