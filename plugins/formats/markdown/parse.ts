@@ -16,6 +16,7 @@
 import type { Env, MarkdownIt, StateBlock, Token } from 'markdown-it'
 import type { BlockEvent, CutStyle, DocEvent, InfoEvent, RefUse } from '../../../core/events.js'
 import { walkObjects } from '../../../core/walk.js'
+import { withoutStackTraces } from '../../../core/without-stacks.js'
 
 interface Reference { href: string, title: string }
 
@@ -205,7 +206,9 @@ function frontMatterValue (body: string): unknown {
   // logLevel error: yaml's warnings quote the document (a collection key), and print to stderr.
   const options = { maxAliasCount: 100, logLevel: 'error' } as const
   let doc: YamlDocument | undefined
-  for (const next of new yaml.Composer(options).compose(tokens, true, body.length)) {
+  // yaml makes an Error with its stack for every problem: only the first is read.
+  const docs = withoutStackTraces(() => [...new yaml.Composer(options).compose(tokens, true, body.length)])
+  for (const next of docs) {
     if (doc !== undefined) throw new Error('front matter holds more than one YAML document')
     doc = next
   }

@@ -28,6 +28,7 @@
 import type { CST, LineCounter } from 'yaml'
 import type { ParserContext, ParserHandler } from '../../../core/types.js'
 import type { DocEvent } from '../../../core/events.js'
+import { withoutStackTraces } from '../../../core/without-stacks.js'
 import { walkObjects } from '../../../core/walk.js'
 
 /** UTF-8 bytes of a UTF-16 code unit at most: a record of fewer bytes than the budget is under it (no encoding spends more tokens than bytes) and is not estimated. */
@@ -179,6 +180,7 @@ function largestDocument (src: string): { start: number, length: number } {
     from = at
   }
 }
+
 
 export class YamlHandler implements ParserHandler<string> {
   /** The text as given: the events' text. */
@@ -477,7 +479,7 @@ export class YamlHandler implements ParserHandler<string> {
       for (const t of new Parser(lineCounter.addNewLine).parse(src)) {
         const deep = scanToken(src, t, this.comments, MAX_DEPTH * CST_PER_LEVEL + 10)
         if (deep !== -1) this.fail(deep, lineCounter, '', true)
-        check(composer.next(t))
+        check(withoutStackTraces(() => [...composer.next(t)]))
         if (t.type === 'document') {
           // Leading top-level comments and directives go with the document after them.
           const start = held === undefined ? 0 : this.boundary(pending ?? t.offset, 0, held.start)
@@ -491,7 +493,7 @@ export class YamlHandler implements ParserHandler<string> {
           pending = t.offset
         }
       }
-      check(composer.end())
+      check(withoutStackTraces(() => [...composer.end()]))
     } catch (e) {
       if (e instanceof RangeError) this.fail(0, lineCounter, '', true)
       throw e
