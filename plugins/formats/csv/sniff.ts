@@ -133,13 +133,13 @@ function paragraphs (raw: string[], lines: string[]): boolean {
   return prose * 2 >= lines.length
 }
 
+/** A markdown table's delimiter row: cells of dashes (with alignment colons) between pipes. */
+const MARKDOWN_TABLE_RULE = /^[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+(?:[ \t]*:?-+:?[ \t]*)?\r?$/
+
 /**
  * How much a sample looks like delimited rows (for `detect`): 0 to 0.85. Excel's `sep=` line
  * is a sign of its own, 0.6 at least: a file of one column under it has no delimiter to count.
  */
-/** A markdown table's delimiter row: cells of dashes (with alignment colons) between pipes. */
-const MARKDOWN_TABLE_RULE = /^[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+(?:[ \t]*:?-+:?[ \t]*)?\r?$/
-
 export function delimitedScore (sample: string): number {
   const rows = rowsScore(afterSep(sample))
   return sepDelimiter(sample) === undefined ? rows : Math.max(rows, 0.6)

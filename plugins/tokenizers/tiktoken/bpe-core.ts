@@ -434,8 +434,7 @@ function pairRanksOf (core: BpeCore): PairRanks {
 /** The token ranks of `piece`, merged as gpt-tokenizer's bytePairMerge merges them. */
 export function heapMerge (core: BpeCore, piece: Uint8Array): number[] {
   const n = piece.length
-  const pairs = pairRanksOf(core)
-  const { left, right, joined, byteRank } = pairs
+  const { left, right, joined, byteRank } = pairRanksOf(core)
   // Parts are named by their first byte; next[i] is the first byte of the part after part i
   // (n: none), -1 once part i has been merged into the part before it. tokenOf[i]: part i's rank.
   const next = new Int32Array(n + 1)
