@@ -70,9 +70,6 @@ const fixedDetail: Partial<Record<ErrorCode, string>> = {
   DOCSPLIT_RATE_LIMITED: 'Too many split requests. Retry after the number of seconds in Retry-After.',
 }
 
-/** A 4xx without a code: serving the docs page's files refused the path (@fastify/send). */
-const BAD_FILE_PATH = 'The request path is not valid (it does not decode, holds a NUL byte or climbs out with ".."); see /docs for the routes.'
-
 function build (code: ErrorCode, detail: string, headers: Record<string, string> = {}, internal = false): ProblemReply {
   const spec = errorTable[code]
   return {
@@ -101,8 +98,6 @@ export function toProblem (err: unknown): ProblemReply {
   if (status === 413) return build('DOCSPLIT_INPUT_TOO_LARGE', fixedDetail.DOCSPLIT_INPUT_TOO_LARGE ?? '')
   if (status === 415) return build('DOCSPLIT_UNSUPPORTED_MEDIA_TYPE', fixedDetail.DOCSPLIT_UNSUPPORTED_MEDIA_TYPE ?? '')
   if (status === 429) return build('DOCSPLIT_RATE_LIMITED', fixedDetail.DOCSPLIT_RATE_LIMITED ?? '')
-  // fastify's and its parsers' errors, about the body, have a code; file serving's have none.
-  if (status >= 400 && status < 500 && e.code === undefined) return build('DOCSPLIT_INVALID_REQUEST', BAD_FILE_PATH)
   if (status >= 400 && status < 500) return build('DOCSPLIT_INVALID_REQUEST', fixedDetail.DOCSPLIT_INVALID_REQUEST ?? '')
   return build('DOCSPLIT_INTERNAL', fixedDetail.DOCSPLIT_INTERNAL ?? '', {}, true)
 }
