@@ -91,7 +91,6 @@ export default async function splitFile (app: FastifyInstance, opts: SplitFileOp
       headerPairs: 100,
     },
     throwFileSizeLimit: true,
-    isPartAFile,
   })
   const cap = opts.maxBodyBytes + FORM_OVERHEAD
   app.post('/docsplit/api/split/file', {
