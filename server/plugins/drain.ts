@@ -28,6 +28,23 @@ async function drain (app: FastifyInstance, opts: DrainOptions): Promise<void> {
   let draining = false
   /** Requests received and not yet answered in full (or given up by their client). */
   let inFlight = 0
+  /**
+   * The requests of each connection not yet answered in full: the connection's one 'close'
+   * listener ends them all (one listener per request would pass Node's warning limit of ten on a
+   * pipelined connection).
+   */
+  const pending = new WeakMap<Socket, Set<() => void>>()
+  const endAll = (socket: Socket): void => {
+    const finishes = pending.get(socket)
+    pending.delete(socket)
+    for (const finish of finishes ?? []) finish()
+  }
+  const watch = (socket: Socket): Set<() => void> => {
+    const finishes = new Set<() => void>()
+    pending.set(socket, finishes)
+    socket.once('close', () => { endAll(socket) })
+    return finishes
+  }
   const startDraining = (): void => {
     draining = true
     app.server.closeIdleConnections()
@@ -45,16 +62,14 @@ async function drain (app: FastifyInstance, opts: DrainOptions): Promise<void> {
     // The answer's 'close' comes once it is written in full or the connection is gone; but an
     // answer queued behind another on a pipelined connection has no socket yet, and gets no
     // 'close' when the connection goes: the connection's own 'close' ends it then.
-    let done = false
+    const finishes = pending.get(socket) ?? watch(socket)
     const finish = (): void => {
-      if (done) return
-      done = true
+      if (!finishes.delete(finish)) return
       inFlight--
-      socket.off('close', finish)
       reply.raw.off('close', finish)
     }
+    finishes.add(finish)
     reply.raw.once('close', finish)
-    socket.once('close', finish)
   })
   app.addHook('onSend', async (_request, reply) => {
     if (draining) reply.header('connection', 'close')

@@ -8,6 +8,10 @@ import { serve } from './helpers.js'
 
 t.test('close does not wait for the answers queued on a pipelined connection that went away', async (t) => {
   // A grace of 65 s: a request counted in flight forever would hold close() that long.
+  const warnings: string[] = []
+  const onWarning = (warning: Error): void => { warnings.push(warning.name) }
+  process.on('warning', onWarning)
+  t.teardown(() => { process.off('warning', onWarning) })
   const s = await serve({ splitTimeoutSeconds: 60 })
   const { port } = new URL(s.url)
   const socket = connect(Number(port), '127.0.0.1')
@@ -30,4 +34,6 @@ t.test('close does not wait for the answers queued on a pipelined connection tha
   clearTimeout(timer)
   t.ok(closed, 'closed without waiting out the grace')
   if (!closed) await closing
+  // One 'close' listener per connection, not one per request queued on it.
+  t.same(warnings, [], 'no MaxListenersExceededWarning')
 })
