@@ -23,7 +23,6 @@ interface Reference { href: string, title: string }
 let md: MarkdownIt | undefined
 let yamlLib: typeof import('yaml') | undefined
 type YamlToken = import('yaml').CST.Token
-type YamlDocument = import('yaml').Document.Parsed
 
 /**
  * markdown-it (and yaml, for front matter) load with the first markdown document, not with
@@ -198,20 +197,18 @@ const TOO_DEEP = Symbol('too deep')
 function frontMatterValue (body: string): unknown {
   const yaml = yamlLib!
   const tokens: YamlToken[] = []
+  let documents = 0
   for (const token of new yaml.Parser().parse(body)) {
     // Two objects of the tree per level: a collection and its item.
     if (!walkObjects(token, (_, depth) => depth <= 2 * MAX_FRONT_MATTER_DEPTH)) return TOO_DEEP
+    // Refused at the second, before the rest is read: 1 MiB of `--- x` lines is 170,000 documents.
+    if (token.type === 'document' && ++documents > 1) throw new Error('front matter holds more than one YAML document')
     tokens.push(token)
   }
   // logLevel error: yaml's warnings quote the document (a collection key), and print to stderr.
   const options = { maxAliasCount: 100, logLevel: 'error' } as const
-  let doc: YamlDocument | undefined
   // yaml makes an Error with its stack for every problem: only the first is read.
-  const docs = withoutStackTraces(() => [...new yaml.Composer(options).compose(tokens, true, body.length)])
-  for (const next of docs) {
-    if (doc !== undefined) throw new Error('front matter holds more than one YAML document')
-    doc = next
-  }
+  const [doc] = withoutStackTraces(() => [...new yaml.Composer(options).compose(tokens, true, body.length)])
   if (doc === undefined) return null // compose(..., true) always gives one; typed as maybe none
   if (doc.errors.length > 0) throw doc.errors[0]!
   return jsonValue(doc.toJS(options))
@@ -219,10 +216,11 @@ function frontMatterValue (body: string): unknown {
 
 /**
  * A YAML value as JSON data, so that the library's front matter is what the CLI and the service
- * print: a `!!set` as the list of its members, an `!!omap` or `!!pairs` (a Map) as an object,
- * `!!binary` as its base64, a `!!timestamp` as its ISO string, and .nan and .inf as null (as
- * JSON.stringify writes them). Nesting is bounded (MAX_FRONT_MATTER_DEPTH); an alias's value is
- * converted where it is met, as JSON.stringify repeats it.
+ * print: a `!!set` as the list of its members, an `!!omap` (a Map) as an object, `!!binary` as
+ * its base64, a `!!timestamp` as its ISO string, and .nan and .inf as null (as JSON.stringify
+ * writes them). An alias's value is converted where it is met, as JSON.stringify repeats it: the
+ * nesting can pass MAX_FRONT_MATTER_DEPTH that way, but yaml's maxAliasCount bounds it (a few
+ * hundred levels).
  */
 function jsonValue (value: unknown): unknown {
   if (typeof value === 'number') return Number.isFinite(value) ? value : null
