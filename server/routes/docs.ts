@@ -26,15 +26,23 @@ const CSP = {
   'style-src': ["'self'", LOGO_STYLE],
 }
 
+/**
+ * What serving the page's files (@fastify/send) means by a 4xx of no code, which the service's
+ * handler would call a bad request body: a path it cannot serve (400, 403), a precondition that
+ * does not hold (412) or a range past the file's end (416).
+ */
+const SEND_REFUSALS: Record<number, string> = {
+  400: 'The request path is not valid (it does not decode, holds a NUL byte or climbs out with ".."); see /docs for the routes.',
+  412: 'A precondition header (If-Match, If-Unmodified-Since) does not hold for this file.',
+  416: 'The Range header asks for bytes this file does not have.',
+}
+SEND_REFUSALS[403] = SEND_REFUSALS[400]!
+
 export default async function docs (app: FastifyInstance): Promise<void> {
-  // Serving the page's files (@fastify/send) refuses a path it cannot serve with a 4xx of no
-  // code, which the service's handler would call a bad request body: said as a bad path. Thrown
-  // on, every error reaches the service's own handler.
+  // Thrown on, every error reaches the service's own handler.
   app.setErrorHandler(async (err: FastifyError) => {
-    const status = err.statusCode ?? 500
-    if (status >= 400 && status < 500 && status !== 404 && err.code === undefined) {
-      throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', 'The request path is not valid (it does not decode, holds a NUL byte or climbs out with ".."); see /docs for the routes.')
-    }
+    const refusal = err.code === undefined ? SEND_REFUSALS[err.statusCode ?? 500] : undefined
+    if (refusal !== undefined) throw new DocsplitError('DOCSPLIT_INVALID_REQUEST', refusal)
     throw err
   })
   await app.register(swaggerUi, {

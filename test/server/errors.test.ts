@@ -144,12 +144,18 @@ t.test('errors', async (t) => {
     await problem(t, await raw(s.url, `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${SECRET}${'a'.repeat(20_000)}\r\n\r\n`), 431, 'DOCSPLIT_HEADERS_TOO_LARGE')
   })
 
-  t.test('400: a docs asset path that file serving refuses says the path is wrong, not the body', async (t) => {
+  t.test('400: what file serving refuses on the docs page says what is wrong (the path, a precondition, a range), not the body', async (t) => {
     for (const path of ['/docs/static/%2e%2e/', '/docs/static/%00', '/docs/static/%2e%2e/%2e%2e/etc/passwd']) {
       const body = await problem(t, await raw(s.url, `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`), 400, 'DOCSPLIT_INVALID_REQUEST')
       t.match(body.detail, /^The request path is not valid/, path)
       t.notMatch(body.detail, /JSON|body/, `${path}: says nothing of a body`)
     }
+    // A path that is served, with a precondition that fails or a range past its end: said so.
+    const css = '/docs/static/swagger-ui.css'
+    const ranged = await problem(t, await raw(s.url, `GET ${css} HTTP/1.1\r\nHost: x\r\nRange: bytes=99999999-\r\nConnection: close\r\n\r\n`), 400, 'DOCSPLIT_INVALID_REQUEST')
+    t.match(ranged.detail, /^The Range header/, 'a range past the end')
+    const matched = await problem(t, await raw(s.url, `GET ${css} HTTP/1.1\r\nHost: x\r\nIf-Match: "nope"\r\nConnection: close\r\n\r\n`), 400, 'DOCSPLIT_INVALID_REQUEST')
+    t.match(matched.detail, /^A precondition header/, 'If-Match that does not hold')
     // fastify's own 4xx errors carry a code and are about the body: they keep the body's detail.
     t.match(toProblem(Object.assign(new Error('x'), { code: 'FST_SOMETHING_NEW', statusCode: 400 })).body.detail, /not valid JSON/)
   })
