@@ -124,6 +124,10 @@ t.test('CSV, YAML, markdown, JSON lines and prose with timestamps keep their for
   // A pipe table is markdown, though its rows split evenly at `|`; pipe-delimited data stays CSV.
   t.equal(await formatOf('| Option | Default | Meaning |\n|---|---|---|\n| a | 1 | x |\n| b | 2 | y |\n'), 'markdown', 'a GFM table alone')
   t.equal(await formatOf('Option | Default\n--- | ---\na | 1\n'), 'markdown', 'a GFM table without outer pipes (`--- | ---` is no YAML block scalar)')
+  t.equal(await formatOf('| Name |\n| --- |\n| Anna |\n| Bob |\n'), 'markdown', 'a GFM table of one column')
+  t.equal(await formatOf('| Name\n| ---\n| Anna\n| Bob\n'), 'markdown', 'a GFM table of one column, pipes on the left only')
+  t.equal(await formatOf('| Option | Meaning |\n|---|---|\n| `a \\| b` | either |\n| c | d |\n'), 'markdown', 'an escaped pipe in a cell')
+  t.equal(await formatOf('| Option | Meaning \\| note |\n|---|---|\n| a | b |\n| c | d |\n'), 'markdown', 'an escaped pipe in the header')
   t.equal(await formatOf('a|b|c\n1|2|3\n4|5|6\n'), 'csv', 'pipe-delimited rows')
   t.equal(await formatOf('key: |\n  - |\n    text\n'), 'yaml', 'a block scalar after a line with a pipe is no table')
 })

@@ -133,8 +133,11 @@ function paragraphs (raw: string[], lines: string[]): boolean {
   return prose * 2 >= lines.length
 }
 
-/** A markdown table's delimiter row: cells of dashes (with alignment colons) between pipes. */
-const MARKDOWN_TABLE_RULE = /^[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+(?:[ \t]*:?-+:?[ \t]*)?\r?$/
+/**
+ * A markdown table's delimiter row: cells of dashes (with alignment colons) and pipes, one cell
+ * too (`| --- |`, `| ---`, `--- |`); the caller asks for a pipe.
+ */
+const MARKDOWN_TABLE_RULE = /^[ \t]*(?:\|[ \t]*)?:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*(?:\|[ \t]*)?\r?$/
 
 /**
  * How much a sample looks like delimited rows (for `detect`): 0 to 0.85. Excel's `sep=` line
@@ -159,7 +162,7 @@ function rowsScore (sample: string): number {
   let strayRows = 0
   let rowCount = 0
   // A row of dashes between pipes under the first (`|---|:-:|`) is a markdown table, not data.
-  const tableRule = lines.length >= 2 && MARKDOWN_TABLE_RULE.test(lines[1]!)
+  const tableRule = lines.length >= 2 && lines[1]!.includes('|') && MARKDOWN_TABLE_RULE.test(lines[1]!)
   for (const d of DELIMITERS) {
     if (d === '|' && tableRule) continue
     const stray = { count: 0, rows: 0 }

@@ -14,17 +14,25 @@ import { loadMarkdownParser, markdownSteps } from './parse.js'
 
 const YAMLISH = /^\s*(?:-\s+)?[\w"'.$-]+\s*:(?:\s|$)/
 
-/** A GFM table's delimiter row: two or more cells of dashes (alignment colons allowed) between pipes. */
-const TABLE_RULE = /^ {0,3}(?:\|[ \t]*)?:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)+\|?[ \t]*\r?$/
+/** The cells of a table row: split at pipes not escaped (`\|` is a pipe in a cell), less the optional pipes at its ends. */
+const cells = (line: string): string[] => line.trim().replace(/^\|/, '').replace(/(?<!\\)\|$/, '').split(/(?<!\\)\|/)
 
-/** The cells of a table row: split at pipes, less the optional pipes at its ends. */
-const cellCount = (line: string): number => line.trim().replace(/^\|/, '').replace(/\|$/, '').split('|').length
+/** A delimiter cell: dashes, with alignment colons. */
+const RULE_CELL = /^[ \t]*:?-+:?[ \t]*$/
 
-/** Whether a line with pipes is followed by a delimiter row of as many cells: a GFM table. */
+/**
+ * Whether a line with pipes is followed by a GFM delimiter row (cells of dashes) of as many
+ * cells: a table. A rule of one cell must start with a pipe (`| --- |`): `- |` and `--- |`
+ * are a list item and a YAML block scalar more often than a table of one column.
+ */
 function hasTable (sample: string): boolean {
   const lines = sample.split('\n', 200)
   for (let i = 1; i < lines.length; i++) {
-    if (TABLE_RULE.test(lines[i]!) && lines[i - 1]!.includes('|') && cellCount(lines[i - 1]!) === cellCount(lines[i]!)) return true
+    const rule = lines[i]!.replace(/\r$/, '')
+    if (!rule.includes('|') || !lines[i - 1]!.includes('|') || /^ {4}/.test(rule)) continue
+    const ruleCells = cells(rule)
+    if (ruleCells.length === 1 && !rule.trimStart().startsWith('|')) continue
+    if (ruleCells.every((cell) => RULE_CELL.test(cell)) && cells(lines[i - 1]!.replace(/\r$/, '')).length === ruleCells.length) return true
   }
   return false
 }
