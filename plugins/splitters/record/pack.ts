@@ -86,7 +86,12 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
    * estimates after this many: rereading then costs at most this many chunk lengths.
    */
   const tallyRecordsMax = meter.tokenizer.cheap === true ? Infinity : 32
-  /** The last draft is held back so the final one can say `end` (when the document ended, not an error). */
+  /**
+   * The last draft, held back while it may still change: blocks after it may join it (heldJoin),
+   * and the final one says `end` (when the document ended, not an error). A record that starts
+   * the next chunk settles it: it goes out then, not a chunk later (`tail -f app.log | docsplit`
+   * had each chunk out only once the next one was full too).
+   */
   let held: ChunkDraft | undefined
 
   const release = (draft: ChunkDraft): void => {
@@ -294,7 +299,12 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
 
   const take = (u: Unit): void => {
     current.push(u)
-    if (u.record >= 0) lastRecord = u
+    if (u.record < 0) return
+    lastRecord = u
+    if (held !== undefined) {
+      ctx.emit(held)
+      held = undefined
+    }
   }
 
   const add = (u: Unit): void => {

@@ -246,3 +246,25 @@ t.test('token_count is exact when a chunk of many pieces is repaired by an exact
   }), { numRuns: 100, seed: 7 })
   t.pass('exact counts')
 })
+
+t.test('a chunk goes out once the record after it has started a chunk, not once that chunk is full too (tail -f)', async (t) => {
+  const { splitStream } = await import('../../../index.js')
+  let produced = 0
+  async function * lines (): AsyncGenerator<string> {
+    for (let i = 0; i < 400; i++) {
+      produced++
+      yield JSON.stringify({ n: i, message: `event ${i} with some words to count` }) + '\n'
+      // Let the split run between lines, as between the lines of a live log.
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+  }
+  const lags: number[] = []
+  for await (const chunk of splitStream(lines(), { input_format: 'jsonl', max_tokens: 64 })) {
+    if (chunk.boundary === 'end') break
+    // Lines past the chunk's last record when it came: the next record, and the one whose
+    // start completes that one, at most (a chunk later was 5 more lines here).
+    lags.push(produced - (chunk.record_start! + chunk.record_count!))
+  }
+  t.ok(lags.length > 10, `${lags.length} chunks before the last`)
+  t.ok(Math.max(...lags) <= 2, `each came at most 2 lines after its last record (lags ${[...new Set(lags)].join(', ')})`)
+})
