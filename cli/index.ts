@@ -306,6 +306,9 @@ async function main (argv: string[]): Promise<number | typeof SERVING> {
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   process.exit(reportError(outputError(error.code)).exitCode)
 })
+// A message that cannot be written (stderr to a full disk, or to a logger that died) is lost,
+// but the exit code stays the one the run earned: unhandled, the error made it 1.
+process.stderr.on('error', () => {})
 
 let settled = false
 

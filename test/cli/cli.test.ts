@@ -239,6 +239,18 @@ t.test('a command that prints a little into a full disk exits 1', { skip: exists
   }
 })
 
+t.test('a message that cannot be written to stderr leaves the exit code as it was', { skip: existsSync('/dev/full') ? false : 'no /dev/full here' }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'docsplit-stderr-'))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+  const log = join(dir, 'a.log')
+  // A record over the budget: the run ends with a note on stderr.
+  writeFileSync(log, `2024-01-01 ERROR boom\n${'\tat com.acme.Foo.bar(Foo.java:1)\n'.repeat(200)}2024-01-01 INFO ok\n`)
+  for (const [args, code] of [[['split', join(dir, 'missing.log')], 3], [['split', '--max-tokens', '3', log], 2], [['split', log, '--jsonl', '--max-tokens', '64'], 0]] as const) {
+    const r = spawnSync(process.execPath, [bin, ...args], { stdio: ['ignore', 'ignore', openSync('/dev/full', 'w')], encoding: 'utf8' })
+    t.equal(r.status, code, `${args.join(' ')}: ${code}`)
+  }
+})
+
 t.test('dist/ imports the bundled typebox, semver, markdown-it and yaml, not their many module files', async (t) => {
   const { readdirSync, readFileSync } = await import('node:fs')
   const files = (readdirSync(join(root, 'dist'), { recursive: true }) as string[]).filter((f) => f.endsWith('.js') && !f.startsWith('vendor'))
