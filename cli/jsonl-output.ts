@@ -21,8 +21,10 @@ import { Output, outputError } from './output.js'
  * the engine's own makeChunkId.
  */
 const WORKER = `
-const { parentPort } = require('node:worker_threads')
+const { parentPort, workerData } = require('node:worker_threads')
 const { writeSync } = require('node:fs')
+// Set by the main thread to stop after the line being written (see WriterThread.stop).
+const stopped = new Int32Array(workerData.stop)
 const chunkId = (${makeChunkId.toString()})((data) => require('node:crypto').hash('sha256', data, 'hex'))
 const nap = new Int32Array(new SharedArrayBuffer(4))
 // One buffer, grown only for a line longer than it: a new one per batch cost the kernel a page
@@ -41,10 +43,12 @@ const flush = (length) => {
   }
 }
 parentPort.on('message', (batch) => {
+  if (batch === 'stop') return parentPort.postMessage({ stopped: true })
   try {
     let length = 0
     let context
     for (const chunk of batch) {
+      if (Atomics.load(stopped, 0) === 1) break
       // null: the context of the chunk before (see sendContextsOnce)
       if (chunk.context === null) chunk.context = context
       else context = chunk.context
@@ -113,16 +117,19 @@ function sendContextsOnce (batch: OutputLine[], post: () => void): void {
 
 class WriterThread {
   private readonly worker: Worker
+  private readonly stopFlag = new Int32Array(new SharedArrayBuffer(4))
   private sent = 0
   private written = 0
   private failure: string | undefined
   /** Everyone waiting for a write to finish (the split's sends, the end). */
   private wakers: Array<() => void> = []
+  private onStopped: (() => void) | undefined
 
   constructor () {
-    this.worker = new Worker(WORKER, { eval: true, resourceLimits: { maxYoungGenerationSizeMb: 4 } })
-    this.worker.on('message', (reply: { error?: string }) => {
-      if (reply.error !== undefined) this.failure ??= reply.error
+    this.worker = new Worker(WORKER, { eval: true, workerData: { stop: this.stopFlag.buffer }, resourceLimits: { maxYoungGenerationSizeMb: 4 } })
+    this.worker.on('message', (reply: { error?: string, stopped?: true }) => {
+      if (reply.stopped === true) this.onStopped?.()
+      else if (reply.error !== undefined) this.failure ??= reply.error
       else this.written++
       this.wakeAll()
     })
@@ -139,6 +146,20 @@ class WriterThread {
     sendContextsOnce(batch, () => { this.worker.postMessage(batch) })
     this.sent++
     await this.waitFor(this.sent - IN_FLIGHT)
+  }
+
+  /**
+   * Has the thread stop after the line it is writing, and the batches sent after it skipped;
+   * resolves once it has (or writing failed).
+   */
+  async stop (): Promise<void> {
+    Atomics.store(this.stopFlag, 0, 1)
+    if (this.failure !== undefined) return
+    await new Promise<void>((resolve) => {
+      this.onStopped = resolve
+      this.worker.once('exit', () => { resolve() })
+      this.worker.postMessage('stop')
+    })
   }
 
   /** Waits until everything sent is written (or writing failed), then ends the thread. */
@@ -176,6 +197,8 @@ export class JsonlOutput {
   private flushing: Promise<void> = Promise.resolve()
   /** A write is under way: a partial batch waits for its end, not to go out beside it. */
   private writing = false
+  /** Stopped by a signal (see stop): what comes after is not written. */
+  private halted = false
 
   /** `inputBytes`: the input's size when known. */
   constructor (inputBytes: number | undefined) {
@@ -194,6 +217,7 @@ export class JsonlOutput {
   /** Writes `chunks` (or other lines) in order, or hands them to the writer thread. */
   async write (chunks: OutputLine[]): Promise<void> {
     await this.flushing
+    if (this.halted) return
     if (this.threadless) return await this.writeHere(chunks)
     this.writing = true
     try {
@@ -245,6 +269,22 @@ export class JsonlOutput {
     }
   }
 
+  /** Whether a signal stopped the output. */
+  get stopped (): boolean {
+    return this.halted
+  }
+
+  /**
+   * Ends the output after a whole line, now (a signal came): what is written or handed to the
+   * writer thread goes out up to the end of a line, and nothing after it.
+   */
+  async stop (): Promise<void> {
+    this.halted = true
+    clearTimeout(this.idle)
+    if (this.thread !== undefined) return await this.thread.stop()
+    await this.here.settle()
+  }
+
   /** Writes what is left and waits until all is written; the thread ends, written or not. */
   async end (): Promise<void> {
     clearTimeout(this.idle)
@@ -260,6 +300,7 @@ export class JsonlOutput {
 
   private async writeHere (chunks: OutputLine[]): Promise<void> {
     for (const chunk of chunks) {
+      if (this.halted) return
       if (chunk.id === '') chunk.id = chunkId(chunk as Chunk, (chunk as Chunk).text)
       await this.here.write(JSON.stringify(chunk) + '\n')
     }

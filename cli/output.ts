@@ -34,6 +34,13 @@ export class Output {
     await this.send(data)
   }
 
+  /** Writes what is buffered and waits until the stream has handed every byte to the system. */
+  async settle (): Promise<void> {
+    await this.flush()
+    const stream = this.stream as NodeJS.WritableStream & { writableLength?: number }
+    while ((stream.writableLength ?? 0) > 0) await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+
   private async send (data: string | Buffer): Promise<void> {
     if (!this.stream.write(data)) {
       await new Promise<void>((resolve, reject) => {

@@ -14,6 +14,7 @@ import type { Chunk } from '../core/schema.js'
 import { Verifier } from '../core/verify.js'
 import { countThreads } from '../plugins/tokenizers/tiktoken/count-threads.js'
 import { toProblem } from '../server/problem.js'
+import { onInterrupt } from './interrupt.js'
 import { JsonlOutput } from './jsonl-output.js'
 import { isOutputError, reportError, writeResponse } from './output.js'
 import { Progress } from './progress.js'
@@ -152,23 +153,24 @@ export async function runSplit (command: SplitCommand): Promise<number> {
   // A reader that closes the pipe ends the process at once (exit 0): the line still ends.
   const endLine = (): void => { progress?.abort() }
   if (progress !== undefined) process.once('exit', endLine)
+  const jsonl = command.jsonl || command.ndjson === true ? new JsonlOutput(size) : undefined
+  const interrupt = jsonl === undefined ? undefined : onInterrupt(async () => { endLine(); await jsonl.stop() })
   try {
-    return await splitInput(command, stream, size, progress)
+    return await splitInput(command, stream, size, progress, jsonl)
   } catch (error) {
-    // The error's line starts a line of its own. (No handler for Ctrl-C: one would wait for
-    // the event loop, which a whole document's parse does not turn.)
+    // The error's line starts a line of its own.
     progress?.abort()
     throw error
   } finally {
     process.off('exit', endLine)
+    await interrupt?.settle()
   }
 }
 
-async function splitInput (command: SplitCommand, stream: AsyncIterable<Buffer> | Iterable<Buffer>, size: number | undefined, progress: Progress | undefined): Promise<number> {
+async function splitInput (command: SplitCommand, stream: AsyncIterable<Buffer> | Iterable<Buffer>, size: number | undefined, progress: Progress | undefined, jsonl: JsonlOutput | undefined): Promise<number> {
   const options: SplitOptions = { ...command.options }
   if (command.file !== '-' && options.filename === undefined) options.filename = basename(command.file)
   const verifier = command.verify ? new Verifier() : undefined
-  const jsonl = command.jsonl || command.ndjson === true ? new JsonlOutput(size) : undefined
   // --ndjson: the header goes out with the first chunk (or at the end), as the service sends it.
   let header = command.ndjson === true
   const headerLine = async (): Promise<void> => {
@@ -203,6 +205,8 @@ async function splitInput (command: SplitCommand, stream: AsyncIterable<Buffer> 
       await headerLine()
       if (jsonl !== undefined) await jsonl.write(batch)
       else for (const chunk of batch) collected.push(chunk)
+      // A signal stopped the output: the process ends by it (onInterrupt), the split goes no further.
+      if (jsonl?.stopped === true) return await new Promise<never>(() => {})
     }
   } catch (error) {
     // The chunks made before an input error still go out; the input error is what is reported.

@@ -240,11 +240,8 @@ t.test('a command that prints a little into a full disk exits 1', { skip: exists
 })
 
 t.test('a message that cannot be written to stderr leaves the exit code as it was', { skip: existsSync('/dev/full') ? false : 'no /dev/full here' }, async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'docsplit-stderr-'))
-  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
-  const log = join(dir, 'a.log')
   // A record over the budget: the run ends with a note on stderr.
-  writeFileSync(log, `2024-01-01 ERROR boom\n${'\tat com.acme.Foo.bar(Foo.java:1)\n'.repeat(200)}2024-01-01 INFO ok\n`)
+  const log = file('trace.log', `2024-01-01 ERROR boom\n${'\tat com.acme.Foo.bar(Foo.java:1)\n'.repeat(200)}2024-01-01 INFO ok\n`)
   for (const [args, code] of [[['split', join(dir, 'missing.log')], 3], [['split', '--max-tokens', '3', log], 2], [['split', log, '--jsonl', '--max-tokens', '64'], 0]] as const) {
     const r = spawnSync(process.execPath, [bin, ...args], { stdio: ['ignore', 'ignore', openSync('/dev/full', 'w')], encoding: 'utf8' })
     t.equal(r.status, code, `${args.join(' ')}: ${code}`)
@@ -291,6 +288,33 @@ t.test('should read a file bigger than its read buffer whole, verified, for a wh
     t.equal(r.code, 0, r.stderr)
     t.match(r.stderr, /verified \d+ chunks?/)
     t.equal((JSON.parse(r.stdout).chunks as Array<{ text: string }>).map((c) => c.text).join(''), text, `${name}: the chunks are the file`)
+  }
+})
+
+t.test('SIGTERM or Ctrl-C ends the JSONL output after a whole line, then the process by the signal', async (t) => {
+  const log = file('signal.log', bigLog(6))
+  // Standard input: the writer thread writes; a file under 32 MB: the main thread.
+  for (const [from, signal] of [['stdin', 'SIGTERM'], ['file', 'SIGINT'], ['stdin', 'SIGINT'], ['file', 'SIGTERM']] as const) {
+    const child = spawn(process.execPath, [bin, 'split', from === 'file' ? log : '-', '--jsonl', '--input-format', 'log'], { stdio: [from === 'file' ? 'ignore' : 'pipe', 'pipe', 'ignore'] })
+    if (from === 'stdin') {
+      // The process may end before it has read all of it.
+      child.stdin!.on('error', () => {})
+      child.stdin!.end(readFileSync(log))
+    }
+    // Output not read: the pipe fills and a write waits in the middle of its lines.
+    await new Promise((resolve) => child.stdout!.once('readable', resolve))
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    child.kill(signal)
+    const parts: Buffer[] = []
+    for await (const part of child.stdout!) parts.push(part as Buffer)
+    const [, endedBy] = await new Promise<[number | null, string | null]>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) resolve([child.exitCode, child.signalCode])
+      else child.once('exit', (code, sig) => { resolve([code, sig]) })
+    })
+    const out = Buffer.concat(parts).toString('utf8')
+    t.equal(endedBy, signal, `${from}, ${signal}: ended by the signal`)
+    t.ok(out.length > 0 && out.endsWith('\n'), `${from}, ${signal}: the output ends at a line's end (${out.length} characters)`)
+    t.ok(out.split('\n').slice(0, -1).every((line) => { try { return JSON.parse(line).text !== undefined } catch { return false } }), `${from}, ${signal}: every line is a chunk`)
   }
 })
 
