@@ -24,8 +24,15 @@ import type { Boundary, ChunkDraft, PackerContext, PackerHandler, Tally } from '
 import type { siblingOptions } from './options.js'
 
 const END = Number.POSITIVE_INFINITY
-/** Gap between siblings whose parent is at depth d: STRUCTURE - d. */
+/** Gap between siblings whose parent is at depth d: STRUCTURE - d (see structureGap). */
 const STRUCTURE = 1000
+/**
+ * Deeper than this, containers count as this deep: their gaps stay stronger than any cut inside
+ * a block. (JSON nests up to 10,000 levels: past depth 960, `[{"":` 1,000 times over made a chunk
+ * of every `{` and `"":[`, and re-counted the long run for each.)
+ */
+const STRUCTURE_DEPTH = 900
+const structureGap = (depth: number): number => STRUCTURE - Math.min(depth, STRUCTURE_DEPTH)
 const LEVEL_STRENGTH: Record<CutLevel, number> = { line: 40, sentence: 30, space: 22, word: 20, grapheme: 10, codepoint: 5 }
 /** In prose a line end only wraps a sentence: weaker than a sentence end, stronger than a word. */
 const WRAPPED_LINE = 25
@@ -105,7 +112,7 @@ interface Unit {
   /** A remainder of a block being cut: its inside has not been segmented at `level + 1` yet. */
   pending: boolean
   path: string[]
-  /** How many containers hold it: the gap that closes the innermost is STRUCTURE - depth + 1. */
+  /** How many containers hold it: the gap that closes the innermost is structureGap(depth - 1). */
   depth: number
   /** It is the first unit of a container (one opened right before it). */
   opens: boolean
@@ -747,7 +754,7 @@ export function createSiblingPacker (ctx: PackerContext<typeof siblingOptions>):
       if (opensAt < 0) continue
       // Inside it (else an outer declaration may hold j): j and the gaps between g and j are
       // weaker than the one that closes it.
-      const closes = STRUCTURE - queue[g]!.depth + 1
+      const closes = structureGap(queue[g]!.depth - 1)
       let inside = s < closes
       for (let i = g + 1; i < j && inside; i++) inside = queue[i - 1]!.after < closes
       if (!inside) continue
@@ -930,7 +937,7 @@ export function createSiblingPacker (ctx: PackerContext<typeof siblingOptions>):
         prev.after = ATTACHED
         prev.reason = 'block'
       } else {
-        prev.after = STRUCTURE - minDepthSinceUnit
+        prev.after = structureGap(minDepthSinceUnit)
         prev.reason = structureChanged ? 'section' : prev.reason
         prev.enters = structureChanged && !exitedSinceUnit
       }

@@ -451,3 +451,13 @@ t.test('conformance kit (docsplit/testing)', async (t) => {
   ], { numRuns: 30 })
   t.pass('json and jsonl pass the conformance kit')
 })
+
+t.test('sibling packs JSON nested thousands of levels deep into full chunks, not a chunk per level', async (t) => {
+  const depth = 2000
+  const text = '[{"":'.repeat(depth) + '1' + '}]'.repeat(depth)
+  const r = await split(text, { input_format: 'json', splitter: 'sibling', max_tokens: 512 })
+  t.equal(r.chunks.map((c) => c.text).join(''), text, 'lossless')
+  // About 10 chunks' worth of tokens; past depth 960 every `{` and `"":[` was a chunk of its own.
+  t.ok(r.chunk_count < 30, `${r.chunk_count} chunks`)
+  t.ok(r.chunks.filter((c) => c.text.length < 8).length <= 1, 'no chunks of a bracket or two')
+})
