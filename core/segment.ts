@@ -182,6 +182,23 @@ function spaceCuts (text: string): number[] {
   return out
 }
 
+/** A mark, a zero-width joiner or an emoji modifier: it belongs to the grapheme cluster of what is before it (UAX #29 GB9, GB9a). */
+const CLUSTER_EXTENDER = /[\p{M}\u200D\u{1F3FB}-\u{1F3FF}]/uy
+
+/**
+ * The cuts that fall between grapheme clusters: not before a mark, a joiner or an emoji
+ * modifier, which belong with what precedes them. A space cut left a combining accent or a
+ * ZWJ at a chunk's start, and the sentence rules cut `.🏻` (a modifier is no Extend to them).
+ * After a line break is always a cluster's start (GB4, GB5).
+ */
+function betweenClusters (text: string, cuts: number[]): number[] {
+  return cuts.filter((p) => {
+    if (text.charCodeAt(p) < 0x300) return true
+    CLUSTER_EXTENDER.lastIndex = p
+    return !CLUSTER_EXTENDER.test(text)
+  })
+}
+
 /** What opens a line of a quote, a list item or a table row: `> `, `- `, `12. `, `| ` (a pattern's source). */
 export const LINE_MARKER = /(?:[>*+|-]|\d{1,9}[.)])[ \t]+/.source
 /**
@@ -426,14 +443,14 @@ export const segmenters: Segmenters = {
         sentenceSegmenter ??= new Intl.Segmenter(undefined, { granularity: 'sentence' })
         const soft = softBreaksAsSpaces(text)
         const cuts = quotedQuestionsContinued(soft, quotationsContinued(text, stopsInUrls(text, segmentStarts(soft, sentenceSegmenter, false, true))))
-        return abbreviationAware(text, markupAware(text, openersToNext(text, dashedStops(text, cuts))))
+        return betweenClusters(text, abbreviationAware(text, markupAware(text, openersToNext(text, dashedStops(text, cuts)))))
       }
       case 'space':
-        return spaceCuts(text)
+        return betweenClusters(text, spaceCuts(text))
       case 'word':
         if (ASCII.test(text)) return openersToNext(text, asciiWordCuts(text))
         wordSegmenter ??= new Intl.Segmenter(undefined, { granularity: 'word' })
-        return openersToNext(text, segmentStarts(text, wordSegmenter, true))
+        return betweenClusters(text, openersToNext(text, segmentStarts(text, wordSegmenter, true)))
       case 'grapheme':
         if (SIMPLE_GRAPHEMES.test(text)) return simpleGraphemeCuts(text)
         graphemeSegmenter ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' })

@@ -875,8 +875,9 @@ export function createSiblingPacker (ctx: PackerContext<typeof siblingOptions>):
         // A piece of that block over budget alone is cut anyway: cut it now, so that the chunk
         // fills up to a cut inside it when no stronger gap comes first (a window's remainder
         // re-cut as one long "sentence" ended the chunk before it, a few words long).
+        // Not into code points when it fits max_tokens: a grapheme is whole, with less overlap.
         const before = k > 0 ? queue[k - 1]!.after : END
-        if (before > ATTACHED && before <= LEVEL_STRENGTH.line && overBudget(next) && cut(k)) continue
+        if (before > ATTACHED && before <= LEVEL_STRENGTH.line && overBudget(next) && cut(k, overLimit(next) ? 'codepoint' : 'grapheme')) continue
         // Only gaps after headings fit (or after white space that bestGap would not end a chunk
         // at), and what follows does not fit with them: the heading and the unit after it whole,
         // if together they fit max_tokens; else cut that unit so that the heading travels with

@@ -539,3 +539,26 @@ t.test('white space of every kind joined to the text before it never leaves a pi
     }), { numRuns: 300 })
   }
 })
+
+t.test('chunks end between grapheme clusters whenever each cluster fits max_tokens, with overlap too', async (t) => {
+  const approx = await tokenizerByName('approx').load()
+  const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' })
+  const piece = fc.constantFrom('a', 'word', ' ', '  ', '\n', '\u0301', '\u200D', '🇯🇵', '👩‍👩‍👧', '😀', 'é', 'n̈', '🏻', '.')
+  await fc.assert(fc.asyncProperty(fc.array(piece, { minLength: 1, maxLength: 40 }), fc.integer({ min: 8, max: 40 }), fc.nat(), async (pieces, max, o) => {
+    const text = pieces.join('')
+    const clusters = [...graphemes.segment(text)]
+    // A cluster over max_tokens alone must be cut: not asked of here.
+    fc.pre(clusters.every((c) => approx.count(c.segment) <= max))
+    const overlap = o % (Math.floor(max / 2) + 1)
+    const r = await split(text, { input_format: 'text', max_tokens: max, overlap_tokens: overlap })
+    const bounds = new Set(clusters.map((c) => c.index))
+    const points = Array.from(text)
+    /** UTF-16 index of a code point offset. */
+    const at = (cp: number): number => points.slice(0, cp).join('').length
+    for (const c of r.chunks) {
+      if (!bounds.has(at(c.char_start))) return false
+      if (c.char_end < points.length && !bounds.has(at(c.char_end))) return false
+    }
+    return true
+  }), { numRuns: 300 })
+})
