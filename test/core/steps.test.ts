@@ -39,3 +39,19 @@ t.test('chunks leave while the parser is still stepping', async (t) => {
   t.equal(firstChunkBeforeEnd, true, 'the first chunk came before the last step')
   t.equal(joined, text, 'lossless')
 })
+
+t.test('a streaming parser\'s large piece of bytes is decoded a part at a time, each part\'s chunks out before the next part is read', async (t) => {
+  const { splitBatches } = await import('../../core/split.js')
+  // Some characters outside Latin-1: the text is held as two-byte strings.
+  const log = Buffer.from(Array.from({ length: 6000 }, (_, i) => `2026-01-01T00:00:00Z INFO request ${i} served ✓ in ${i % 97} ms\n`).join(''))
+  t.ok(log.length > 4 * 65536, `${log.length} bytes in one piece`)
+  let batches = 0
+  let joined = ''
+  for await (const batch of splitBatches([log], { input_format: 'log', max_tokens: 64 })) {
+    batches++
+    for (const c of batch) joined += c.text
+  }
+  t.equal(joined, log.toString(), 'lossless')
+  // One batch per 64 KiB part at least; fed whole, the piece's chunks all came at once.
+  t.ok(batches >= 4, `${batches} batches`)
+})
