@@ -57,7 +57,9 @@ Output and checks:
   --plugin MODULE      load a plugin module (package name or path); repeatable, any command
 
 Exit codes: 0 ok, 2 usage error, 3 input error, 4 missing optional dependency, 1 internal error;
-stopped by SIGINT (Ctrl-C) or SIGTERM, it ends by the signal (a shell shows 130 or 143).
+stopped by SIGINT (Ctrl-C) or SIGTERM, it ends by the signal (a shell shows 130 or 143), after
+a whole line of --jsonl or --ndjson output. A FILE that starts with - goes after --:
+docsplit split --ndjson -- *.md
 `
 }
 

@@ -13,8 +13,9 @@ export class Progress {
 
   constructor (private readonly total: number | undefined, private readonly out: NodeJS.WriteStream = process.stderr) {}
 
-  static wanted (size: number | undefined, stream: NodeJS.WriteStream = process.stderr): boolean {
-    return stream.isTTY === true && (size === undefined || size >= LARGE)
+  /** Not when the chunks go to the same terminal: the line would be redrawn among them. */
+  static wanted (size: number | undefined, stream: NodeJS.WriteStream = process.stderr, output: NodeJS.WriteStream = process.stdout): boolean {
+    return stream.isTTY === true && output.isTTY !== true && (size === undefined || size >= LARGE)
   }
 
   advance (bytes: number): void {

@@ -65,6 +65,10 @@ t.test('the progress line shows for a large input, and for one of unknown size o
   t.match(file.text(), /25% 5\.0\/20\.0 MB.*\n$/s, 'an error ends the line')
   known.abort()
   t.notMatch(file.text(), /\n\n$/, 'once')
+  const notTerminal = sink().stream as unknown as NodeJS.WriteStream
+  t.ok(Progress.wanted(20e6, terminal().stream, notTerminal), 'wanted: stderr a terminal, stdout not')
+  t.notOk(Progress.wanted(20e6, terminal().stream, terminal().stream), 'not wanted when the chunks go to the terminal too')
+  t.notOk(Progress.wanted(20e6, notTerminal, notTerminal), 'not wanted when stderr is no terminal')
 })
 
 t.test('an error line is one line whatever its message quotes raw', async (t) => {
