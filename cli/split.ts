@@ -51,6 +51,8 @@ function openInput (file: string): { stream: AsyncIterable<Buffer> | Iterable<Bu
   if (file === '-') {
     // A directory on standard input reads as empty: refuse it as `cat` does.
     if (fstatSync(0).isDirectory()) throw new DocsplitError('DOCSPLIT_READ_FAILED', 'reading the input failed (EISDIR): standard input is a directory')
+    // Typed at a terminal, or a script that forgot its pipe: say what it waits for.
+    if (process.stdin.isTTY === true && process.stderr.isTTY === true) process.stderr.write('docsplit: reading standard input from the terminal: type the text, then Ctrl-D (or give a FILE)\n')
     return { stream: process.stdin, size: undefined }
   }
   let size: number | undefined

@@ -702,6 +702,14 @@ t.test('a stream read for its format: a note says what the split waits for, and 
   }
 })
 
+t.test('standard input from a terminal says what it waits for', { skip: spawnSync('script', ['--version']).status === 0 ? false : 'script(1) is not installed' }, async (t) => {
+  const typescript = join(dir, 'stdin.typescript')
+  // In the foreground (a background job's standard input is /dev/null); ended at script's end of input, or by timeout.
+  const r = spawnSync('script', ['-qfc', `timeout --foreground 20 ${process.execPath} ${bin} split - --jsonl`, typescript], { encoding: 'utf8', timeout: 60_000 })
+  t.equal(r.status, 0, r.stderr)
+  t.match(readFileSync(typescript, 'utf8'), /docsplit: reading standard input from the terminal: type the text, then Ctrl-D/)
+})
+
 t.test('the progress line on a terminal ends its line when the reader closes the pipe early', { skip: spawnSync('script', ['--version']).status === 0 ? false : 'script(1) is not installed' }, async (t) => {
   const log = file('progress.log', bigLog(24))
   const typescript = join(dir, 'progress.typescript')
