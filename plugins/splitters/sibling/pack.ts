@@ -332,9 +332,19 @@ export function createSiblingPacker (ctx: PackerContext<typeof siblingOptions>):
     const fitsAlone = (from: number, to: number): boolean => meter.estimate(region.slice(from, to)) <= budget
     let level = u.level + 1
     let cuts: number[] = []
+    // A piece cut at graphemes may hold several (white space joined to the one after it, or
+    // cuts thinned): one over max_tokens is cut at them as they are before code points
+    // (` 🇯🇵` at 10 tokens over 8 was cut inside the flag).
+    if (finest === 'codepoint' && u.level >= 0 && levels[u.level] === 'grapheme') {
+      cuts = segmenters.cuts(region, 'grapheme')
+      if (cuts.length > 0) level = u.level
+    }
     /** The first level whose cuts white space joined away, and those cuts. */
     let joinedAway: [number, number[]] | undefined
-    for (; level < levels.length && LEVEL_STRENGTH[levels[level]!] >= LEVEL_STRENGTH[finest]; level++) {
+    for (; cuts.length === 0 && level < levels.length && LEVEL_STRENGTH[levels[level]!] >= LEVEL_STRENGTH[finest]; level++) {
+      // Not into code points while a coarser level has cuts, joined away or not: those are
+      // used below (`\n🇯🇵` at 8 tokens cut at its grapheme, not inside the flag).
+      if (levels[level] === 'codepoint' && joinedAway !== undefined) break
       const found = segmenters.cuts(region, levels[level]!)
       cuts = withoutBlankPieces(region, found, region === u.text, fitsAlone)
       if (cuts.length > 0) break
@@ -354,7 +364,7 @@ export function createSiblingPacker (ctx: PackerContext<typeof siblingOptions>):
       ;[level, cuts] = joinedAway
     }
     const name = levels[level]!
-    if (name === 'grapheme' && fineSpacing > 1) cuts = thinCuts(cuts, fineSpacing)
+    if (name === 'grapheme' && fineSpacing > 1 && level !== u.level) cuts = thinCuts(cuts, fineSpacing)
     const pieces: Unit[] = []
     let from = 0
     // Uses in offset order (see unitFrom), handed out piece by piece: filtering all of them for

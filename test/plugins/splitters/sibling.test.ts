@@ -536,7 +536,7 @@ t.test('white space of every kind joined to the text before it never leaves a pi
       const r = await split(doc, { input_format: format, max_tokens: max, overlap_tokens: overlap, tokenizer: name })
       const problems = invariantProblems(r, doc, { tokenizer })
       if (problems.length > 0) throw new Error(problems.join('\n'))
-    }), { numRuns: 300 })
+    }), { numRuns: 1000 })
   }
 })
 
@@ -560,5 +560,5 @@ t.test('chunks end between grapheme clusters whenever each cluster fits max_toke
       if (c.char_end < points.length && !bounds.has(at(c.char_end))) return false
     }
     return true
-  }), { numRuns: 300 })
+  }), { numRuns: 1000 })
 })
