@@ -674,7 +674,7 @@ async function * splitting (input: SplitInput, raw: SplitOptions, onStart: (star
    * A streaming parser gets bytes a decoded part at a time, each part's chunks out before the
    * next: fed a 256 KB read whole, a log of mostly ASCII with some other characters (two-byte
    * strings) held all of its text and chunks at once, which outlived young collections: 11 full
-   * collections and 155 MB peak RSS on 305 MB, 107 MB in parts, and 3.7 -> 2.3 s.
+   * collections, 134-145 MB peak RSS and 4.6 s through the CLI on 305 MB; 105 MB and 3.6 s in parts.
    */
   function * fed (piece: InputPiece): Generator<Chunk[]> {
     if (typeof piece !== 'string' && wholeText === undefined && parser.reads === 'text' && piece.length > decodePart) {
