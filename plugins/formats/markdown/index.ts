@@ -28,11 +28,12 @@ const RULE_CELL = /^[ \t]*:?-+:?[ \t]*$/
 function hasTable (sample: string): boolean {
   const lines = sample.split('\n', 200)
   for (let i = 1; i < lines.length; i++) {
-    const rule = lines[i]!.replace(/\r$/, '')
+    // cells() trims: a CRLF line's `\r` goes with the white space.
+    const rule = lines[i]!
     if (!rule.includes('|') || !lines[i - 1]!.includes('|') || /^ {4}/.test(rule)) continue
     const ruleCells = cells(rule)
     if (ruleCells.length === 1 && !rule.trimStart().startsWith('|')) continue
-    if (ruleCells.every((cell) => RULE_CELL.test(cell)) && cells(lines[i - 1]!.replace(/\r$/, '')).length === ruleCells.length) return true
+    if (ruleCells.every((cell) => RULE_CELL.test(cell)) && cells(lines[i - 1]!).length === ruleCells.length) return true
   }
   return false
 }
