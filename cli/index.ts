@@ -20,7 +20,7 @@ import { pluginStepsPending } from '../core/plugin-calls.js'
 import { didYouMean } from '../core/suggest.js'
 import { VERSION } from '../core/version.js'
 import { printFormats } from './formats.js'
-import { errorLine, outputError, reportError } from './output.js'
+import { errorLine, outputError, readerClosed, reportError } from './output.js'
 import { runSplit, runSplits } from './split.js'
 
 const kebab = (name: string): string => name.replaceAll('_', '-')
@@ -53,7 +53,8 @@ Output and checks:
                        or an {"error": ...} line
   --pretty             indent the JSON response
   --verify             re-check the output (lossless, offsets, overlap, budget by
-                       recount); exit 3 on a violation
+                       recount); exit 3 on a violation; every chunk is checked even
+                       when the reader stops early (| head)
   --plugin MODULE      load a plugin module (package name or path); repeatable, any command
 
 Exit codes: 0 ok, 2 usage error, 3 input error, 4 missing optional dependency, 1 internal error;
@@ -306,7 +307,9 @@ async function main (argv: string[]): Promise<number | typeof SERVING> {
 }
 
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-  process.exit(reportError(outputError(error.code)).exitCode)
+  const e = outputError(error.code)
+  // --verify goes on (see verifyPastClosedOutput).
+  if (!readerClosed()) process.exit(reportError(e).exitCode)
 })
 // A message that cannot be written (stderr to a full disk, or to a logger that died) is lost,
 // but the exit code stays the one the run earned: unhandled, the error made it 1.

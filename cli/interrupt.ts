@@ -5,6 +5,7 @@
  * to a pipe goes out in pieces the size of the pipe's free room.
  */
 import { constants } from 'node:os'
+import { setImmediate } from 'node:timers/promises'
 
 /** How long the output may take to reach a line's end before the signal ends the process anyway (a reader that stopped reading). */
 const STOP_WITHIN_MS = 2000
@@ -41,6 +42,8 @@ export function onInterrupt (stop: () => Promise<void>): Interrupt {
   process.on('SIGTERM', handler)
   return {
     async settle () {
+      // A signal that came in the split's last stretch may still wait for its turn of the loop.
+      await setImmediate()
       if (ending !== undefined) return await ending
       remove()
     },

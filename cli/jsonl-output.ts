@@ -11,7 +11,7 @@ import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import { chunkId, makeChunkId } from '../core/chunk-id.js'
 import type { Chunk } from '../core/schema.js'
-import { Output, outputError } from './output.js'
+import { Output, outputError, readerClosed } from './output.js'
 
 /**
  * Writes every byte to fd 1. A pipe may be non-blocking (the main thread's process.stdout sets
@@ -216,6 +216,15 @@ export class JsonlOutput {
 
   /** Writes `chunks` (or other lines) in order, or hands them to the writer thread. */
   async write (chunks: OutputLine[]): Promise<void> {
+    if (readerClosed()) return
+    try {
+      await this.writeInOrder(chunks)
+    } catch (error) {
+      if (!readerClosed()) throw error
+    }
+  }
+
+  private async writeInOrder (chunks: OutputLine[]): Promise<void> {
     await this.flushing
     if (this.halted) return
     if (this.threadless) return await this.writeHere(chunks)
@@ -290,11 +299,15 @@ export class JsonlOutput {
     clearTimeout(this.idle)
     this.idle = undefined
     try {
-      await this.flushing
-      await this.flushPartial()
-    } finally {
-      // A thread left running would keep the process alive after the error is told.
-      await this.thread?.end()
+      try {
+        await this.flushing
+        await this.flushPartial()
+      } finally {
+        // A thread left running would keep the process alive after the error is told.
+        await this.thread?.end()
+      }
+    } catch (error) {
+      if (!readerClosed()) throw error
     }
   }
 

@@ -16,6 +16,7 @@ export class Output {
   constructor (private readonly stream: NodeJS.WritableStream = process.stdout) {}
 
   async write (text: string): Promise<void> {
+    if (readerGone) return
     // At most 3 bytes per UTF-16 code unit.
     if (this.length + text.length * 3 > this.buffer.length) {
       await this.flush()
@@ -38,7 +39,7 @@ export class Output {
   async settle (): Promise<void> {
     await this.flush()
     const stream = this.stream as NodeJS.WritableStream & { writableLength?: number }
-    while ((stream.writableLength ?? 0) > 0) await new Promise((resolve) => setTimeout(resolve, 10))
+    while ((stream.writableLength ?? 0) > 0 && !readerGone) await new Promise((resolve) => setTimeout(resolve, 10))
   }
 
   private async send (data: string | Buffer): Promise<void> {
@@ -47,7 +48,7 @@ export class Output {
         const done = (error?: Error): void => {
           this.stream.off('drain', done)
           this.stream.off('error', done)
-          if (error !== undefined) reject(error)
+          if (error !== undefined && !readerGone) reject(error)
           else resolve()
         }
         this.stream.once('drain', done)
@@ -83,12 +84,35 @@ export function errorLine (e: DocsplitError, about?: string): string {
   return `docsplit: ${e.code}: ${about === undefined ? '' : `${quoted(about)}: `}${escapeControls(e.message)}`
 }
 
+/** Set by --verify: a reader that closes the pipe ends the output, not the check. */
+let verifyPastReader = false
+let readerGone = false
+
+/**
+ * Under --verify, a reader that closes the pipe early (`| head`) no longer ends the process:
+ * the split goes on to the end, unwritten, so that the exit code still says whether every chunk
+ * passed. Otherwise a check cut short would exit 0 with nothing verified.
+ */
+export function verifyPastClosedOutput (): void {
+  verifyPastReader = true
+}
+
+/** Whether the reader closed standard output under --verify: nothing more is written. */
+export function readerClosed (): boolean {
+  return readerGone
+}
+
 /**
  * The error for a failed write to standard output. EPIPE (a closed pipe:
- * `docsplit split big.log --jsonl | head`) is a normal way to stop: the process exits 0 here.
+ * `docsplit split big.log --jsonl | head`) is a normal way to stop: the process exits 0 here,
+ * but under --verify only once the check is done (see verifyPastClosedOutput).
  */
 export function outputError (code: string | undefined): DocsplitError {
-  if (code === 'EPIPE') process.exit(0)
+  if (code === 'EPIPE' || readerGone) {
+    if (!verifyPastReader) process.exit(0)
+    if (!readerGone) process.stderr.write('docsplit: note: the output\'s reader closed it; --verify goes on to the end of the input, writing nothing more\n')
+    readerGone = true
+  }
   const error = new DocsplitError('DOCSPLIT_INTERNAL', `cannot write the output (${code ?? 'error'})`)
   outputErrors.add(error)
   return error

@@ -4,6 +4,7 @@
  */
 import { closeSync, createReadStream, fstatSync, openSync, readSync, statSync } from 'node:fs'
 import { basename } from 'node:path'
+import { setImmediate } from 'node:timers/promises'
 import { DocsplitError, quoted } from '../core/errors.js'
 import { optionsSchema } from '../core/options.js'
 import { FORMAT_SAMPLE, formatNamedByFile } from '../core/format-choice.js'
@@ -16,7 +17,7 @@ import { countThreads } from '../plugins/tokenizers/tiktoken/count-threads.js'
 import { toProblem } from '../server/problem.js'
 import { onInterrupt } from './interrupt.js'
 import { JsonlOutput } from './jsonl-output.js'
-import { isOutputError, reportError, writeResponse } from './output.js'
+import { isOutputError, reportError, verifyPastClosedOutput, writeResponse } from './output.js'
 import { Progress } from './progress.js'
 
 export interface SplitCommand {
@@ -110,13 +111,23 @@ function noteFormatWait (start: Promise<unknown>, reading: Reading): void {
   start.then(() => { clearTimeout(note) }, () => { clearTimeout(note) })
 }
 
+/**
+ * Reads of a file (synchronous) between turns of the event loop. Without a turn, a split whose
+ * output keeps up never gives one: a SIGINT or SIGTERM waited for the end of the split, and was
+ * then lost (exit 0, the whole output).
+ */
+const READS_PER_TURN = 4
+
 /** Passes bytes through while feeding the progress line, the verifier's view of the source and `reading`. */
 async function * tee (source: AsyncIterable<Buffer> | Iterable<Buffer>, progress: Progress | undefined, verifier: Verifier | undefined, reading: Reading): AsyncGenerator<Buffer> {
+  const synchronous = Symbol.iterator in source
+  let reads = 0
   for await (const piece of source) {
     reading.bytes += piece.length
     progress?.advance(piece.length)
     verifier?.addBytes(piece)
     yield piece
+    if (synchronous && ++reads % READS_PER_TURN === 0) await setImmediate()
   }
   reading.ended = true
   verifier?.endBytes()
@@ -173,6 +184,7 @@ async function splitInput (command: SplitCommand, stream: AsyncIterable<Buffer> 
   const options: SplitOptions = { ...command.options }
   if (command.file !== '-' && options.filename === undefined) options.filename = basename(command.file)
   const verifier = command.verify ? new Verifier() : undefined
+  if (verifier !== undefined) verifyPastClosedOutput()
   // --ndjson: the header goes out with the first chunk (or at the end), as the service sends it.
   let header = command.ndjson === true
   const headerLine = async (): Promise<void> => {

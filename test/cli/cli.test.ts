@@ -3,7 +3,7 @@
  */
 import t from 'tap'
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -316,6 +316,20 @@ t.test('SIGTERM or Ctrl-C ends the JSONL output after a whole line, then the pro
     t.ok(out.length > 0 && out.endsWith('\n'), `${from}, ${signal}: the output ends at a line's end (${out.length} characters)`)
     t.ok(out.split('\n').slice(0, -1).every((line) => { try { return JSON.parse(line).text !== undefined } catch { return false } }), `${from}, ${signal}: every line is a chunk`)
   }
+
+  // Output to a file is written synchronously, and a file is read so: the split gave the event
+  // loop no turn, so the signal waited for the end of the split and was lost there (exit 0).
+  const long = file('signal-long.log', bigLog(24))
+  const outPath = join(dir, 'signal-long.jsonl')
+  const child = spawn(process.execPath, [bin, 'split', long, '--jsonl', '--input-format', 'log'], { stdio: ['ignore', openSync(outPath, 'w'), 'ignore'] })
+  while (statSync(outPath).size === 0) await new Promise((resolve) => setTimeout(resolve, 5))
+  child.kill('SIGTERM')
+  const endedBy = await new Promise((resolve) => child.once('close', (code, sig) => { resolve(sig ?? code) }))
+  const written = readFileSync(outPath, 'utf8')
+  t.equal(endedBy, 'SIGTERM', 'output to a file: ended by the signal')
+  t.ok(written.endsWith('\n'), 'at a line\'s end')
+  const all = docsplit(['split', long, '--jsonl', '--input-format', 'log']).stdout
+  t.ok(written.length < all.length, `not after the whole output (${written.length} of ${all.length} characters)`)
 })
 
 /**
@@ -369,6 +383,19 @@ t.test('--jsonl: a reader that stops early, a full disk, an input error half way
     const code = await new Promise((resolve) => child.on('close', resolve))
     t.equal(code, 0, `${way}: a closed pipe is a normal way to stop`)
     t.equal(stderr, '')
+
+    // --verify checks to the end all the same: its exit code must not say "passed" for a check cut short.
+    const total = docsplit(['split', ...args, '--jsonl'], input).stdout.split('\n').length - 1
+    for (const format of [['--jsonl'], []]) {
+      const verifying = spawn(process.execPath, [bin, 'split', ...args, ...format, '--verify'], { stdio: ['pipe', 'pipe', 'pipe'] })
+      verifying.stdin.on('error', () => {})
+      verifying.stdin.end(input)
+      let told = ''
+      verifying.stderr.on('data', (d: Buffer) => { told += d.toString() })
+      verifying.stdout.once('data', () => verifying.stdout.destroy())
+      t.equal(await new Promise((resolve) => verifying.on('close', resolve)), 0, `${way} ${format.join('')}: --verify passed`)
+      t.equal(told, `docsplit: note: the output's reader closed it; --verify goes on to the end of the input, writing nothing more\ndocsplit: verified ${total} chunks: lossless, offsets (characters, bytes, lines) and overlaps exact, every chunk within 512 tokens by recount\n`, `${way} ${format.join('')}: every chunk verified, not only those read`)
+    }
 
     if (existsSync('/dev/full')) {
       const r = spawnSync(process.execPath, [bin, 'split', ...args, '--jsonl'], { input, stdio: ['pipe', openSync('/dev/full', 'w'), 'pipe'], encoding: 'utf8' })
