@@ -132,6 +132,19 @@ t.test('CSV, YAML, markdown, JSON lines and prose with timestamps keep their for
   t.equal(await formatOf('key: |\n  - |\n    text\n'), 'yaml', 'a block scalar after a line with a pipe is no table')
 })
 
+t.test('a heading over a list is markdown, not a YAML comment over a sequence; a bare list stays YAML', async (t) => {
+  const changelog = '# Changelog\n\n' + Array.from({ length: 30 }, (_, i) => `- fix issue #${i}: the parser drops a line when it ends the file\n`).join('')
+  t.equal(await formatOf(changelog), 'markdown', 'a changelog')
+  t.equal(await formatOf('# Shopping\n\n- milk\n- eggs\n'), 'markdown', 'a short list under a heading')
+  // Read as YAML, `[ ] write docs` is a flow sequence with text after it: a parse error.
+  t.equal(await formatOf('# TODO\n- [ ] write docs\n- [x] ship\n'), 'markdown', 'a GFM task list')
+  t.equal(await formatOf('## Notes\n\n* a\n* b\n'), 'markdown', 'a second-level heading over a list')
+  t.same((await split(changelog)).chunks[0]!.path, ['Changelog'], 'its heading is the path')
+  t.equal(await formatOf('- foo\n- bar\n- 42\n'), 'yaml', 'a bare sequence of scalars')
+  t.equal(await formatOf('# inventory\n- name: web\n  ip: 10.0.0.1\n- name: db\n  ip: 10.0.0.2\n'), 'yaml', 'a commented sequence of mappings')
+  t.equal(await formatOf('# Default values.\n# A YAML file.\n\nreplicaCount: 1\nimage:\n  repository: nginx\n'), 'yaml', 'comments over a mapping')
+})
+
 t.test('transcripts, glossaries and dated notes are text: not a log or YAML whose records go far over the budget', async (t) => {
   const long = 'I would ask the witness to look again at the schedule of payments, which the parties agreed in writing. '.repeat(30)
   const speakers = `THE COURT: Good morning. Please be seated.\n\nMR. SMITH: Thank you, Your Honor. ${long}\n\nTHE WITNESS: Yes, I see it.\n`

@@ -61,6 +61,11 @@ export function detectMarkdown (sample: string): number {
   if (levels.size >= 2) score += 0.3
   if (/^ {0,3}\S.*\r?\n {0,3}(?:=+|-{2,})[ \t]*\r?$/m.test(sample)) score += 0.1
   if (/^ {0,3}[-*+][ \t]+\S/m.test(sample)) score += 0.05
+  // A heading, then (after blank lines) a list: a changelog, notes, a to-do list. Read as YAML,
+  // the heading would be a comment before a sequence, which YAML's own score weighs.
+  if (/^#{1,6}[ \t]+\S[^\n]*\r?\n(?:[ \t]*\r?\n)*[ \t]{0,3}(?:[-*+]|\d{1,9}[.)])[ \t]+\S/m.test(sample)) score += 0.25
+  // GFM task list items (`- [ ] write docs`).
+  if (/^[ \t]*[-*+][ \t]+\[[ xX]\][ \t]+\S/m.test(sample)) score += 0.25
   if (/^ {0,3}>[ \t]?\S/m.test(sample)) score += 0.1
   const front = /^---[ \t]*\r?\n[\w"'-]+[ \t]*:[\s\S]*?\n(?:---|\.\.\.)[ \t]*\r?\n/.exec(sample)
   if (front !== null) score += 0.1

@@ -23,6 +23,10 @@ const CODE_LIKE = /[()={};]/
 const MARGIN_TEXT = /^[\p{L}\p{N}]/u
 /** A key that YAML_LINE does not read (`C#: x`, `urn:a:b: 1`, `12:30: lunch`): not prose. */
 const KEY_LIKE = /:(\s|$)/
+/** An item whose value is a plain scalar at the margin (`- milk`, `- fix issue #2: ...`), not a key, a nested item or a flow collection. */
+const PLAIN_ITEM = /^- +[^\s\-[{"'&*!|>%@`]/
+/** An item that is a mapping (`- name: web`). */
+const KEYED_ITEM = /^- +[^\s:#[{][^:#]*?:(\s|$)/
 /** A document's start (`---`, `--- |`): what follows at the margin may be its scalar. */
 const DOCUMENT_START = /^---(\s|$)/
 /** A key at the margin and the space after its colon (on a line's first 1024 characters). */
@@ -92,7 +96,12 @@ const yaml: ParserPlugin = definePlugin({
     // that YAML would refuse (a second `: `) or read as one long record.
     const prose = lines.filter(proseKey).length
     if (prose * 2 >= lines.length && lines.every((l) => !/^\s/.test(l))) return 0
-    return keyed && yamlish / lines.length >= 0.9 ? (sample.startsWith('---') ? 0.8 : 0.6) : 0
+    if (!keyed || yamlish / lines.length < 0.9) return 0
+    if (sample.startsWith('---')) return 0.8
+    // Items only, each a plain scalar (`- milk`), under a comment at the margin (`# Shopping`):
+    // as often a list under a heading in markdown, so not enough to be told YAML by content.
+    if (/^#/m.test(sample) && lines.every((l) => PLAIN_ITEM.test(l) && !KEYED_ITEM.test(l))) return 0.45
+    return 0.6
   },
   // The handler (and the yaml library under it) loads with the first YAML document.
   create: async (ctx) => await (await import('./handler.js')).createYamlHandler(ctx),
