@@ -58,6 +58,7 @@ export interface SplitOptions extends PluginOptions {
   tokenizer?: string | null
   overlap_tokens?: number | null
   encoding?: string | null
+  invalid_bytes?: 'error' | 'replace' | null
   filename?: string | null
 }
 

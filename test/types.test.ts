@@ -66,6 +66,9 @@ await split('x', { maxTokens: 5 })
 await split('x', { max_tokens: '5' })
 // @ts-expect-error: header_row is a number
 await split('x', { header_row: 'two' })
+await split(new Uint8Array(0), { encoding: 'utf-8', invalid_bytes: 'replace' })
+// @ts-expect-error: invalid_bytes is error or replace
+await split('x', { invalid_bytes: 'skip' })
 // @ts-expect-error: no such chunk field
 void first?.tokenCount
 // an iterable yields strings or bytes: one of each is refused at run time, and does not compile
