@@ -21,7 +21,7 @@ import { didYouMean } from '../core/suggest.js'
 import { VERSION } from '../core/version.js'
 import { printFormats } from './formats.js'
 import { errorLine, outputError, readerClosed, reportError } from './output.js'
-import { runSplit, runSplits } from './split.js'
+import { runOneSplit, runSplits } from './split.js'
 
 const kebab = (name: string): string => name.replaceAll('_', '-')
 const snake = (name: string): string => name.replaceAll('-', '_')
@@ -286,7 +286,7 @@ async function main (argv: string[]): Promise<number | typeof SERVING> {
         if (value !== undefined) options[snake(name)] = Array.isArray(value) && value.length === 1 ? value[0] : value
       }
       const command = { options, jsonl: values.jsonl === true, ndjson: values.ndjson === true, verify: values.verify === true, pretty: values.pretty === true }
-      return rest.length === 1 ? await runSplit({ ...command, file: rest[0]! }) : await runSplits(rest, command)
+      return rest.length === 1 ? await runOneSplit({ ...command, file: rest[0]! }) : await runSplits(rest, command)
     }
     case 'formats':
       refuseArguments(command, rest)

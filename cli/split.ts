@@ -157,7 +157,16 @@ export async function runSplits (files: string[], command: Omit<SplitCommand, 'f
   return code
 }
 
-export async function runSplit (command: SplitCommand): Promise<number> {
+/**
+ * One FILE. Its options are checked before it is opened, as with several: a bad --max-tokens
+ * is a usage error (exit 2) even when the file is missing.
+ */
+export async function runOneSplit (command: SplitCommand): Promise<number> {
+  await checkSplitOptions(command.options)
+  return await runSplit(command)
+}
+
+async function runSplit (command: SplitCommand): Promise<number> {
   // Read only when an exact tokenizer loads: checked first, so a bad value fails every split
   // (with the default approx too), before any input is read.
   countThreads(process.env.DOCSPLIT_COUNT_THREADS)

@@ -747,3 +747,11 @@ t.test('the progress line on a terminal ends its line when the reader closes the
   t.match(seen, /\r?\nrc=0/, 'what follows starts a line of its own')
   t.notMatch(seen, /\u001b\[Krc=0/, 'not glued to the progress line')
 })
+
+t.test('a bad option is a usage error before the FILE is opened, one FILE or several', async (t) => {
+  for (const files of [[join(dir, 'missing.md')], [join(dir, 'missing.md'), join(dir, 'missing-too.md')]]) {
+    const r = docsplit(['split', ...files, '--ndjson', '--max-tokens', '0'])
+    t.equal(r.code, 2, `${files.length} FILE(s): exit 2, not the missing file's 3`)
+    t.match(r.stderr, /^docsplit: DOCSPLIT_INVALID_BUDGET: /)
+  }
+})
