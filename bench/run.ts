@@ -15,7 +15,8 @@
  *   --big-o200k        also run docsplit with o200k_base on inputs over 1 GiB
  *   --big-peers=all    also run the tiktoken peers on inputs over 1 GiB
  *   --keep             keep the generated inputs (their folder is printed)
- *   --out=PATH         results JSON path (default bench/results/latest.json; the SVG goes beside it)
+ *   --out=PATH         results JSON path (default bench/results/latest.json, with --quick
+ *                      bench/results/quick.json: a trial run leaves the published figures; the SVG goes beside it)
  *   --load             run the service load test instead (bench/load/run.ts; --duration, --connections)
  *
  * Every timed run is a fresh process's first pass over the input. The library and peer rows
@@ -51,7 +52,7 @@ const BIG = 2 ** 30
  * its steady speed (10.9, 13.7, 14.9, 19.4, 18.5 MB/s over five passes of 8 MB).
  */
 const WARM_PASSES = 3
-const out = resolve(opt('out') ?? join(repo, 'bench/results/latest.json'))
+const out = resolve(opt('out') ?? join(repo, `bench/results/${quick ? 'quick' : 'latest'}.json`))
 if (flag('load')) {
   // The service load test (50 connections, 60 s of mixed requests): bench/load/run.ts.
   const args = process.argv.slice(2).filter((a) => a !== '--load')
