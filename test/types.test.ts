@@ -69,6 +69,8 @@ await split('x', { header_row: 'two' })
 await split(new Uint8Array(0), { encoding: 'utf-8', invalid_bytes: 'replace' })
 // @ts-expect-error: invalid_bytes is error or replace
 await split('x', { invalid_bytes: 'skip' })
+// @ts-expect-error: code_parsing is auto, syntax or fallback
+await split('x', { code_parsing: 'yes' })
 // @ts-expect-error: no such chunk field
 void first?.tokenCount
 // an iterable yields strings or bytes: one of each is refused at run time, and does not compile

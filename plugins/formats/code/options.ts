@@ -9,9 +9,10 @@ export const MODES = ['auto', 'syntax', 'fallback'] as const
 export type Mode = typeof MODES[number]
 
 export const codeOptions = Type.Object({
-  code_parsing: Type.Optional(Type.String({
+  // Unsafe: the same schema (a string enum), typed as its three names rather than any string.
+  code_parsing: Type.Optional(Type.Unsafe<Mode>(Type.String({
     enum: [...MODES],
     default: 'auto',
     description: 'Code formats: `auto` parses with tree-sitter when the code-parsing extra is installed and falls back to blank lines and indentation otherwise; `syntax` requires the extra; `fallback` never parses.',
-  })),
+  }))),
 })
