@@ -39,9 +39,12 @@ const MAX_GAP = 16
 export const MAX_ENTRY_LINES = 1000
 /**
  * An entry that has grown this many characters ends before its next line whatever that line
- * looks like (a file of indented lines, say), so memory stays bounded on any input.
+ * looks like (a file of indented lines, say), so memory stays bounded on any input. Each part is
+ * far over any budget (about 250,000 tokens) either way; at 16 MiB, a crash loop's stack trace of
+ * 105 MB (six parts) peaked at 372-407 MB through the CLI and 315 MB of it at 605 MB: V8 collects
+ * such large strings late, up to about 4x what is live. At 1 MiB: 182-185 MB, flat.
  */
-export const MAX_ENTRY_CHARS = 16 << 20
+export const MAX_ENTRY_CHARS = 1 << 20
 /** A line this long (no line break at all, most likely not a log) is refused: it cannot be cut. */
 export const MAX_LINE_CHARS = 64 << 20
 
