@@ -36,6 +36,11 @@ function isSpace (code: number): boolean {
   return code === 32 || code === 10 || code === 13 || code === 9
 }
 
+/** Whether markup holds words outside its tags: character data, not only tags and white space. */
+function hasText (markup: string): boolean {
+  return /[^\s<>][^<>]*\s[^\s<>]/.test(markup.replace(/<[^>]*>/g, '<>'))
+}
+
 /**
  * sax's states inside a processing instruction. sax 1.6 never ends one whose data ends in `?`
  * (`<?pi Really??>`, isaacs/sax-js#233): the document failed as unclosed. There, the run of `?`
@@ -319,7 +324,7 @@ export class XmlHandler implements ParserHandler<string> {
     const kids = child.kids
     if (child.end === undefined || kids === undefined || !splitsBelow(child) || levels >= MAX_OPENED_AT_END || !this.tooLong(child, child.end, true)) {
       this.label = child.label!
-      this.emitRecord(next)
+      this.emitRecord(next, undefined, child.end ?? -1)
       return
     }
     this.ctx.emit({ type: 'enter', kind: 'element', label: child.label!, start: child.start })
@@ -498,11 +503,14 @@ export class XmlHandler implements ParserHandler<string> {
     this.markup = false
     if (end <= this.recStart) return
     const start = this.recStart
-    this.ctx.emit({ type: 'block', kind: 'markup', start, end, text: this.textOf(start, end), cut: 'lines' })
+    const text = this.textOf(start, end)
+    // Mixed content (a TEI paragraph's text around its inline elements) is cut at sentences.
+    this.ctx.emit({ type: 'block', kind: 'markup', start, end, text, cut: MOST_BYTES_PER_UNIT * text.length > this.maxTokens && hasText(text) ? 'prose' : 'lines' })
     this.recStart = end
   }
 
-  private emitRecord (end: number, kind?: 'header'): void {
+  /** The record from recStart to `end`, its element ending at `elementEnd` (the text after it is its tail). */
+  private emitRecord (end: number, kind?: 'header', elementEnd = this.recordEnd): void {
     const start = this.recStart
     // The pieces are joined only when a record is cut (or estimated).
     const text = this.textOf(start, end)
@@ -515,11 +523,25 @@ export class XmlHandler implements ParserHandler<string> {
     // pushed over the budget by them; only for a record that may come near the budget: a
     // block per record costs time.
     let last = text.length
-    if (MOST_BYTES_PER_UNIT * last > this.maxTokens) while (last > 1 && isSpace(text.charCodeAt(last - 1))) last--
+    let tail = false
+    if (MOST_BYTES_PER_UNIT * last > this.maxTokens) {
+      while (last > 1 && isSpace(text.charCodeAt(last - 1))) last--
+      // Mixed content: text after the element, before the next (prose after a TEI `<pb/>`), is
+      // no part of it: as the record's tail it was packed whole, and an empty element's
+      // record went over the budget, protected, with a page of prose.
+      const own = elementEnd - start
+      tail = own > 0 && own < last && hasText(text.slice(own, last))
+      if (tail) last = own
+    }
     const context = this.recordContext()
     this.ctx.emit({ type: 'record', start, end: start + last, text: last === text.length ? text : text.slice(0, last), label: this.label, ...(context !== undefined ? { context } : {}) })
     this.recStart = start + last
-    if (last < text.length) this.emitMarkup(end)
+    if (tail) {
+      this.ctx.emit({ type: 'block', kind: 'text', start: this.recStart, end, text: text.slice(last), cut: 'prose' })
+      this.recStart = end
+    } else if (last < text.length) {
+      this.emitMarkup(end)
+    }
   }
 
   write (piece: string): void {

@@ -7,10 +7,10 @@
  * parser emits as blocks (a YAML file of comments only, a JSONL file of blank lines, a third
  * party's text between records) travels with the records around it; such a block over
  * max_tokens on its own is not a record, so it is cut at lines, then words, then graphemes,
- * like any other text.
+ * like any other text (at sentences first when the parser marks it `cut: 'prose'`).
  */
 import { ContainerPath, joinedText, withLabel } from '../../../core/structure.js'
-import type { DocEvent } from '../../../core/events.js'
+import type { CutStyle, DocEvent } from '../../../core/events.js'
 import { cutBoundary, cutLevels, thinCuts } from '../../../core/segment.js'
 import type { Boundary, ChunkDraft, PackerContext, PackerHandler, Tally } from '../../../core/types.js'
 
@@ -342,8 +342,10 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
    * may not). Grapheme cuts are kept budget/16 characters apart, so a megabyte without a space
    * is not a million pieces.
    */
-  const blockUnits = (start: number, text: string, kind: string, tokens: number | undefined, level = 0, ends: Boundary = 'block'): void => {
-    const levels = cutLevels.lines
+  const blockUnits = (start: number, text: string, kind: string, tokens: number | undefined, level = 0, ends: Boundary = 'block', cut?: CutStyle): void => {
+    // Sentences first only where the parser says the text is prose (XML's mixed content): a
+    // block between records is mostly syntax, tags and white space.
+    const levels = cut === 'prose' ? cutLevels.prose : cutLevels.lines
     if (level >= levels.length || meter.count(text, tokens) <= limit) return unit(start, text, kind, -1, ends, undefined, undefined, undefined, tokens)
     const name = levels[level]!
     let cuts = ctx.segmenters.cuts(text, name)
@@ -352,7 +354,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
     let from = 0
     for (const to of [...cuts, text.length]) {
       // A piece ends at a cut of this level, but the last ends where the whole text did.
-      blockUnits(start + from, text.slice(from, to), kind, undefined, level + 1, to === text.length ? ends : cutBoundary[name])
+      blockUnits(start + from, text.slice(from, to), kind, undefined, level + 1, to === text.length ? ends : cutBoundary[name], cut)
       from = to
     }
   }
@@ -367,7 +369,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
           containers.exit()
           break
         case 'block':
-          blockUnits(event.start, event.text, event.kind, event.tokens)
+          blockUnits(event.start, event.text, event.kind, event.tokens, 0, 'block', event.cut)
           break
         case 'record':
           unit(event.start, event.text, event.kind ?? 'record', records++, 'record', event.label, event.context, event.fields, event.tokens)

@@ -618,3 +618,16 @@ t.test('the text before the first record does not count toward opening it', asyn
   assertTiles(ev, doc)
   t.same(records(ev).map(labelOf), ['header', 'book[1]', 'book[2]', 'book[3]', 'book[4]'])
 })
+
+t.test('mixed content: the prose after an inline element is no part of it, and is cut at sentences', async (t) => {
+  const prose = (n: number): string => Array.from({ length: n }, (_, i) => `Sentence number ${i} says a little more about the matter.`).join(' ')
+  // A TEI paragraph with a page break (`<pb/>`) and other inline elements in its text.
+  const doc = `<TEI><text><body><sp><speaker>A</speaker><p>${prose(6)} <hi>x</hi> ${prose(3)}\n <pb n="1"/> ${prose(12)} <hi>y</hi> ${prose(2)}</p></sp><sp><p>short</p></sp></body></text></TEI>`
+  const r = await split(doc, { input_format: 'xml', max_tokens: 64 })
+  t.equal(r.chunks.map((c) => c.text).join(''), doc)
+  // The empty `<pb/>` carried the 12 sentences after it as its record: 175 tokens, protected.
+  t.same(r.chunks.filter((c) => c.protected).map((c) => c.path.at(-1)), [], 'no chunk over the budget')
+  const prosy = r.chunks.filter((c) => c.kinds.length === 1 && c.kinds[0] !== 'record' && !c.text.includes('<'))
+  t.ok(prosy.length >= 2, `${prosy.length} chunks of prose alone`)
+  t.ok(prosy.every((c) => /\. $/.test(c.text)), 'each ends at a sentence')
+})
