@@ -22,6 +22,20 @@ export const SAMPLE_CHARS = 64 * 1024
 /** Characters a row may have: a row is one record, kept whole, and held whole until it ends. */
 export const MAX_ROW_CHARS = 64 << 20
 
+/** Rows above the header passed over as titles, at most: the next row is the header whatever it holds. */
+const MAX_TITLE_ROWS = 10
+
+/**
+ * A row that is a spreadsheet export's title or spacing above the table, not its header: three
+ * fields or more, none filled but (at most) one that holds words (`"Expenditure over £25,000 -
+ * January 2014",,,,,,,`). A header names its columns; `id,,,` keeps its one name as a header.
+ */
+function isTitleRow (fields: string[]): boolean {
+  if (fields.length < 3) return false
+  const filled = fields.filter((f) => f.trim() !== '')
+  return filled.length === 0 || (filled.length === 1 && /\S\s+\S/.test(filled[0]!.trim()))
+}
+
 export interface CsvParserOptions {
   /** A delimiter, or `auto` to detect it (falling back to `fallback`). */
   delimiter: Delimiter | 'auto'
@@ -123,10 +137,14 @@ export class CsvParser {
     if (this.options.header && this.headerText === undefined && this.options.headerRow !== undefined) this.noHeaderRow()
   }
 
-  /** Whether the row ending now is the header: the first row, or the one on line `headerRow`. */
-  private isHeader (): boolean {
+  /**
+   * Whether the row ending now is the header: the one on line `headerRow`, or else the first
+   * row that is no title above the table (see isTitleRow), among the first MAX_TITLE_ROWS.
+   */
+  private isHeader (row: string): boolean {
     const wanted = this.options.headerRow
-    if (wanted === undefined || this.rowLine === wanted) return true
+    if (wanted === undefined) return this.rows >= MAX_TITLE_ROWS || !isTitleRow(parseRow(row, this.delimiter!))
+    if (this.rowLine === wanted) return true
     // A row past that line: none starts on it.
     if (this.rowLine > wanted) this.noHeaderRow()
     return false
@@ -155,8 +173,9 @@ export class CsvParser {
       this.emit({ type: 'record', kind: 'sep', label: 'sep', start, end, text })
       return
     }
-    if (this.options.header && this.headerText === undefined && this.isHeader()) {
-      const header = text.slice(this.rowStart - start, this.rowEnd - start)
+    const row = text.slice(this.rowStart - start, this.rowEnd - start)
+    if (this.options.header && this.headerText === undefined && this.isHeader(row)) {
+      const header = row
       this.headerText = header
       this.emit({ type: 'info', key: 'columns', value: parseRow(header, this.delimiter!) })
       // Its own context too: a chunk of the header alone says which header it is, as every other does.

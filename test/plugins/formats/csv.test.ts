@@ -34,11 +34,27 @@ function checkRecordsWhole (events: DocEvent[], text: string, header: boolean): 
   })
   deepStrictEqual(perRecord, whole)
   if (header && whole.length > 0) {
-    const headerRecord = recs.find((r) => r.kind === 'header')!
-    deepStrictEqual(info(events, 'columns'), whole[0])
-    const context = parseCsv(recs.find((r) => r.kind === 'row')?.context ?? headerRecord.text, delimiter)
-    deepStrictEqual(context, [whole[0]])
-    for (const r of recs) {
+    // The first row, but titles above the table (up to 10): three fields or more, one filled
+    // with words, or none.
+    const isTitle = (row: string[]): boolean => {
+      const filled = row.filter((f) => f.trim() !== '')
+      return row.length >= 3 && (filled.length === 0 || (filled.length === 1 && /\S\s+\S/.test(filled[0]!.trim())))
+    }
+    let titles = 0
+    while (titles < 10 && titles < whole.length && isTitle(whole[titles]!)) titles++
+    const headerRecord = recs.find((r) => r.kind === 'header')
+    if (titles === whole.length) {
+      if (headerRecord !== undefined) throw new Error('a header among title rows only')
+      return
+    }
+    if (headerRecord === undefined) throw new Error('no header')
+    const at = recs.indexOf(headerRecord)
+    if (recs.slice(0, at).filter((r) => r.kind === 'row').length !== titles) throw new Error(`the header is not row ${titles + 1}`)
+    const headerRow = whole[titles]
+    deepStrictEqual(info(events, 'columns'), headerRow)
+    const context = parseCsv(recs.slice(at).find((r) => r.kind === 'row')?.context ?? headerRecord.text, delimiter)
+    deepStrictEqual(context, [headerRow])
+    for (const r of recs.slice(at)) {
       if (r.kind === 'row' && !headerRecord.text.includes(r.context!)) throw new Error('context is not the header row')
     }
   } else if (recs.some((r) => r.context !== undefined || r.kind === 'header')) throw new Error('header without header option')
@@ -386,4 +402,19 @@ t.test('with overlap, the header row is not repeated as a record: it travels as 
   const r = await split(small, { input_format: 'csv', max_tokens: 16, overlap_tokens: 6, tokenizer: 'o200k_base' })
   t.ok(r.chunks.slice(1).some((c, i) => c.char_start < r.chunks[i]!.char_end), 'rows overlap')
   t.ok(r.chunks.slice(1).every((c) => c.char_start >= 4), 'no chunk after the first repeats the header')
+})
+
+t.test('a title row above the table (a spreadsheet export\'s) is not the header', async (t) => {
+  const table = 'Department,Date,Supplier,Amount\nHealth,31/01/2014,ACME LTD,31896.06\nHealth,17/01/2014,ABBOTT,77775.13\n'
+  for (const above of ['"Expenditure over £25,000 - January 2014",,,\n,,,\n', 'Transparency Q2 as at 28.10.11,,,\n']) {
+    const r = await split(above + table, { input_format: 'csv', max_tokens: 16 })
+    t.same(r.document.info.columns, ['Department', 'Date', 'Supplier', 'Amount'], 'the columns are the table\'s')
+    t.ok(r.chunks.filter((c) => c.kinds.includes('row') && c.char_start >= above.length).every((c) => c.context === 'Department,Date,Supplier,Amount'), 'every row of the table carries its header')
+  }
+  // A header of one name over empty columns, a one-column file, a plain table: the first row.
+  for (const [text, columns] of [['id,,,\n1,2,3,4\n', ['id', '', '', '']], ['name\nalice\n', ['name']], ['a b,c,d\n1,2,3\n', ['a b', 'c', 'd']]] as const) {
+    t.same((await split(text, { input_format: 'csv' })).document.info.columns, columns, JSON.stringify(text))
+  }
+  // header_row still names the line.
+  t.same((await split('Title of it,,\nx,y,z\n', { input_format: 'csv', header_row: 1 })).document.info.columns, ['Title of it', '', ''])
 })
