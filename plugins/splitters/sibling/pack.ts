@@ -717,6 +717,7 @@ export function createSiblingPacker (ctx: PackerContext<typeof siblingOptions>):
       }
       const lead = commentLeadIn(j, s, final)
       if (lead !== false) return lead
+      if (s === ATTACHED && attachedLast(j)) return true
       if (widowAfter(j, s)) {
         const earlier = joined(j - 1)
         const count = j - 1 <= prefix.length ? prefix[j - 2]! : meter.count(earlier)
@@ -788,6 +789,32 @@ export function createSiblingPacker (ctx: PackerContext<typeof siblingOptions>):
       const n = at <= prefix.length ? prefix[at - 1]! : meter.count(text)
       if (n > budget) return false
       emit(at, n, text, queue[at - 1]!.reason)
+      return true
+    }
+    return false
+  }
+
+  /**
+   * Only gaps after lead-ins fit (gap j, ATTACHED), and unit j-1 leads into what follows (a
+   * signature whose body goes on, a decorator, a heading): the chunk ends at the last gap after
+   * a unit that leads into nothing, or is a docstring (which ends what it documents: a class's,
+   * before its first method), so the signature starts the next chunk with its body (true once
+   * emitted). It was left last: `def __init__(...):` ended a chunk, its docstring and body began
+   * the next. Such a gap is weaker (a lead-in before it) or was demoted to keep a small chunk
+   * from ending before a container too big for one chunk: a signature left last is worse. Only
+   * when the signature fits a chunk with the unit after it: else it would be a chunk alone.
+   */
+  const attachedLast = (j: number): boolean => {
+    if (!queue[j - 1]!.attachNext || queue[j - 1]!.kind === 'docstring' || j >= queue.length) return false
+    for (let g = j - 1; g >= 1; g--) {
+      const u = queue[g - 1]!
+      if (u.attachNext && u.kind !== 'docstring') continue
+      if (u.after === 0) return false // white space that blankLead keeps from ending a chunk
+      if (meter.count(joined(j + 1, g)) > budget) return false
+      const text = joined(g)
+      const n = g <= prefix.length ? prefix[g - 1]! : meter.count(text)
+      if (n > budget) return false
+      emit(g, n, text, u.reason)
       return true
     }
     return false

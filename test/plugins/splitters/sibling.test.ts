@@ -562,3 +562,39 @@ t.test('chunks end between grapheme clusters whenever each cluster fits max_toke
     return true
   }), { numRuns: 1000 })
 })
+
+t.test('a signature is not the last thing in a chunk while its body goes on: the chunk ends after the docstring before it', async (t) => {
+  // A class as the code parser gives it: its signature and docstring lead into its first method,
+  // whose signature and docstring lead into its body; the method is too big for one chunk.
+  const lines = (n: number, indent: string, what: string): string => Array.from({ length: n }, (_, i) => `${indent}${what} ${i} says what the parameter number ${i} does here.\n`).join('')
+  const parts: Array<['enter', string] | ['exit'] | [string, string, boolean]> = [
+    ['enter', 'class Decoder'],
+    ['signature', 'class Decoder(object):\n', true],
+    ['docstring', `    """A decoder.\n\n${lines(9, '    ', 'Line')}    """\n\n`, true],
+    ['enter', 'def __init__'],
+    ['signature', '    def __init__(self, *, hook=None, parse_float=None,\n            strict=True, pairs_hook=None):\n', true],
+    ['docstring', `        """Set it up.\n\n${lines(20, '        ', 'Note')}        """\n`, true],
+    ...Array.from({ length: 14 }, (_, i): [string, string, boolean] => ['statement', `        self.field_${i} = compute(${i}, hook, strict, pairs_hook)\n`, false]),
+    ['exit'],
+    ['exit'],
+  ]
+  const events: DocEvent[] = []
+  let text = ''
+  for (const part of parts) {
+    if (part[0] === 'enter') events.push({ type: 'enter', kind: 'declaration', label: part[1], start: text.length })
+    else if (part[0] === 'exit') events.push({ type: 'exit', end: text.length })
+    else {
+      events.push({ type: 'block', kind: part[0], start: text.length, end: text.length + part[1].length, text: part[1], attachNext: part[2] })
+      text += part[1]
+    }
+  }
+  planned = events
+  const approx = tokenizers[0]![1]!
+  const classLead = text.slice(0, text.indexOf('    def __init__'))
+  const max = 512
+  t.ok(approx.count(classLead) < max / 2 && approx.count(text) > max, 'precondition: a small lead-in before a method too big for one chunk')
+  const r = await split(text, { input_format: 'test-tree', max_tokens: max })
+  t.equal(r.chunks.map((c) => c.text).join(''), text)
+  t.notOk(r.chunks.some((c) => /pairs_hook=None\):\n$/.test(c.text)), 'no chunk ends with the method\'s signature')
+  t.equal(r.chunks[0]!.text, classLead, 'the class and its docstring are a chunk; the method starts the next')
+})
