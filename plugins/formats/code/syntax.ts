@@ -425,6 +425,9 @@ export class SyntaxWalker {
       if (labelAt < 0 && this.labels.has(n.type)) labelAt = n.startIndex
       n = hold(n)
       if (n !== null && this.isCompound(n)) return { kind: 'statement', outer, inner: n, body: n, self: false, compound: true, open: -1, from: -1, labelAt }
+      // A container that is its own body, held (Zig's generic type: `return struct { ... };`).
+      const k = n === null || !this.selfBodies.has(n.type) ? undefined : this.decls.get(n.type)
+      if (k !== undefined) return { kind: typeof k === 'function' ? k(n!) : k, outer, inner: n!, body: n!, self: true, compound: false, open: -1, from: -1, labelAt }
     }
     return null
   }

@@ -1218,3 +1218,18 @@ t.test('the comment rule: after a class docstring or a banner, and with overlap'
     t.ok(r.chunks.some((c) => c.char_start <= at && at + decl.trimEnd().length <= c.char_end), `${JSON.stringify(options)}: the declaration whole: ${r.chunks.map((c) => JSON.stringify(c.text.slice(0, 30))).join(' | ')}`)
   }
 })
+
+t.test('zig: a generic type (a function that returns a struct) is opened into its members', async (t) => {
+  const method = (i: number): string => `        /// Method ${i} does its part of the work.\n        pub fn method${i}(self: *Self, value: T) void {\n${Array.from({ length: 6 }, (_, k) => `            self.total += value * ${k + 1} + ${i};\n`).join('')}        }\n\n`
+  const source = `const std = @import("std");\n\npub fn List(comptime T: type) type {\n    return struct {\n        const Self = @This();\n        total: T = 0,\n\n${Array.from({ length: 12 }, (_, i) => method(i)).join('')}    };\n}\n`
+  const r = await split(source, { input_format: 'zig', max_tokens: 128, tokenizer: 'approx' })
+  t.equal(r.chunks.map((c) => c.text).join(''), source)
+  t.ok(r.chunks.length > 3, `${r.chunks.length} chunks`)
+  t.ok(r.chunks.some((c) => c.path.includes('return struct')), 'the struct is a container in the path')
+  // Each method fits a chunk: none is cut (a chunk boundary inside `pub fn method..{ ... }`).
+  for (let i = 0; i < 12; i++) {
+    const start = source.indexOf(`        /// Method ${i} `)
+    const end = source.indexOf('        }\n', start) + 10
+    t.notOk(r.chunks.some((c) => c.char_start > start && c.char_start < end), `method${i} whole`)
+  }
+})
