@@ -742,7 +742,11 @@ export function createSiblingPacker (ctx: PackerContext<typeof siblingOptions>):
     if (queue[g]!.opens) return g
     for (let r = g - 1; r >= 0; r--) {
       if (queue[r]!.opens) return r
-      if (r === 0 || !LEAD_IN.has(queue[r - 1]!.kind) || queue[r - 1]!.after !== ATTACHED) return -1
+      // The run goes back to the front: a comment cut in pieces, the first ones in chunks before,
+      // where its container opened. A signature or decorator after it starts the declaration.
+      if (r === 0) return queue[g]!.attachNext && !LEAD_IN.has(queue[g]!.kind) ? g : -1
+      // Attached comments, or the pieces of one cut at lines or finer (a Javadoc over the budget).
+      if (!LEAD_IN.has(queue[r - 1]!.kind) || queue[r - 1]!.after > LEVEL_STRENGTH.line) return -1
     }
     return -1
   }

@@ -1233,3 +1233,17 @@ t.test('zig: a generic type (a function that returns a struct) is opened into it
     t.notOk(r.chunks.some((c) => c.char_start > start && c.char_start < end), `method${i} whole`)
   }
 })
+
+t.test('a small method under a doc comment over the budget is not cut', async (t) => {
+  const method = '    static final int hash(Object key) {\n        int h;\n        return (key == null) ? 0 : (h = key.hashCode()) ^ (h >>> 16);\n    }\n'
+  // The comment is cut in pieces; its last piece and the method did not fit one chunk, which
+  // ended inside the method (HashMap.hash() at 128 tokens).
+  for (let lines = 12; lines <= 24; lines++) {
+    const javadoc = `    /**\n${Array.from({ length: lines }, (_, i) => `     * Line ${i} of the comment explains the spreading of the hash bits.\n`).join('')}     */\n`
+    const source = `public class Table {\n    private int size;\n\n${javadoc}${method}\n    public int size() {\n        return size;\n    }\n}\n`
+    const r = await split(source, { input_format: 'java', max_tokens: 128, tokenizer: 'o200k_base' })
+    t.equal(r.chunks.map((c) => c.text).join(''), source)
+    const start = source.indexOf(method)
+    t.notOk(r.chunks.some((c) => c.char_start > start && c.char_start < start + method.length), `${lines} lines of comment: the method is whole`)
+  }
+})
