@@ -114,9 +114,10 @@ export function checkXlsxZip (bytes: Uint8Array, limits: ZipLimits, fail: Fail):
     fail('DOCSPLIT_PARSE_ERROR',
       'not an XLSX file: an OLE compound file (a legacy .xls workbook, or a password-protected workbook); password-protected workbooks are not supported, and .xls must be saved as .xlsx')
   }
-  if (buf.length < 30 || buf.readUInt32LE(0) !== SIG_LOCAL) fail('DOCSPLIT_PARSE_ERROR', 'not an XLSX file (no zip signature)')
-
   const damaged = (what: string): never => fail('DOCSPLIT_PARSE_ERROR', `not a readable XLSX file: damaged zip (${what})`)
+  if (buf.length < 4 || buf.readUInt32LE(0) !== SIG_LOCAL) fail('DOCSPLIT_PARSE_ERROR', 'not an XLSX file (no zip signature)')
+  // The signature, then too little for a zip's first header: a zip cut short, not another format.
+  if (buf.length < 30) damaged(`${buf.length} bytes, shorter than a zip's first header`)
   const entries = readDirectory(buf, limits, fail, damaged)
 
   // Not XLSX, although a zip that SheetJS would read as something else.

@@ -104,7 +104,7 @@ async function rejects (t: Test, bytes: Uint8Array, code: string, message?: RegE
     t.fail(`expected ${code}`)
   } catch (err) {
     t.ok(err instanceof DocsplitError, 'a DocsplitError, not a crash')
-    t.equal((err as DocsplitError).code, code)
+    t.equal((err as DocsplitError).code, code, (err as Error).message)
     if (typeof message === 'string') t.equal((err as Error).message, message)
     else if (message !== undefined) t.match((err as Error).message, message)
   }
@@ -391,6 +391,9 @@ t.test('hostile input', async (t) => {
     await rejects(t, new Uint8Array(0), 'DOCSPLIT_PARSE_ERROR', 'not an XLSX file (no zip signature)')
     await rejects(t, Buffer.from('<?xml version="1.0"?><Workbook/>'), 'DOCSPLIT_PARSE_ERROR', 'not an XLSX file (no zip signature)')
     await rejects(t, Buffer.from('<!--'.repeat(150_387)), 'DOCSPLIT_PARSE_ERROR', 'not an XLSX file (no zip signature)', {}, undefined)
+    // The signature, then no zip: damaged, not "no signature".
+    await rejects(t, Buffer.from('PK\x03\x04garbage-not-a-zip', 'latin1'), 'DOCSPLIT_PARSE_ERROR', 'not a readable XLSX file: damaged zip (21 bytes, shorter than a zip\'s first header)')
+    await rejects(t, Buffer.from('PK\x03\x04' + 'garbage-not-a-zip '.repeat(4), 'latin1'), 'DOCSPLIT_PARSE_ERROR', /^not a readable XLSX file: damaged zip \(/)
   })
 
   t.test('OLE compound files', async (t) => {
