@@ -152,7 +152,7 @@ const xlsxOptions = Type.Object({
   header_row: Type.Optional(Type.Integer({
     minimum: 1,
     maximum: 1_048_576,
-    description: 'CSV/TSV and xlsx: the 1-based number of the header row, whose line is every later row\'s `context`; rows above it (a title, notes) carry none. CSV/TSV: the row that starts on that line. xlsx: that row of every selected sheet. Default: the first row, passing over up to 10 rows of a title above the table (CSV/TSV: rows of three fields or more, none filled but one that holds words, or none at all, as `"Expenditure over £25,000 - January 2014",,,,,,,` in a spreadsheet export; xlsx: in each sheet, the first of its first 10 non-empty rows with at least half as many different values as the widest of them).',
+    description: 'CSV/TSV and xlsx: the 1-based number of the header row, whose line is every later row\'s `context`; rows above it (a title, notes) carry none. CSV/TSV: the row that starts on that line. xlsx: that row of every selected sheet. Default: the first row, passing over up to 10 rows of a title above the table (CSV/TSV: rows of three fields or more, none filled but one that holds words, or none at all, as `"Expenditure over £25,000 - January 2014",,,,,,,` in a spreadsheet export; xlsx: in each sheet, the first of its first 10 non-empty rows with at least half as many values as the widest of them, counting only values that stand in one cell of the row, so that a title or note merged across columns counts for none).',
   })),
 })
 

@@ -29,8 +29,20 @@ export interface CsvRow {
   row: number
   /** The row as one CSV line, without its line break. */
   csv: string
-  /** How many different values it holds (a merged title holds one), for the first HEADER_SCAN rows. */
+  /**
+   * How many values it holds once only, for the first HEADER_SCAN rows: a cell merged across
+   * columns shows its value in each (a title, a note), and counts for none of them.
+   */
   distinct?: number
+}
+
+/** How many of a row's values stand in one of its cells only. */
+function valuesOnce (row: unknown[]): number {
+  const times = new Map<unknown, number>()
+  for (const v of row) if (v !== undefined) times.set(v, (times.get(v) ?? 0) + 1)
+  let once = 0
+  for (const n of times.values()) if (n === 1) once++
+  return once
 }
 
 /** Non-empty rows of a sheet among which the default header row is chosen (see defaultHeaderRow). */
@@ -38,9 +50,10 @@ export const HEADER_SCAN = 10
 
 /**
  * The row a sheet's header is by default: the first of its first HEADER_SCAN non-empty rows that
- * holds at least half as many different values as the widest of them, so that a title above the
- * header (one value, or one merged across the columns) and notes under it are passed over; the
- * first row when none holds two.
+ * holds at least half as many values (each in one cell only) as the widest of them, so that a
+ * title above the header (one value, or one merged across the columns) and notes under it are
+ * passed over (a row of a few labels and notes merged over several columns each, too); the first
+ * row when none holds two.
  */
 export function defaultHeaderRow (rows: CsvRow[]): number | undefined {
   const head = rows.slice(0, HEADER_SCAN)
@@ -240,7 +253,7 @@ export function sheetToCsv (ws: SheetLike, limits: SheetLimits, budget: Budget, 
     if (/[\uD800-\uDFFF]/.test(csv)) csv = csv.replace(LONE_SURROGATE, '\uFFFD')
     budget.chars -= csv.length + 1
     if (budget.chars < 0) fail('the workbook\'s text is too large')
-    rows.push(rows.length < HEADER_SCAN ? { row: r + 1, csv, distinct: new Set(row.filter((v) => v !== undefined)).size } : { row: r + 1, csv })
+    rows.push(rows.length < HEADER_SCAN ? { row: r + 1, csv, distinct: valuesOnce(row) } : { row: r + 1, csv })
     values[r] = undefined
   }
   return { rows, columns }

@@ -214,8 +214,10 @@ t.test('values as the sheet shows them', async (t) => {
     ['row', 5, 'Region,Q1,Q2'],
     ['row', 7, 'Region,Q1,Q2'],
   ], 'row numbers are the sheet\'s own; the header by default is the first row as wide as the others, not a title merged across them')
-  const titled = buildXlsx([{ name: 'T', rows: [['Q3 report'], ['Source: ledger'], ['Region', 'Revenue', 'Growth'], ['North', 10, '5%'], ['South', 20, '7%']] }, { name: 'Plain', rows: [['a', 'b'], [1, 2]] }, { name: 'One', rows: [['x'], ['y']] }])
-  t.same(sheetsInfo(await parse(titled)).map((s) => s.header_row), [3, 1, 1], 'a title and a note above the header are passed over; a one-column sheet starts with its header')
+  const titled = buildXlsx([{ name: 'T', rows: [['Q3 report'], ['Source: ledger'], ['Region', 'Revenue', 'Growth'], ['North', 10, '5%'], ['South', 20, '7%']] }, { name: 'Plain', rows: [['a', 'b'], [1, 2]] }, { name: 'One', rows: [['x'], ['y']] },
+    // A form's top row: labels, and a title and a note each merged over columns (so repeated).
+    { name: 'Form', rows: [['Kunde:', 'Filiale:', '', 'Liste', 'Liste', 'Je Filiale max. 500', 'Je Filiale max. 500', 'Je Filiale max. 500', 'Je Filiale max. 500', 'Datum:'], ['Pos', 'Artikel', 'Name', 'Preis', 'Menge', 'VKE', 'Gebraucht', 'Bestand', 'Bedarf', 'Tour'], [1, 500, 'Filter', 9.5, 2, 'St', 0, 1, 1, 'A']] }])
+  t.same(sheetsInfo(await parse(titled)).map((s) => s.header_row), [3, 1, 1, 2], 'a title and a note above the header are passed over; a one-column sheet starts with its header; merged values count once')
   const enterEmpty = events.findIndex((e) => e.type === 'enter' && e.label === 'Empty')
   t.equal(events[enterEmpty + 1]?.type, 'exit', 'an empty sheet is an empty container')
 })
