@@ -31,6 +31,11 @@ export class ContainerPath {
     return this.labels.length
   }
 
+  /** Whether container `id` is open: the innermost, or one around it. */
+  isOpen (id: number): boolean {
+    return id === this.id || this.ids.includes(id)
+  }
+
   enter (label: string): void {
     this.labels.push(label)
     this.ids.push(this.id)

@@ -3,7 +3,8 @@
  * A record over budget on its own becomes a chunk alone, marked `protected` when it is over
  * max_tokens. (With overlap the budget is max_tokens - overlap_tokens, room for the overlap; a
  * record between the two goes alone, not protected, and gets what overlap still fits.) Records
- * with a different context (CSV header, sheet) or container never share a chunk. Text that a
+ * with a different context (CSV header, sheet), or of containers side by side, never share a
+ * chunk (records of a container and of one inside it do). Text that a
  * parser emits as blocks (a YAML file of comments only, a JSONL file of blank lines, a third
  * party's text between records) travels with the records around it; such a block over
  * max_tokens on its own is not a record, so it is cut at lines, then words, then graphemes,
@@ -26,7 +27,7 @@ interface Unit {
   /** Index of the record in the document, or -1 for a block between records. */
   record: number
   label: string | undefined
-  /** The innermost container it is in (`ContainerPath.id`): records of two containers never share a chunk. */
+  /** The innermost container it is in (`ContainerPath.id`): records of two side by side never share a chunk. */
   container: number
   context: string | undefined
   fields: Record<string, string | number> | undefined
@@ -36,6 +37,12 @@ interface Unit {
 
 function isPrefix (prefix: string[], path: string[]): boolean {
   return prefix.length <= path.length && prefix.every((x, i) => x === path[i])
+}
+
+function commonPrefix (a: string[], b: string[]): string[] {
+  let n = 0
+  while (n < a.length && n < b.length && a[n] === b[n]) n++
+  return a.slice(0, n)
 }
 
 /**
@@ -110,6 +117,8 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
     let endRecord: Unit | undefined
     let recordCount = 0
     let context: string | undefined
+    /** The path around the records (of one container, or of one inside another). */
+    let around: string[] | undefined
     for (const u of units) {
       if (!kinds.includes(u.kind)) kinds.push(u.kind)
       if (u.record < 0) continue
@@ -117,6 +126,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
       endRecord = u
       recordCount++
       context ??= u.context
+      around = around === undefined || isPrefix(around, u.path) ? around ?? u.path : commonPrefix(around, u.path)
     }
     const single = recordCount === 1 ? firstRecord!.label : undefined
     const draft: ChunkDraft = {
@@ -125,7 +135,7 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
       text,
       tokenCount,
       // the first record's: text before it (brackets that open its container) is outside it
-      path: single !== undefined ? withLabel(firstRecord!.path, single) : (firstRecord ?? first).path,
+      path: single !== undefined ? withLabel(firstRecord!.path, single) : around ?? first.path,
       kinds,
       boundary: units[units.length - 1]!.ends,
     }
@@ -240,8 +250,8 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
   }
 
   /**
-   * Whether `u` may join the current chunk. Records join records of the same container and
-   * context, and a record of kind `header` without context joins the rows after it. Rows above
+   * Whether `u` may join the current chunk. Records join records of the same context, in the
+   * same container or one inside the other, and a record of kind `header` without context joins the rows after it. Rows above
    * a CSV header (a title, notes: no context) never share a chunk with the header's rows, which
    * would carry a header that is not theirs. A block joins unless it opens another container
    * (it then travels with the records after it); a closing block stays behind.
@@ -251,7 +261,10 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
     if (last === undefined) return true
     if (u.record < 0) return isPrefix(u.path, last.path)
     const compatible = last.context === u.context || (last.context === undefined && last.kind === 'header')
-    return compatible && last.container === u.container
+    // Of one container, or of one inside the other (a JSON element's last member, then the next
+    // element): not of two side by side (two sheets, two XML parents). `u` is in the container
+    // open now: one entered after it is inside it.
+    return compatible && (last.container === u.container || last.container > u.container || containers.isOpen(last.container))
   }
 
   /** Whether the blocks in `current` (`tallied` tokens) go with `u`, a record, `n` the count of both. */

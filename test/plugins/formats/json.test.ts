@@ -461,3 +461,18 @@ t.test('sibling packs JSON nested thousands of levels deep into full chunks, not
   t.ok(r.chunk_count < 30, `${r.chunk_count} chunks`)
   t.ok(r.chunks.filter((c) => c.text.length < 8).length <= 1, 'no chunks of a bracket or two')
 })
+
+t.test('an opened element\'s last members share a chunk with what comes after them, when they fit', async (t) => {
+  const line = (i: number, k: number): string => `Line ${k} of sonnet ${i} is a line of verse that runs on a while.`
+  const sonnets = Array.from({ length: 6 }, (_, i) => ({ lines: Array.from({ length: 14 }, (_, k) => line(i, k)), number: i + 1 }))
+  const doc = JSON.stringify({ sonnets }, null, 2)
+  const r = await split(doc, { input_format: 'json', max_tokens: 128 })
+  t.equal(r.chunks.map((c) => c.text).join(''), doc)
+  t.ok(r.chunks.every((c) => c.token_count <= 128))
+  // Each `"number": N` (the element's last member, after its `lines` that were opened) went alone.
+  t.same(r.chunks.filter((c) => /^\s*"number": \d+\s*\}?,?\s*$/.test(c.text)).map((c) => c.index), [], 'no chunk of a lone "number"')
+  const lone = r.chunks.filter((c) => c.token_count < 128 / 10)
+  t.same(lone.map((c) => c.text), [], 'no chunk under a tenth of the budget')
+  const withNumber = r.chunks.find((c) => c.text.includes('"number": 1'))!
+  t.same(withNumber.path, ['$', '$.sonnets', '$.sonnets[0]'], 'the path around the records it holds')
+})
