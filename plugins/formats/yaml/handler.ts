@@ -18,8 +18,9 @@
  * before (the blank lines as a block of kind `whitespace` after a record that may come near the
  * budget). Directives and `---` go with the first record; an opened record's key line (`paths:`)
  * is a block of kind `key` before its first item's record, so that a record that fits is not
- * pushed over the budget by the keys above it. An opened mapping's first pairs (a Kubernetes
- * document's `kind` and `metadata.name`) are the `context` of its records (see pushLead).
+ * pushed over the budget by the keys above it. The key lines of the records opened around a
+ * record, with an opened mapping's first pairs of scalars (a Kubernetes document's `kind` and
+ * `metadata.name`), are the `context` of its records (see pushLead).
  *
  * YAML does not stream: the text is buffered and parsed at the end. Aliases are never expanded
  * (nothing is converted to JS values), so an alias bomb costs no more than its own text.
@@ -336,7 +337,7 @@ export class YamlHandler implements ParserHandler<string> {
           this.ctx.emit({ type: 'block', kind: 'key', start: s.start, end: own, text: this.text.slice(s.start, own) })
           kids[0]!.start = own
         }
-        stack.push({ spans: kids, next: 0, start: s.start, end: e, over: true, lead: this.pushLead(kids, e, body.type === 'block-map') })
+        stack.push({ spans: kids, next: 0, start: s.start, end: e, over: true, lead: this.pushLead(kids, e, body.type === 'block-map', this.text.slice(s.start, own)) })
       } else {
         this.emitRecord(s.start, e, s.label)
       }
@@ -344,17 +345,29 @@ export class YamlHandler implements ParserHandler<string> {
   }
 
   /**
-   * An opened mapping's lead: its first pairs while they come to at most MAX_LEAD characters and
-   * leave one pair or more after them (a Kubernetes document's `apiVersion`, `kind` and a short
-   * `metadata`; a step's `name:`), as the source has them; the `context` of its records, with
-   * the leads of the mappings opened around it. Not a sequence's first items, nor the pairs of a
-   * file's single document (its first settings). Pushed on `leads` when there is one.
+   * An opened record's lead: its key line (`spec:`, `- `), then, for a mapping, its first pairs of
+   * scalars while they come to at most MAX_LEAD characters and leave one pair or more after them
+   * (a Kubernetes document's `apiVersion` and `kind`; a step's `name:`), as the source has them;
+   * the `context` of its records, with the leads of the records opened around it, so that the
+   * context reads as the YAML around the chunk (`spec:` / `template:` / `spec:` under the
+   * document's `kind`). Not a pair whose value is a mapping or sequence (in a map of named
+   * entries, the first entry is no context for the others), nor a sequence's first items, nor
+   * the pairs of a file's single document (its first settings). Pushed on `leads` when there is one.
    */
-  private pushLead (spans: Span[], end: number, wanted: boolean): boolean {
-    if (!wanted || spans.length < 2) return false
+  private pushLead (spans: Span[], end: number, wanted: boolean, keyLine = ''): boolean {
+    const key = keyLine.replace(/^(?:[ \t]*\r?\n)+/, '').trimEnd()
+    const pairs = wanted && spans.length >= 2 ? this.leadPairs(spans, end) : ''
+    const lead = key === '' ? pairs : pairs === '' ? key : `${key}\n${pairs}`
+    if (lead === '') return false
+    this.leads.push(lead)
+    return true
+  }
+
+  /** The first pairs of an opened mapping that lead its context (see pushLead), or ''. */
+  private leadPairs (spans: Span[], end: number): string {
     const from = spans[0]!.start
     let i = 1
-    while (i < spans.length && spans[i]!.start - from <= MAX_LEAD) i++
+    while (i < spans.length && spans[i]!.start - from <= MAX_LEAD && spans[i - 1]!.body === undefined) i++
     let lead = this.text.slice(from, spans[i - 1]!.start).trimEnd()
     // The first pair that did not fit, when it is a mapping with a `name` (Kubernetes' `metadata`):
     // its key line and that name.
@@ -369,9 +382,7 @@ export class YamlHandler implements ParserHandler<string> {
         if (name.length <= MAX_LEAD) lead = `${lead}\n${this.text.slice(over.start, own).trimEnd()}\n${name.replace(/^\n+/, '')}`
       }
     }
-    if (lead === '') return false
-    this.leads.push(lead)
-    return true
+    return lead
   }
 
   /**

@@ -683,6 +683,14 @@ t.test('an opened mapping\'s first pairs are the context of its records: a Kuber
   const long = stream.replace('  labels:\n', `  labels:\n${labels}\n`)
   const opened = (await split(long, { input_format: 'yaml', max_tokens: 128 })).chunks.filter((c) => c.path.includes('spec'))
   t.ok(opened.length > 1 && opened.every((c) => c.context?.startsWith('---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: payments-api') === true), JSON.stringify(opened[0]?.context))
+  // the keys of the records opened around a chunk, at their indents: the context reads as the
+  // YAML around it (`replicas` was read under `metadata`, the `spec:` and `template:` lines missing)
+  const inEnv = r.chunks.find((c) => c.path.includes('env'))!
+  t.equal(inEnv.context, '---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: payments-api\nspec:\n  replicas: 3\n  template:\n    spec:\n      containers:\n        - name: api\n          image: shop/payments:1.2.3\n          env:')
+  // in a map of named entries, the first entry is no context for the others
+  const schemas = `openapi: 3.0.0\ncomponents:\n  schemas:\n${['Order', 'Pet', 'User'].map((n) => `    ${n}:\n      type: object\n      properties:\n${Array.from({ length: 12 }, (_, i) => `        field${i}:\n          type: string\n          description: The ${n} field number ${i}.`).join('\n')}`).join('\n')}\n`
+  const user = (await split(schemas, { input_format: 'yaml', max_tokens: 128 })).chunks.filter((c) => c.path.includes('User'))
+  t.ok(user.length > 1 && user.every((c) => c.context?.startsWith('components:\n  schemas:\n    User:') === true && !c.context.includes('Order')), JSON.stringify(user[0]?.context))
   // a file's single document: its first pairs are settings, not a title
   const values = `replicaCount: 1\nimage:\n  repository: nginx\n${Array.from({ length: 60 }, (_, i) => `setting${i}: "a value that takes some tokens ${i}"`).join('\n')}\n`
   t.same((await split(values, { input_format: 'yaml', max_tokens: 64 })).chunks.filter((c) => c.context !== undefined).map((c) => c.context), [])
