@@ -175,11 +175,10 @@ export class CsvParser {
     }
     const row = text.slice(this.rowStart - start, this.rowEnd - start)
     if (this.options.header && this.headerText === undefined && this.isHeader(row)) {
-      const header = row
-      this.headerText = header
-      this.emit({ type: 'info', key: 'columns', value: parseRow(header, this.delimiter!) })
+      this.headerText = row
+      this.emit({ type: 'info', key: 'columns', value: parseRow(row, this.delimiter!) })
       // Its own context too: a chunk of the header alone says which header it is, as every other does.
-      this.emit({ type: 'record', kind: 'header', label: 'header', start, end, text, context: header })
+      this.emit({ type: 'record', kind: 'header', label: 'header', start, end, text, context: row })
       return
     }
     this.rows++

@@ -126,7 +126,9 @@ export function createRecordPacker (ctx: PackerContext): PackerHandler {
       endRecord = u
       recordCount++
       context ??= u.context
-      around = around === undefined || isPrefix(around, u.path) ? around ?? u.path : commonPrefix(around, u.path)
+      // (a log's records share one path array: no prefix is read for them)
+      if (around === undefined) around = u.path
+      else if (around !== u.path && !isPrefix(around, u.path)) around = commonPrefix(around, u.path)
     }
     const single = recordCount === 1 ? firstRecord!.label : undefined
     const draft: ChunkDraft = {
