@@ -1,8 +1,11 @@
 /**
  * Code splitting without a parser: a new block starts at a line with no indentation that follows
- * a blank line, outside brackets, strings and block comments. Blank lines stay with the block
- * before them. Lossless by construction (blocks are consecutive slices); a block made only of
- * comments and decorators gets attachNext, like its syntax-aware twin.
+ * a blank line, outside brackets, strings and block comments. Inside one level of brackets (a
+ * class's members, a function's body), a line after a blank line starts a block too, within a
+ * container around its top-level block, so that the packer cuts between top-level blocks first:
+ * a file that is one class (Java, C#, Kotlin, Swift, PHP) was packed line by line. Blank lines
+ * stay with the block before them. Lossless by construction (blocks are consecutive slices); a
+ * block made only of comments and decorators gets attachNext, like its syntax-aware twin.
  */
 import type { DocEvent } from '../../../core/events.js'
 
@@ -39,6 +42,8 @@ export function fallbackEvents (text: string, syntax: FallbackSyntax, emit: (e: 
   let lineBlank = true
   let prevBlank = false
   const cuts: number[] = []
+  /** Cuts one level of brackets deep, between the top-level ones. */
+  const inner: number[] = []
   const lineCommentAt = (i: number): boolean => {
     for (const m of syntax.lineComments) {
       if (text.startsWith(m, i)) {
@@ -62,6 +67,9 @@ export function fallbackEvents (text: string, syntax: FallbackSyntax, emit: (e: 
     if (i === lineStart && !space && prevBlank && state === S.Code && depth === 0 && i > blockStart) {
       cuts.push(i)
       blockStart = i
+    } else if (lineBlank && !space && prevBlank && state === S.Code && depth === 1) {
+      // the line's first character (lineBlank until then)
+      inner.push(lineStart)
     }
     if (!space) lineBlank = false
     const escape = c === 92 && text.charCodeAt(i + 1) !== 10
@@ -112,16 +120,33 @@ export function fallbackEvents (text: string, syntax: FallbackSyntax, emit: (e: 
         break
     }
   }
-  let start = 0
-  for (const end of [...cuts, n]) {
-    if (end <= start) continue
+  const block = (start: number, end: number, last: boolean): void => {
     const slice = text.slice(start, end)
     const e: DocEvent = { type: 'block', kind: 'code', start, end, text: slice, cut: 'lines' }
-    if (end < n && commentOnly(slice, syntax.lineComments)) {
+    if (!last && commentOnly(slice, syntax.lineComments)) {
       e.kind = 'comment'
       e.attachNext = true
     }
     emit(e)
+  }
+  let start = 0
+  let k = 0
+  for (const end of [...cuts, n]) {
+    if (end <= start) continue
+    while (k < inner.length && inner[k]! <= start) k++
+    const from = k
+    while (k < inner.length && inner[k]! < end) k++
+    if (k === from) {
+      block(start, end, end === n)
+    } else {
+      emit({ type: 'enter', kind: 'block', label: '', start })
+      let at = start
+      for (const cut of [...inner.slice(from, k), end]) {
+        block(at, cut, cut === end)
+        at = cut
+      }
+      emit({ type: 'exit', end })
+    }
     start = end
   }
 }

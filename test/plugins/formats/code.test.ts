@@ -377,15 +377,19 @@ t.test('fallback: brackets, strings and comments', async (t) => {
   t.equal(info(events, 'syntax_aware'), false)
   t.same(blocks(events).map((b) => [b.kind, b.text.split('\n')[0], b.attachNext === true]), [
     ['code', 'const a = {', false],
+    ['code', '  y: `', false],
     ['code', '/* one', false],
+    ['code', '  return "}"', false],
     ['code', 'f()', false],
-  ], 'no cut inside brackets, template strings or block comments')
+  ], 'no cut inside template strings or block comments, nor deeper than one level of brackets')
+  // A cut one level deep is inside a container around its top-level block: those cut first.
+  t.same(events.filter((e) => e.type === 'enter' || e.type === 'exit').map((e) => e.type === 'enter' ? js.slice(e.start).split('\n')[0] : 'exit'), ['const a = {', 'exit', '/* one', 'exit'])
   const doc = '# About main.\n# More.\n\nmain()\n'
   t.same(blocks(await collectEvents(code, doc, { input_format: 'python', code_parsing: 'fallback' })).map((b) => [b.kind, b.attachNext === true]), [['comment', true], ['code', false]])
   const sh = 'x=${#arr[@]}\nif [ $# -gt 0 ]; then {\n\necho\n}\nfi\n\ny=2\n'
   const shEvents = await collectEvents(code, sh, { input_format: 'bash', code_parsing: 'fallback' })
   assertTiles(shEvents, sh)
-  t.same(blocks(shEvents).map((b) => b.text.split('\n')[0]), ['x=${#arr[@]}', 'y=2'], '`${#` and `$#` are not comments')
+  t.same(blocks(shEvents).map((b) => b.text.split('\n')[0]), ['x=${#arr[@]}', 'echo', 'y=2'], '`${#` and `$#` are not comments')
 })
 
 // Offsets (UTF-16) where one chunk ends and the next starts.
@@ -1245,5 +1249,17 @@ t.test('a small method under a doc comment over the budget is not cut', async (t
     t.equal(r.chunks.map((c) => c.text).join(''), source)
     const start = source.indexOf(method)
     t.notOk(r.chunks.some((c) => c.char_start > start && c.char_start < start + method.length), `${lines} lines of comment: the method is whole`)
+  }
+})
+
+t.test('fallback: a file that is one class is cut between its members, not line by line', async (t) => {
+  const method = (i: number): string => `    /** Method ${i} adds its part. */\n    public int method${i}(int value) {\n${Array.from({ length: 5 }, (_, k) => `        value += compute(${i}, ${k}, value);\n`).join('')}        return value;\n    }\n\n`
+  const source = `package demo;\n\npublic class Demo {\n    private int total;\n\n${Array.from({ length: 12 }, (_, i) => method(i)).join('')}}\n`
+  const r = await split(source, { input_format: 'java', code_parsing: 'fallback', max_tokens: 128, tokenizer: 'o200k_base' })
+  t.equal(r.chunks.map((c) => c.text).join(''), source)
+  for (let i = 0; i < 12; i++) {
+    const start = source.indexOf(`    /** Method ${i} `)
+    const end = source.indexOf('    }\n', start) + 6
+    t.notOk(r.chunks.some((c) => c.char_start > start && c.char_start < end), `method${i} whole, with its comment`)
   }
 })
