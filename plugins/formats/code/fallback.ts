@@ -120,10 +120,10 @@ export function fallbackEvents (text: string, syntax: FallbackSyntax, emit: (e: 
         break
     }
   }
-  const block = (start: number, end: number, last: boolean): void => {
+  const block = (start: number, end: number): void => {
     const slice = text.slice(start, end)
     const e: DocEvent = { type: 'block', kind: 'code', start, end, text: slice, cut: 'lines' }
-    if (!last && commentOnly(slice, syntax.lineComments)) {
+    if (end < n && commentOnly(slice, syntax.lineComments)) {
       e.kind = 'comment'
       e.attachNext = true
     }
@@ -137,12 +137,12 @@ export function fallbackEvents (text: string, syntax: FallbackSyntax, emit: (e: 
     const from = k
     while (k < inner.length && inner[k]! < end) k++
     if (k === from) {
-      block(start, end, end === n)
+      block(start, end)
     } else {
       emit({ type: 'enter', kind: 'block', label: '', start })
       let at = start
       for (const cut of [...inner.slice(from, k), end]) {
-        block(at, cut, cut === end)
+        block(at, cut)
         at = cut
       }
       emit({ type: 'exit', end })
